@@ -1,0 +1,2 @@
+export { CliError } from './cli-error.ts'
+export { createProgram } from './program.ts'

@@ -1,0 +1,78 @@
+import { z } from 'zod'
+import { type Env, envBoolean, envUrl, parseEnv } from './parse-env.ts'
+
+const databaseUrl = z.string().refine(
+  (value) => {
+    if (/^(sqlite|file|pglite):/.test(value)) return true
+    try {
+      return ['postgres:', 'postgresql:'].includes(new URL(value).protocol)
+    } catch {
+      return false
+    }
+  },
+  {
+    message:
+      'expected a postgres://… URL, sqlite:<path> / file:<path> for SQLite, or pglite:<dir> for embedded Postgres',
+  },
+)
+
+export const appEnvSchema = z.object({
+  NODE_ENV: z
+    .enum(['development', 'production', 'test'], {
+      message: 'expected development, production or test',
+    })
+    .default('development'),
+  PORT: z.coerce
+    .number({ message: 'expected a port number' })
+    .int('expected a port number')
+    .min(1, 'expected a port from 1 to 65535')
+    .max(65535, 'expected a port from 1 to 65535')
+    .default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  APP_URL: envUrl('expected an absolute http(s) URL, e.g. https://app.example.com', [
+    'http:',
+    'https:',
+  ]).optional(),
+  APP_NAME: z.string().default('kiln'),
+  DATABASE_URL: databaseUrl.optional(),
+  REDIS_URL: envUrl('expected a redis://… or rediss://… URL', ['redis:', 'rediss:']).optional(),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      message: 'expected one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
+  TRUST_PROXY: envBoolean.default(false),
+})
+
+export interface AppConfig {
+  env: 'development' | 'production' | 'test'
+  port: number
+  host: string
+  /** Public base URL without a trailing slash; defaults to http://localhost:<port>. */
+  appUrl: string
+  appUrlFromEnv: boolean
+  appName: string
+  databaseUrl: string | undefined
+  redisUrl: string | undefined
+  logLevel: string
+  /** Read the client IP from X-Forwarded-For (only behind a proxy you run). */
+  trustProxy: boolean
+}
+
+/** Reads the variables every kiln app shares. Capabilities parse their own (MSG_*, CDN_*…). */
+export function loadAppConfig(env: Env = process.env): AppConfig {
+  const parsed = parseEnv(appEnvSchema, env)
+  const appUrl = (parsed.APP_URL ?? `http://localhost:${parsed.PORT}`).replace(/\/+$/, '')
+  return {
+    env: parsed.NODE_ENV,
+    port: parsed.PORT,
+    host: parsed.HOST,
+    appUrl,
+    appUrlFromEnv: parsed.APP_URL !== undefined,
+    appName: parsed.APP_NAME,
+    databaseUrl: parsed.DATABASE_URL,
+    redisUrl: parsed.REDIS_URL,
+    logLevel: parsed.LOG_LEVEL,
+    trustProxy: parsed.TRUST_PROXY,
+  }
+}

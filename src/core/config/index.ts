@@ -1,0 +1,2 @@
+export { type AppConfig, appEnvSchema, loadAppConfig } from './app-config.ts'
+export { ConfigError, type Env, envBoolean, envUrl, parseEnv } from './parse-env.ts'

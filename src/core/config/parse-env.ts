@@ -1,0 +1,64 @@
+import { z } from 'zod'
+
+/**
+ * Configuration is invalid. The message names every bad variable and what it expects,
+ * never the values (some are secrets), and is meant to be printed as is: no stack trace.
+ */
+export class ConfigError extends Error {
+  readonly problems: Record<string, string>
+
+  constructor(problems: Record<string, string>, heading = 'Invalid configuration') {
+    const lines = Object.entries(problems).map(([name, expected]) => `  ${name}: ${expected}`)
+    super(`${heading}:\n${lines.join('\n')}`)
+    this.name = 'ConfigError'
+    this.problems = problems
+  }
+}
+
+export type Env = Record<string, string | undefined>
+
+/**
+ * Parses environment variables with a zod object schema. Empty strings count as unset,
+ * as in a `.env` file with `NAME=`. All problems are reported together.
+ */
+export function parseEnv<Schema extends z.ZodObject>(
+  schema: Schema,
+  env: Env,
+  heading?: string,
+): z.output<Schema> {
+  const input: Record<string, string> = {}
+  for (const key of Object.keys(schema.shape)) {
+    const value = env[key]
+    if (value !== undefined && value !== '') input[key] = value
+  }
+  const result = schema.safeParse(input)
+  if (result.success) return result.data
+  const problems: Record<string, string> = {}
+  for (const issue of result.error.issues) {
+    const name = String(issue.path[0] ?? '(environment)')
+    problems[name] ??=
+      issue.code === 'invalid_type' && input[name] === undefined ? 'is required' : issue.message
+  }
+  throw new ConfigError(problems, heading)
+}
+
+/** A boolean variable: `true/false`, `1/0`, `yes/no`, `on/off`. */
+export const envBoolean = z.string().transform((value, ctx) => {
+  const v = value.trim().toLowerCase()
+  if (['true', '1', 'yes', 'on'].includes(v)) return true
+  if (['false', '0', 'no', 'off'].includes(v)) return false
+  ctx.addIssue({ code: 'custom', message: 'expected true or false' })
+  return z.NEVER
+})
+
+export const envUrl = (expected: string, protocols: string[]) =>
+  z.string().refine(
+    (value) => {
+      try {
+        return protocols.includes(new URL(value).protocol)
+      } catch {
+        return false
+      }
+    },
+    { message: expected },
+  )

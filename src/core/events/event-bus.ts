@@ -1,0 +1,119 @@
+import type { KeyValueStore } from '../kv/key-value-store.ts'
+import type { Logger } from '../logger.ts'
+
+/** Handles one type of event. Registered per event type at bootstrap. */
+export interface Listener<Event> {
+  handle(event: Event): Promise<void> | void
+}
+
+export type EventMap = Record<string, unknown>
+
+export interface EmitOptions {
+  /**
+   * A stable id for this emission (a message id, say). With it, a listener that already
+   * handled the emission is skipped when the same event is emitted again, e.g. on a job retry.
+   */
+  id?: string
+}
+
+export interface ListenerFailure {
+  listener: string
+  error: unknown
+}
+
+/** Some listeners failed; the others ran. A queue job throws it so that its retry policy applies. */
+export class ListenersFailedError extends Error {
+  readonly failures: ListenerFailure[]
+
+  constructor(type: string, failures: ListenerFailure[]) {
+    super(
+      `${failures.length} listener(s) of ${type} failed: ${failures.map((f) => f.listener).join(', ')}`,
+    )
+    this.name = 'ListenersFailedError'
+    this.failures = failures
+  }
+}
+
+export interface EventBusOptions {
+  logger?: Logger
+  /** Remembers which listeners handled an emission id. Memory, or Redis for many workers. */
+  store?: KeyValueStore
+  /** How long those marks are kept; the messaging provider retries for up to 7 days. */
+  handledTtlMs?: number
+}
+
+interface Registration {
+  name: string
+  listener: Listener<unknown>
+}
+
+/**
+ * Typed events with listeners per type. Every listener runs even when another fails;
+ * failures are logged and returned. Listeners run one after another, in registration order.
+ */
+export class EventBus<Events extends EventMap> {
+  readonly #listeners = new Map<keyof Events, Registration[]>()
+  readonly #logger: Logger | undefined
+  readonly #store: KeyValueStore | undefined
+  readonly #handledTtlMs: number
+
+  constructor(options: EventBusOptions = {}) {
+    this.#logger = options.logger
+    this.#store = options.store
+    this.#handledTtlMs = options.handledTtlMs ?? 8 * 24 * 60 * 60 * 1000
+  }
+
+  /** Registers a listener; `name` defaults to its class name and must be unique per type. */
+  on<Type extends keyof Events & string>(
+    type: Type,
+    listener: Listener<Events[Type]> | ((event: Events[Type]) => Promise<void> | void),
+    name?: string,
+  ): this {
+    const wrapped: Listener<Events[Type]> =
+      typeof listener === 'function' ? { handle: listener } : listener
+    const registrations = this.#listeners.get(type) ?? []
+    const base =
+      name ?? (typeof listener === 'function' ? listener.name : listener.constructor.name)
+    const taken = new Set(registrations.map((r) => r.name))
+    let unique = base || 'listener'
+    for (let i = 2; taken.has(unique); i++) unique = `${base}#${i}`
+    registrations.push({ name: unique, listener: wrapped as Listener<unknown> })
+    this.#listeners.set(type, registrations)
+    return this
+  }
+
+  listenerNames(type: keyof Events & string): string[] {
+    return (this.#listeners.get(type) ?? []).map((r) => r.name)
+  }
+
+  /** Runs every listener of `type`; resolves with the failures (empty when all succeeded). */
+  async emit<Type extends keyof Events & string>(
+    type: Type,
+    event: Events[Type],
+    options: EmitOptions = {},
+  ): Promise<ListenerFailure[]> {
+    const failures: ListenerFailure[] = []
+    for (const { name, listener } of this.#listeners.get(type) ?? []) {
+      const mark = options.id === undefined ? undefined : `event:${type}:${options.id}:${name}`
+      if (mark && this.#store && (await this.#store.get(mark)) !== undefined) continue
+      try {
+        await listener.handle(event)
+        if (mark && this.#store) await this.#store.set(mark, '1', { ttlMs: this.#handledTtlMs })
+      } catch (error) {
+        this.#logger?.error({ err: error, event: type, listener: name }, 'event listener failed')
+        failures.push({ listener: name, error })
+      }
+    }
+    return failures
+  }
+
+  /** Like `emit`, but throws ListenersFailedError when any listener failed. */
+  async emitOrThrow<Type extends keyof Events & string>(
+    type: Type,
+    event: Events[Type],
+    options: EmitOptions = {},
+  ): Promise<void> {
+    const failures = await this.emit(type, event, options)
+    if (failures.length > 0) throw new ListenersFailedError(type, failures)
+  }
+}

@@ -1,0 +1,9 @@
+export {
+  type EmitOptions,
+  EventBus,
+  type EventBusOptions,
+  type EventMap,
+  type Listener,
+  type ListenerFailure,
+  ListenersFailedError,
+} from './event-bus.ts'

@@ -1,0 +1,59 @@
+import type { Context, ErrorHandler } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import { KilnError, TooManyRequestsError } from './errors.ts'
+import type { Logger } from './logger.ts'
+
+export interface ErrorHandlerOptions {
+  logger: Logger
+}
+
+/**
+ * The one table from errors to responses, installed with `app.onError(errorHandler(...))`.
+ * Client errors answer `{ error, ...details }`; anything else is logged and answers a
+ * generic 500 `{ error }` without a stack.
+ */
+export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
+  return function kilnErrorHandler(err: Error, c: Context) {
+    if (err instanceof KilnError) {
+      if (err.status >= 500) {
+        logger.error({ err: err.cause ?? err, code: err.code, path: c.req.path }, err.message)
+      }
+      if (err instanceof TooManyRequestsError) {
+        c.header('Retry-After', String(err.retryAfterSeconds))
+      }
+      if (err.status === 401 && !c.res.headers.has('WWW-Authenticate')) {
+        c.header('WWW-Authenticate', 'Bearer')
+      }
+      const body =
+        err.status >= 500 ? { error: err.message } : { error: err.message, ...err.details }
+      return c.json(body, err.status as 400)
+    }
+    if (err instanceof HTTPException) {
+      const status = err.status
+      if (status >= 500) logger.error({ err, path: c.req.path }, 'HTTP exception')
+      const message = err.message || defaultMessage(status)
+      return c.json({ error: message }, status)
+    }
+    logger.error({ err, path: c.req.path }, 'Unhandled error')
+    return c.json({ error: 'Internal Server Error' }, 500)
+  }
+}
+
+function defaultMessage(status: number): string {
+  switch (status) {
+    case 400:
+      return 'Bad Request'
+    case 401:
+      return 'Unauthenticated'
+    case 403:
+      return 'Forbidden'
+    case 404:
+      return 'Not Found'
+    case 413:
+      return 'Payload Too Large'
+    case 415:
+      return 'Unsupported Media Type'
+    default:
+      return 'Error'
+  }
+}

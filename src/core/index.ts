@@ -1,0 +1,31 @@
+export { type Clock, ManualClock, systemClock } from './clock.ts'
+export {
+  type AppConfig,
+  appEnvSchema,
+  ConfigError,
+  type Env,
+  envBoolean,
+  envUrl,
+  loadAppConfig,
+  parseEnv,
+} from './config/index.ts'
+export {
+  BadRequestError,
+  DependencyError,
+  type FieldErrors,
+  ForbiddenError,
+  KilnError,
+  NotFoundError,
+  PayloadTooLargeError,
+  TooManyRequestsError,
+  UnauthenticatedError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from './errors.ts'
+export * from './events/index.ts'
+export { type ErrorHandlerOptions, errorHandler } from './http-errors.ts'
+export * from './kv/index.ts'
+export { createLogger, type Logger, type LoggerOptions, Redactor, silentLogger } from './logger.ts'
+export * from './queue/index.ts'
+export { pingRedis, type Redis, RedisConnections } from './redis.ts'
+export { createSharedState, type SharedState, type SharedStateOptions } from './shared-state.ts'

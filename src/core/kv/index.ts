@@ -1,0 +1,3 @@
+export type { KeyValueStore, SetOptions } from './key-value-store.ts'
+export { MemoryKeyValueStore, type MemoryStoreOptions } from './memory-store.ts'
+export { RedisKeyValueStore, type RedisStoreOptions } from './redis-store.ts'

@@ -1,0 +1,16 @@
+export { BullMqQueue, type BullMqQueueOptions } from './bullmq-queue.ts'
+export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.ts'
+export {
+  backoffDelay,
+  defaultRetryPolicy,
+  type EnqueueOptions,
+  type FailedJob,
+  type JobContext,
+  type JobHandler,
+  type JobHandlers,
+  type Queue,
+  type QueueWorker,
+  type RetryPolicy,
+  UnrecoverableJobError,
+  type WorkOptions,
+} from './queue.ts'

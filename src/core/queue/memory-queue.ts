@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto'
+import type { Logger } from '../logger.ts'
+import {
+  backoffDelay,
+  defaultRetryPolicy,
+  type EnqueueOptions,
+  type FailedJob,
+  type JobHandlers,
+  type Queue,
+  type QueueWorker,
+  type RetryPolicy,
+  UnrecoverableJobError,
+  type WorkOptions,
+} from './queue.ts'
+
+interface PendingJob {
+  id: string
+  name: string
+  payload: unknown
+  attempt: number
+  attempts: number
+}
+
+export interface MemoryQueueOptions {
+  retry?: Partial<RetryPolicy>
+  logger?: Logger
+  /** Keeps at most this many failed jobs. */
+  keepFailed?: number
+}
+
+/**
+ * An in-process queue: jobs run on this event loop after the request that queued them has
+ * answered. Retries wait with exponential backoff. Nothing survives a restart: use BullMQ
+ * (REDIS_URL) where that matters.
+ */
+export class MemoryQueue implements Queue {
+  readonly #ready: PendingJob[] = []
+  readonly #ids = new Set<string>()
+  readonly #failed: FailedJob[] = []
+  readonly #timers = new Set<NodeJS.Timeout>()
+  readonly #policy: RetryPolicy
+  readonly #logger: Logger | undefined
+  readonly #keepFailed: number
+  #handlers: JobHandlers | undefined
+  #concurrency = 1
+  #running = 0
+  #closed = false
+  #idleWaiters: (() => void)[] = []
+
+  constructor(options: MemoryQueueOptions = {}) {
+    this.#policy = { ...defaultRetryPolicy, ...options.retry }
+    this.#logger = options.logger
+    this.#keepFailed = options.keepFailed ?? 1000
+  }
+
+  async enqueue(name: string, payload: unknown, options: EnqueueOptions = {}) {
+    if (this.#closed) throw new Error('queue is closed')
+    const id = options.jobId ?? randomUUID()
+    if (this.#ids.has(id)) return { id }
+    this.#ids.add(id)
+    // A JSON round trip: handlers get the same plain data BullMQ would give them.
+    const plain = payload === undefined ? undefined : JSON.parse(JSON.stringify(payload))
+    this.#ready.push({
+      id,
+      name,
+      payload: plain,
+      attempt: 1,
+      attempts: options.attempts ?? this.#policy.attempts,
+    })
+    queueMicrotask(() => this.#pump())
+    return { id }
+  }
+
+  work(handlers: JobHandlers, options: WorkOptions = {}): QueueWorker {
+    if (this.#handlers) throw new TypeError('MemoryQueue: work() was already called')
+    this.#handlers = handlers
+    this.#concurrency = Math.max(1, options.concurrency ?? 1)
+    queueMicrotask(() => this.#pump())
+    return {
+      close: async () => {
+        await this.drain()
+        this.#handlers = undefined
+      },
+    }
+  }
+
+  async failed(limit = 50): Promise<FailedJob[]> {
+    return this.#failed.slice(0, limit)
+  }
+
+  drain(): Promise<void> {
+    if (this.#isIdle()) return Promise.resolve()
+    return new Promise((resolve) => this.#idleWaiters.push(resolve))
+  }
+
+  /** Finishes the jobs that are ready or running; retries still waiting out a backoff are dropped. */
+  async close(): Promise<void> {
+    this.#closed = true
+    if (this.#timers.size > 0) {
+      this.#logger?.warn({ waiting: this.#timers.size }, 'queue closed with retries still waiting')
+    }
+    for (const timer of this.#timers) clearTimeout(timer)
+    this.#timers.clear()
+    if (this.#handlers) await this.drain()
+  }
+
+  #isIdle(): boolean {
+    if (this.#running > 0 || this.#timers.size > 0) return false
+    return this.#ready.length === 0 || !this.#handlers
+  }
+
+  #pump(): void {
+    while (this.#handlers && this.#running < this.#concurrency && this.#ready.length > 0) {
+      const job = this.#ready.shift() as PendingJob
+      this.#running++
+      void this.#run(job).finally(() => {
+        this.#running--
+        this.#pump()
+        if (this.#isIdle()) for (const resolve of this.#idleWaiters.splice(0)) resolve()
+      })
+    }
+  }
+
+  async #run(job: PendingJob): Promise<void> {
+    const handler = this.#handlers?.[job.name]
+    try {
+      if (!handler) throw new UnrecoverableJobError(`no handler for job "${job.name}"`)
+      await handler(job.payload, { id: job.id, name: job.name, attempt: job.attempt })
+      this.#ids.delete(job.id)
+    } catch (error) {
+      this.#retryOrFail(job, error)
+    }
+  }
+
+  #retryOrFail(job: PendingJob, error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error)
+    const permanent = error instanceof UnrecoverableJobError
+    if (!permanent && job.attempt < job.attempts && !this.#closed) {
+      const delay = backoffDelay(this.#policy, job.attempt)
+      this.#logger?.warn(
+        { job: job.name, id: job.id, attempt: job.attempt, err: message },
+        'job failed, retrying',
+      )
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer)
+        this.#ready.push({ ...job, attempt: job.attempt + 1 })
+        this.#pump()
+      }, delay)
+      this.#timers.add(timer)
+      return
+    }
+    this.#ids.delete(job.id)
+    this.#logger?.error(
+      { job: job.name, id: job.id, attempts: job.attempt, err: message },
+      'job failed',
+    )
+    this.#failed.unshift({
+      id: job.id,
+      name: job.name,
+      payload: job.payload,
+      error: message,
+      attempts: job.attempt,
+      failedAt: new Date(),
+    })
+    this.#failed.length = Math.min(this.#failed.length, this.#keepFailed)
+  }
+}

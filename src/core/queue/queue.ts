@@ -1,0 +1,71 @@
+export interface JobContext {
+  id: string
+  name: string
+  /** 1 on the first run, 2 on the first retry, … */
+  attempt: number
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: handlers narrow their own payload type.
+export type JobHandler<Payload = any> = (payload: Payload, job: JobContext) => Promise<void>
+export type JobHandlers = Record<string, JobHandler>
+
+export interface EnqueueOptions {
+  /** A job with the same id already queued is not added again. */
+  jobId?: string
+  /** Runs in all, the first included; default from the queue's options. */
+  attempts?: number
+}
+
+export interface FailedJob {
+  id: string
+  name: string
+  payload: unknown
+  error: string
+  attempts: number
+  failedAt: Date
+}
+
+export interface QueueWorker {
+  /** Stops taking jobs and waits for the running ones to finish. */
+  close(): Promise<void>
+}
+
+export interface WorkOptions {
+  concurrency?: number
+}
+
+/**
+ * Background jobs. Payloads are plain JSON. In-process by default; BullMQ on Redis when
+ * `REDIS_URL` is set, where producers (web instances) and workers (`kiln queue:work`) are
+ * separate processes.
+ */
+export interface Queue {
+  enqueue(name: string, payload: unknown, options?: EnqueueOptions): Promise<{ id: string }>
+  work(handlers: JobHandlers, options?: WorkOptions): QueueWorker
+  /** Jobs that used up their attempts, newest first, with the last error. */
+  failed(limit?: number): Promise<FailedJob[]>
+  /** Waits until no job is waiting or running in this process's workers (tests, shutdown). */
+  drain(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface RetryPolicy {
+  /** Runs in all, the first included. */
+  attempts: number
+  /** Delay before the first retry; each later retry doubles it. */
+  backoffMs: number
+}
+
+export const defaultRetryPolicy: RetryPolicy = { attempts: 5, backoffMs: 1_000 }
+
+/** Thrown by a handler for a failure no retry can fix: the job fails at once. */
+export class UnrecoverableJobError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'UnrecoverableJobError'
+  }
+}
+
+export function backoffDelay(policy: RetryPolicy, attempt: number): number {
+  return policy.backoffMs * 2 ** (attempt - 1)
+}

@@ -1,0 +1,79 @@
+import type { KeyValueStore } from './kv/key-value-store.ts'
+import { MemoryKeyValueStore } from './kv/memory-store.ts'
+import { RedisKeyValueStore } from './kv/redis-store.ts'
+import type { Logger } from './logger.ts'
+import { BullMqQueue } from './queue/bullmq-queue.ts'
+import { MemoryQueue } from './queue/memory-queue.ts'
+import type { Queue, RetryPolicy } from './queue/queue.ts'
+import { pingRedis, type Redis, RedisConnections } from './redis.ts'
+
+export interface SharedStateOptions {
+  /** Redis for everything shared between instances; memory in this process without it. */
+  redisUrl?: string | undefined
+  logger?: Logger
+  /** Key and queue prefix, so several apps or test runs can share one Redis. */
+  prefix?: string
+  retry?: Partial<RetryPolicy>
+  queueName?: string
+}
+
+/**
+ * The state many instances must share: a KeyValueStore and a Queue, both on Redis when a URL
+ * is given, both in memory otherwise. One place decides, so no module opens its own connection.
+ */
+export interface SharedState {
+  kind: 'memory' | 'redis'
+  kv: KeyValueStore
+  queue: Queue
+  /** The Redis connection factory when on Redis (rate limiters take a client from it). */
+  redis: RedisConnections | undefined
+  /** A request-path client (fails fast) when on Redis. */
+  client: Redis | undefined
+  close(): Promise<void>
+}
+
+export async function createSharedState(options: SharedStateOptions = {}): Promise<SharedState> {
+  const prefix = options.prefix ?? 'kiln'
+  if (!options.redisUrl) {
+    const kv = new MemoryKeyValueStore()
+    const queue = new MemoryQueue({ retry: options.retry, logger: options.logger })
+    return {
+      kind: 'memory',
+      kv,
+      queue,
+      redis: undefined,
+      client: undefined,
+      async close() {
+        await queue.close()
+        await kv.close()
+      },
+    }
+  }
+  const redis = new RedisConnections(options.redisUrl)
+  const client = redis.connect({ name: 'kiln' })
+  try {
+    await pingRedis(client, options.redisUrl)
+  } catch (error) {
+    await redis.close()
+    throw error
+  }
+  const kv = new RedisKeyValueStore(client, { prefix: `${prefix}:` })
+  const queue = new BullMqQueue({
+    connections: redis,
+    name: options.queueName ?? 'jobs',
+    prefix,
+    retry: options.retry,
+    logger: options.logger,
+  })
+  return {
+    kind: 'redis',
+    kv,
+    queue,
+    redis,
+    client,
+    async close() {
+      await queue.close()
+      await redis.close()
+    },
+  }
+}

@@ -1,0 +1,22 @@
+import { fileURLToPath } from 'node:url'
+import { defineConfig } from 'vitest/config'
+
+const src = (capability: string) =>
+  fileURLToPath(new URL(`./src/${capability}/index.ts`, import.meta.url))
+
+export default defineConfig({
+  resolve: {
+    alias: ['core', 'db', 'api', 'oauth', 'mcp', 'messaging', 'storage', 'cdn'].map((name) => ({
+      find: `kiln/${name}`,
+      replacement: src(name),
+    })),
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    globalSetup: ['test/support/global-setup.ts'],
+  },
+})
