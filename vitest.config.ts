@@ -6,10 +6,13 @@ const src = (capability: string) =>
 
 export default defineConfig({
   resolve: {
-    alias: ['core', 'db', 'api', 'oauth', 'mcp', 'messaging', 'storage', 'cdn'].map((name) => ({
-      find: `kiln/${name}`,
-      replacement: src(name),
-    })),
+    alias: [
+      { find: /^kiln$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      ...['core', 'db', 'api', 'oauth', 'mcp', 'messaging', 'storage', 'cdn'].map((name) => ({
+        find: `kiln/${name}`,
+        replacement: src(name),
+      })),
+    ],
   },
   test: {
     include: ['test/**/*.test.ts'],

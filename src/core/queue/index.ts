@@ -14,3 +14,4 @@ export {
   UnrecoverableJobError,
   type WorkOptions,
 } from './queue.ts'
+export type { WorkerDefinition, WorkerModule } from './worker-definition.ts'

@@ -1,0 +1,11 @@
+import { defineConfig } from 'kiln'
+
+/** The demo app: every `npx kiln …` run from the repository root acts on it. */
+export default defineConfig({
+  dialect: 'postgres',
+  schema: './examples/demo/src/schema.ts',
+  out: './examples/demo/src/api',
+  migrations: './examples/demo/migrations',
+  worker: './examples/demo/src/worker.ts',
+  messaging: './examples/demo/src/messaging',
+})

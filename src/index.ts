@@ -1,0 +1,1 @@
+export { defineConfig, type KilnConfig } from './db/kiln-config.ts'
