@@ -1,0 +1,121 @@
+import { fileURLToPath } from 'node:url'
+import { eq } from 'drizzle-orm'
+import {
+  type AppConfig,
+  createLogger,
+  createSharedState,
+  type Env,
+  type Logger,
+  loadAppConfig,
+  Redactor,
+  type SharedState,
+} from 'kiln/core'
+import {
+  createDatabase,
+  createModelRegistry,
+  type ModelRegistry,
+  migrate,
+  type PostgresDatabase,
+} from 'kiln/db'
+import { hashPassword } from './auth/passwords.ts'
+import { SessionStore } from './auth/sessions.ts'
+import * as schema from './schema.ts'
+
+export interface DemoContext {
+  config: AppConfig
+  env: Env
+  logger: Logger
+  redactor: Redactor
+  database: PostgresDatabase
+  shared: SharedState
+  sessions: SessionStore
+  models: ModelRegistry
+  demoUser: { email: string; password: string; generated: boolean }
+  close(): Promise<void>
+}
+
+export interface DemoContextOptions {
+  env?: Env
+  /** Overrides DATABASE_URL (tests pass `pglite:` for an in-memory database). */
+  databaseUrl?: string
+  logger?: Logger
+  /** Prefix for Redis keys and queues, so tests and apps can share one Redis. */
+  redisPrefix?: string
+  /** Where embedded PGlite keeps its data without a URL. */
+  pgliteDir?: string
+}
+
+export const migrationsDir = fileURLToPath(new URL('../migrations', import.meta.url))
+
+/** Opens everything the demo needs, migrates, and makes sure the demo user exists. */
+export async function createDemoContext(options: DemoContextOptions = {}): Promise<DemoContext> {
+  const env = options.env ?? process.env
+  const config = loadAppConfig(env)
+  const redactor = new Redactor()
+  const logger = options.logger ?? createLogger({ level: config.logLevel, redactor })
+  const database = await createDatabase(options.databaseUrl ?? config.databaseUrl, {
+    pgliteDir: options.pgliteDir ?? 'storage/pgdata',
+  })
+  if (database.dialect !== 'postgres') {
+    await database.close()
+    throw new TypeError(
+      'The demo is a Postgres app: DATABASE_URL must be a postgres:// URL (or unset)',
+    )
+  }
+  let shared: SharedState | undefined
+  try {
+    await migrate(database, { appMigrationsDir: migrationsDir, logger })
+    shared = await createSharedState({
+      redisUrl: config.redisUrl,
+      logger,
+      prefix: options.redisPrefix ?? 'kiln-demo',
+    })
+    const demoUser = await ensureDemoUser(database, env)
+    const sessions = new SessionStore({ kv: shared.kv, secure: config.appUrl.startsWith('https:') })
+    const models = createModelRegistry(schema, 'postgres')
+    const opened = shared
+    return {
+      config,
+      env,
+      logger,
+      redactor,
+      database,
+      shared: opened,
+      sessions,
+      models,
+      demoUser,
+      async close() {
+        await opened.close()
+        await database.close()
+      },
+    }
+  } catch (error) {
+    await shared?.close()
+    await database.close()
+    throw error
+  }
+}
+
+async function ensureDemoUser(database: PostgresDatabase, env: Env) {
+  const email = (env.DEMO_EMAIL || 'demo@example.com').toLowerCase()
+  const generated = !env.DEMO_PASSWORD
+  const password = env.DEMO_PASSWORD || 'demo-password'
+  const [existing] = await database.db
+    .select({ id: schema.users.id })
+    .from(schema.users)
+    .where(eq(schema.users.email, email))
+    .limit(1)
+  if (!existing) {
+    await database.db
+      .insert(schema.users)
+      .values({ email, name: 'Demo User', passwordHash: await hashPassword(password) })
+      .onConflictDoNothing()
+  } else if (!generated) {
+    // DEMO_PASSWORD is the source of truth whenever it is set.
+    await database.db
+      .update(schema.users)
+      .set({ passwordHash: await hashPassword(password) })
+      .where(eq(schema.users.id, existing.id))
+  }
+  return { email, password, generated }
+}

@@ -1,0 +1,14 @@
+import type { WorkerDefinition } from 'kiln/core'
+import { createDemoContext } from './context.ts'
+import { demoJobHandlers } from './jobs.ts'
+
+/** The demo's worker for `npx kiln queue:work` (with REDIS_URL and DATABASE_URL set). */
+export default async function createWorker(): Promise<WorkerDefinition> {
+  const ctx = await createDemoContext()
+  return {
+    queue: ctx.shared.queue,
+    handlers: demoJobHandlers(ctx),
+    concurrency: Number(process.env.WORKER_CONCURRENCY ?? 4),
+    close: () => ctx.close(),
+  }
+}
