@@ -22,7 +22,9 @@ async function main(): Promise<void> {
   }
 
   const app = await createDemoApp(ctx)
-  const shared = ctx.database.pglite ? await shareEmbeddedDatabase(ctx.database.pglite) : undefined
+  // Only the default embedded database (no DATABASE_URL) is shared; `pglite:` URLs stay private.
+  const embedded = ctx.database.pglite && !ctx.config.databaseUrl ? ctx.database.pglite : undefined
+  const shared = embedded ? await shareEmbeddedDatabase(embedded) : undefined
   // Without Redis the queue is in this process, so this process works it. With Redis,
   // `kiln queue:work` runs workers (set WORKER=inline to also work jobs here).
   const inlineWorker = ctx.shared.kind === 'memory' || process.env.WORKER === 'inline'

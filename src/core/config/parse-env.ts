@@ -8,8 +8,13 @@ export class ConfigError extends Error {
   readonly problems: Record<string, string>
 
   constructor(problems: Record<string, string>, heading = 'Invalid configuration') {
-    const lines = Object.entries(problems).map(([name, expected]) => `  ${name}: ${expected}`)
-    super(`${heading}:\n${lines.join('\n')}`)
+    const entries = Object.entries(problems).map(([name, expected]) => `${name}: ${expected}`)
+    // One problem reads best as one line; several as a list under the heading.
+    super(
+      entries.length === 1
+        ? `${heading}: ${entries[0]}`
+        : `${heading}:\n${entries.map((line) => `  ${line}`).join('\n')}`,
+    )
     this.name = 'ConfigError'
     this.problems = problems
   }
