@@ -1,0 +1,119 @@
+import type { Context, MiddlewareHandler } from 'hono'
+import { type Clock, systemClock } from '../core/clock.ts'
+import type { KeyValueStore } from '../core/kv/key-value-store.ts'
+import { OAuthError } from './errors.ts'
+import { bearerErrorResponse, missingTokenResponse } from './http/error-response.ts'
+import { type AccessTokenClaims, hmacKey, verifyAccessToken } from './protocol/access-token.ts'
+import { parseScope } from './protocol/scope.ts'
+import { isAccessTokenRevoked } from './store/revocations.ts'
+
+export type BearerResult =
+  | { kind: 'valid'; claims: AccessTokenClaims }
+  | { kind: 'missing' }
+  | { kind: 'invalid'; reason: string }
+
+export interface BearerValidatorOptions {
+  /** The `MCP_TOKEN_SECRET` the authorization server signs with. */
+  secret: string
+  /** The issuer, byte for byte as in the authorization server's metadata. */
+  issuer: string
+  /** This resource's canonical URL; tokens whose `aud` differs are invalid. */
+  resource: string
+  clock?: Clock
+  /**
+   * The authorization server's KeyValueStore. With it, tokens revoked because their code was
+   * replayed or their refresh token reused are refused at once (one lookup per request);
+   * without it they stay valid until they expire (at most one hour).
+   */
+  store?: KeyValueStore
+}
+
+export type ValidateBearer = (request: Request) => Promise<BearerResult>
+
+/**
+ * Reads `Authorization: Bearer <token>` (never the query string or the body) and verifies the
+ * access token. @see RFC 6750 §2.1, RFC 9068 §4
+ */
+export function createBearerValidator(options: BearerValidatorOptions): ValidateBearer {
+  const { secret, issuer, resource, clock = systemClock, store } = options
+  if (typeof secret !== 'string' || secret.length === 0) {
+    throw new TypeError('createBearerValidator: `secret` is required (MCP_TOKEN_SECRET)')
+  }
+  if (!issuer || !resource) {
+    throw new TypeError('createBearerValidator: `issuer` and `resource` are required')
+  }
+  const key = hmacKey(secret)
+  return async function validateBearer(request: Request): Promise<BearerResult> {
+    const header = request.headers.get('authorization')
+    if (header === null) return { kind: 'missing' }
+    const match = /^Bearer(?: +(.*))?$/i.exec(header.trim())
+    if (!match) return { kind: 'missing' }
+    const token = match[1]?.trim()
+    if (!token) return { kind: 'invalid', reason: 'The bearer token is empty' }
+    if (/\s/.test(token)) return { kind: 'invalid', reason: 'The token is malformed' }
+    const result = await verifyAccessToken(token, key, {
+      issuer,
+      audience: resource,
+      now: clock.now(),
+    })
+    if (!result.ok) return { kind: 'invalid', reason: result.reason }
+    if (store && (await isAccessTokenRevoked(store, result.claims.jti))) {
+      return { kind: 'invalid', reason: 'The token has been revoked' }
+    }
+    return { kind: 'valid', claims: result.claims }
+  }
+}
+
+export interface BearerAuthOptions {
+  validator: ValidateBearer
+  /** The URL of this resource's protected-resource metadata, sent in every challenge. */
+  resourceMetadataUrl: string
+  /** Scopes every request must carry; checked after the token is known valid. */
+  scopes?: string[]
+}
+
+export type BearerEnv = { Variables: { accessToken: AccessTokenClaims } }
+
+/**
+ * Protects resource routes: 401 with `WWW-Authenticate: Bearer resource_metadata="…"` when the
+ * token is missing (no `error`) or invalid (`error="invalid_token"`), then 403
+ * `insufficient_scope` when a required scope is absent. @see RFC 6750 §3.1, RFC 9728 §5.1
+ */
+export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler<BearerEnv> {
+  const { validator, resourceMetadataUrl, scopes = [] } = options
+  if (typeof validator !== 'function') {
+    throw new TypeError('bearerAuth: `validator` is required (createBearerValidator)')
+  }
+  if (!resourceMetadataUrl) throw new TypeError('bearerAuth: `resourceMetadataUrl` is required')
+  const required = scopes.join(' ')
+  return async function bearerAuthMiddleware(c, next) {
+    const result = await validator(c.req.raw)
+    if (result.kind === 'missing') {
+      return missingTokenResponse(resourceMetadataUrl, required || undefined)
+    }
+    if (result.kind === 'invalid') {
+      return bearerErrorResponse(
+        new OAuthError('invalid_token', result.reason),
+        resourceMetadataUrl,
+      )
+    }
+    const granted = new Set(parseScope(result.claims.scope))
+    if (!scopes.every((scope) => granted.has(scope))) {
+      return bearerErrorResponse(
+        new OAuthError('insufficient_scope', `This resource needs the scope: ${required}`, {
+          scope: required,
+        }),
+        resourceMetadataUrl,
+      )
+    }
+    c.set('accessToken', result.claims)
+    await next()
+  }
+}
+
+/** The verified claims stored by `bearerAuth`. Throws when the route is not behind it. */
+export function getAccessToken(c: Context): AccessTokenClaims {
+  const claims = c.get('accessToken') as AccessTokenClaims | undefined
+  if (!claims) throw new TypeError('getAccessToken: this route is not behind bearerAuth()')
+  return claims
+}

@@ -1,0 +1,121 @@
+import { errors, jwtVerify, SignJWT } from 'jose'
+
+/** The claims of every access token kiln mints, whichever grant produced it. */
+export interface AccessTokenClaims {
+  /** The user id from the session that approved the grant. */
+  sub: string
+  /** The tenant captured from the session at approval; absent for single-tenant apps. */
+  tenant_id?: string
+  client_id: string
+  /** Space-separated granted scopes. */
+  scope: string
+  /** The protected resource (the canonical MCP URL). */
+  aud: string
+  iss: string
+  exp: number
+  iat: number
+  jti: string
+}
+
+/** Access tokens live one hour. */
+export const ACCESS_TOKEN_TTL_SECONDS = 3600
+
+const encoder = new TextEncoder()
+
+/** The HMAC key for a secret; computed once per issuer or validator. */
+export function hmacKey(secret: string): Uint8Array {
+  return encoder.encode(secret)
+}
+
+/**
+ * Signs an access token: HS256, `typ: at+jwt`. @see RFC 9068 §2
+ */
+export async function signAccessToken(claims: AccessTokenClaims, key: Uint8Array): Promise<string> {
+  const { iss, aud, sub, exp, iat, jti, ...rest } = claims
+  const payload: Record<string, unknown> = { client_id: rest.client_id, scope: rest.scope }
+  if (rest.tenant_id !== undefined) payload.tenant_id = rest.tenant_id
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
+    .setIssuer(iss)
+    .setAudience(aud)
+    .setSubject(sub)
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .setJti(jti)
+    .sign(key)
+}
+
+export type VerifyResult = { ok: true; claims: AccessTokenClaims } | { ok: false; reason: string }
+
+/**
+ * Verifies an access token: the signature with `alg` pinned to HS256, `typ`, `exp`, `iss`,
+ * and that `aud` is this resource. Never throws; the reason says what was wrong without
+ * echoing the token. @see RFC 9068 §4, RFC 8725 §3.1
+ */
+export async function verifyAccessToken(
+  token: string,
+  key: Uint8Array,
+  expected: { issuer: string; audience: string; now: number },
+): Promise<VerifyResult> {
+  try {
+    const { payload } = await jwtVerify(token, key, {
+      algorithms: ['HS256'],
+      typ: 'at+jwt',
+      issuer: expected.issuer,
+      audience: expected.audience,
+      currentDate: new Date(expected.now),
+      clockTolerance: 0,
+      requiredClaims: ['sub', 'client_id', 'scope', 'exp', 'iat', 'jti'],
+    })
+    const { sub, client_id, scope, exp, iat, jti, tenant_id } = payload
+    if (
+      typeof sub !== 'string' ||
+      typeof client_id !== 'string' ||
+      typeof scope !== 'string' ||
+      typeof jti !== 'string' ||
+      typeof exp !== 'number' ||
+      typeof iat !== 'number' ||
+      (tenant_id !== undefined && typeof tenant_id !== 'string')
+    ) {
+      return { ok: false, reason: 'The token has malformed claims' }
+    }
+    const claims: AccessTokenClaims = {
+      sub,
+      client_id,
+      scope,
+      aud: expected.audience,
+      iss: expected.issuer,
+      exp,
+      iat,
+      jti,
+    }
+    if (tenant_id !== undefined) claims.tenant_id = tenant_id
+    return { ok: true, claims }
+  } catch (error) {
+    return { ok: false, reason: reasonFor(error) }
+  }
+}
+
+function reasonFor(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'The token has expired'
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'The token algorithm is not allowed'
+  if (error instanceof errors.JWSSignatureVerificationFailed) {
+    return 'The token signature is invalid'
+  }
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    switch (error.claim) {
+      case 'iss':
+        return 'The token was issued by another issuer'
+      case 'aud':
+        return 'The token is for another resource'
+      case 'typ':
+        return 'The token is not an access token'
+      case 'nbf':
+      case 'iat':
+        return 'The token is not valid yet'
+      default:
+        return `The token is missing or has an invalid ${error.claim} claim`
+    }
+  }
+  return 'The token is malformed'
+}
