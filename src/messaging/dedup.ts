@@ -1,0 +1,95 @@
+import { type Clock, systemClock } from '../core/clock.ts'
+import type { KeyValueStore } from '../core/kv/key-value-store.ts'
+
+/** How long a message id counts as seen: the spec's 5 minutes. */
+export const DEDUP_TTL_MS = 5 * 60 * 1000
+
+/**
+ * Remembers webhook message ids so that a redelivered notification is acknowledged without
+ * being queued again. `checkAndInsert` is atomic: of two concurrent deliveries of one id,
+ * exactly one sees `false`.
+ */
+export interface DeduplicationStore {
+  /** Marks `id` as seen; true when it already was (a duplicate). */
+  checkAndInsert(id: string): Promise<boolean>
+  /**
+   * Forgets `id`. The webhook calls it when queuing failed after the mark was set, so the
+   * provider's retry of that delivery is processed instead of dropped as a duplicate.
+   */
+  release(id: string): Promise<void>
+}
+
+export interface MemoryDeduplicationStoreOptions {
+  clock?: Clock
+  ttlMs?: number
+  /** Expired ids are swept every this many inserts. */
+  sweepEvery?: number
+}
+
+/** Ids seen by this process in the last 5 minutes. One instance only: use the KeyValueStore one for many. */
+export class MemoryDeduplicationStore implements DeduplicationStore {
+  readonly #seen = new Map<string, number>()
+  readonly #clock: Clock
+  readonly #ttlMs: number
+  readonly #sweepEvery: number
+  #inserts = 0
+
+  constructor(options: MemoryDeduplicationStoreOptions = {}) {
+    this.#clock = options.clock ?? systemClock
+    this.#ttlMs = options.ttlMs ?? DEDUP_TTL_MS
+    this.#sweepEvery = options.sweepEvery ?? 1000
+  }
+
+  async checkAndInsert(id: string): Promise<boolean> {
+    const now = this.#clock.now()
+    const expiresAt = this.#seen.get(id)
+    if (expiresAt !== undefined && expiresAt > now) return true
+    this.#seen.set(id, now + this.#ttlMs)
+    if (++this.#inserts % this.#sweepEvery === 0) this.#sweep(now)
+    return false
+  }
+
+  async release(id: string): Promise<void> {
+    this.#seen.delete(id)
+  }
+
+  /** Ids held, expired ones included until the next sweep. */
+  get size(): number {
+    return this.#seen.size
+  }
+
+  #sweep(now: number): void {
+    for (const [id, expiresAt] of this.#seen) if (expiresAt <= now) this.#seen.delete(id)
+  }
+}
+
+export interface KeyValueDeduplicationStoreOptions {
+  ttlMs?: number
+  /** Key prefix inside the store. */
+  prefix?: string
+}
+
+/**
+ * Dedup on a KeyValueStore's atomic `setIfAbsent`: on Redis it is shared by every instance
+ * and survives restarts; on the memory store it behaves like MemoryDeduplicationStore.
+ */
+export class KeyValueDeduplicationStore implements DeduplicationStore {
+  readonly #kv: KeyValueStore
+  readonly #ttlMs: number
+  readonly #prefix: string
+
+  constructor(kv: KeyValueStore, options: KeyValueDeduplicationStoreOptions = {}) {
+    this.#kv = kv
+    this.#ttlMs = options.ttlMs ?? DEDUP_TTL_MS
+    this.#prefix = options.prefix ?? 'msg-dedup:'
+  }
+
+  async checkAndInsert(id: string): Promise<boolean> {
+    const stored = await this.#kv.setIfAbsent(this.#prefix + id, '1', { ttlMs: this.#ttlMs })
+    return !stored
+  }
+
+  async release(id: string): Promise<void> {
+    await this.#kv.delete(this.#prefix + id)
+  }
+}

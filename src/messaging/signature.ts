@@ -1,0 +1,28 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+
+/** The header the provider signs webhook bodies in: `sha256=<hex HMAC-SHA256 of the raw body>`. */
+export const SIGNATURE_HEADER = 'x-hub-signature-256'
+
+const SIGNATURE_FORMAT = /^sha256=([0-9a-fA-F]{64})$/
+
+/** The header value for `body` signed with `appSecret` (tests, benchmarks, local replays). */
+export function signWebhookBody(appSecret: string, body: Uint8Array | string): string {
+  return `sha256=${createHmac('sha256', appSecret).update(body).digest('hex')}`
+}
+
+/**
+ * Checks `x-hub-signature-256` over the exact bytes received, before anything parses them
+ * (a parsed-and-re-serialized body has other bytes). Compares the 32-byte digests in
+ * constant time; a missing or malformed header is simply invalid.
+ */
+export function verifyWebhookSignature(
+  appSecret: string,
+  body: Uint8Array,
+  header: string | null | undefined,
+): boolean {
+  const match = header ? SIGNATURE_FORMAT.exec(header.trim()) : null
+  if (!match?.[1]) return false
+  const expected = createHmac('sha256', appSecret).update(body).digest()
+  const received = Buffer.from(match[1], 'hex')
+  return received.length === expected.length && timingSafeEqual(received, expected)
+}
