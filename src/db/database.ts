@@ -54,15 +54,47 @@ export async function createDatabase(
   options: CreateDatabaseOptions = {},
 ): Promise<Database> {
   if (!url) return openPglite(options.pgliteDir ?? 'storage/pgdata')
-  if (url.startsWith('pglite:')) {
-    const dir = url.slice('pglite:'.length)
-    return openPglite(dir === '' || dir === ':memory:' ? undefined : dir)
+  switch (databaseUrlKind(url)) {
+    case 'pglite':
+      return openPglite(pgliteDir(url))
+    case 'sqlite':
+      return openSqlite(sqlitePath(url))
+    case 'postgres':
+      return openPostgres(url, options.poolMax ?? 10)
+    default:
+      throw new TypeError(`createDatabase: ${DATABASE_URL_FORMS}`)
   }
-  if (url.startsWith('sqlite:') || url.startsWith('file:')) return openSqlite(sqlitePath(url))
-  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, options.poolMax ?? 10)
-  throw new TypeError(
-    'createDatabase: expected a postgres://, sqlite:, file: or pglite: URL (or none for embedded Postgres)',
-  )
+}
+
+/** What a valid database URL looks like, for error messages. */
+export const DATABASE_URL_FORMS =
+  'expected postgres://user:password@host:5432/database, sqlite:<path> or file:<path> (sqlite::memory: in memory), or pglite:<dir> (pglite: in memory)'
+
+/** The kind of database a URL names, or undefined when it is not a URL kiln can open. */
+export function databaseUrlKind(url: string): 'postgres' | 'pglite' | 'sqlite' | undefined {
+  if (url.startsWith('pglite:')) return 'pglite'
+  if (url.startsWith('sqlite:') || url.startsWith('file:')) return 'sqlite'
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    try {
+      const parsed = new URL(url)
+      return parsed.hostname !== '' || parsed.searchParams.has('host') ? 'postgres' : undefined
+    } catch {
+      return undefined
+    }
+  }
+  return undefined
+}
+
+/** The dialect of the database a URL names. */
+export function databaseUrlDialect(url: string): Dialect | undefined {
+  const kind = databaseUrlKind(url)
+  return kind === undefined ? undefined : kind === 'sqlite' ? 'sqlite' : 'postgres'
+}
+
+/** The data folder in a `pglite:` URL, or undefined for an in-memory database. */
+export function pgliteDir(url: string): string | undefined {
+  const dir = url.slice('pglite:'.length)
+  return dir === '' || dir === ':memory:' || dir === 'memory' ? undefined : dir
 }
 
 /** The file path (or `:memory:`) in a `sqlite:` or `file:` URL. */
@@ -75,12 +107,25 @@ export function sqlitePath(url: string): string {
   return rest
 }
 
+const pools = new WeakMap<Database, pg.Pool>()
+const sqliteClients = new WeakMap<Database, BetterSqlite3.Database>()
+
+/** The pg pool under a database opened from a postgres:// URL (for sessions that need one connection). */
+export function postgresPool(database: Database): pg.Pool | undefined {
+  return pools.get(database)
+}
+
+/** The better-sqlite3 connection under a SQLite database. */
+export function sqliteClient(database: Database): BetterSqlite3.Database | undefined {
+  return sqliteClients.get(database)
+}
+
 async function openPostgres(url: string, max: number): Promise<PostgresDatabase> {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000 })
   // An idle client losing its server emits on the pool; the next query reports the failure.
   pool.on('error', () => {})
   const db = drizzlePg(pool)
-  return {
+  const database: PostgresDatabase = {
     dialect: 'postgres',
     driver: 'pg',
     db,
@@ -89,9 +134,11 @@ async function openPostgres(url: string, max: number): Promise<PostgresDatabase>
       await db.execute(sql`select 1`)
     },
     async close() {
-      await pool.end()
+      if (!pool.ended) await pool.end()
     },
   }
+  pools.set(database, pool)
+  return database
 }
 
 async function openPglite(dir: string | undefined): Promise<PostgresDatabase> {
@@ -120,7 +167,7 @@ function openSqlite(path: string): SqliteDatabase {
   client.pragma('busy_timeout = 5000')
   client.pragma('foreign_keys = ON')
   const db = drizzleSqlite(client)
-  return {
+  const database: SqliteDatabase = {
     dialect: 'sqlite',
     driver: 'better-sqlite3',
     db,
@@ -131,4 +178,6 @@ function openSqlite(path: string): SqliteDatabase {
       if (client.open) client.close()
     },
   }
+  sqliteClients.set(database, client)
+  return database
 }

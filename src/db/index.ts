@@ -1,14 +1,30 @@
 export {
   type CreateDatabaseOptions,
   createDatabase,
+  DATABASE_URL_FORMS,
   type Database,
   type Dialect,
+  databaseUrlDialect,
+  databaseUrlKind,
   type PostgresDatabase,
   type PostgresDb,
+  pgliteDir,
   type SqliteDatabase,
   type SqliteDb,
   sqlitePath,
 } from './database.ts'
-export { defineConfig, type KilnConfig } from './kiln-config.ts'
+export { defineConfig, type KilnConfig, kilnConfigSchema } from './kiln-config.ts'
+export {
+  libraryMigrationsDir,
+  type MigrateOptions,
+  type MigrateResult,
+  MigrationError,
+  type MigrationFile,
+  type MigrationLogger,
+  migrate,
+  readMigrationFiles,
+  STATEMENT_BREAKPOINT,
+} from './migrate.ts'
+export * from './models/index.ts'
 export { type ApiKeyRow, apiKeysPg, apiKeysSqlite } from './tables/api-keys.ts'
 export { type OAuthClientRow, oauthClientsPg, oauthClientsSqlite } from './tables/oauth-clients.ts'

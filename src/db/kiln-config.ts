@@ -1,3 +1,4 @@
+import { z } from 'zod'
 import type { Dialect } from './database.ts'
 
 /**
@@ -25,3 +26,23 @@ export interface KilnConfig {
 export function defineConfig(config: KilnConfig): KilnConfig {
   return config
 }
+
+const path = (what: string) =>
+  z.string({ message: `expected a path (${what})` }).min(1, `expected a path (${what})`)
+
+/**
+ * Validates a loaded config. Unknown fields pass through, so a newer field read by one
+ * command does not break the others.
+ */
+export const kilnConfigSchema = z.looseObject({
+  dialect: z.enum(['postgres', 'sqlite'], { message: "expected 'postgres' or 'sqlite'" }),
+  schema: path('the module exporting your Drizzle tables'),
+  out: path('the folder kiln make:api writes to'),
+  migrations: path("the folder of the app's SQL migrations").optional(),
+  databaseUrl: z
+    .string({ message: 'expected a database URL' })
+    .min(1, 'expected a database URL')
+    .optional(),
+  worker: path('the module building the job handlers').optional(),
+  messaging: path('the folder kiln make:messaging writes to').optional(),
+})

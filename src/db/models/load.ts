@@ -1,0 +1,104 @@
+import { existsSync, statSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { tsImport } from 'tsx/esm/api'
+// The one import from the CLI layer: a plain error class, so every caller (the kiln command,
+// an app's script) prints these failures as one line.
+import { CliError } from '../../cli/cli-error.ts'
+import { type KilnConfig, kilnConfigSchema } from '../kiln-config.ts'
+import { createModelRegistry, type ModelRegistry } from './registry.ts'
+
+export interface LoadedKilnConfig {
+  config: KilnConfig
+  /** The folder holding the config file; the config's paths are relative to it. */
+  root: string
+  /** The config file. */
+  path: string
+}
+
+const CONFIG_FILES = ['kiln.config.ts', 'kiln.config.mts', 'kiln.config.js', 'kiln.config.mjs']
+
+/** The nearest tsconfig.json at or above `dir`, so path aliases of the app resolve. */
+function nearestTsconfig(dir: string): string | false {
+  let current = dir
+  for (;;) {
+    const candidate = join(current, 'tsconfig.json')
+    if (existsSync(candidate)) return candidate
+    const parent = dirname(current)
+    if (parent === current) return false
+    current = parent
+  }
+}
+
+/** Imports a TypeScript (or JavaScript) module at run time through tsx. */
+async function importModule(file: string): Promise<Record<string, unknown>> {
+  return tsImport(pathToFileURL(file).href, {
+    parentURL: import.meta.url,
+    tsconfig: nearestTsconfig(dirname(file)),
+  }) as Promise<Record<string, unknown>>
+}
+
+function describeFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  return message.split('\n')[0] ?? message
+}
+
+/** Loads the module exporting an app's Drizzle tables (a path absolute or relative to the cwd). */
+export async function loadSchemaModule(path: string): Promise<Record<string, unknown>> {
+  const file = resolve(path)
+  if (!existsSync(file) || !statSync(file).isFile()) {
+    throw new CliError(`Schema module not found: ${file}`)
+  }
+  try {
+    return await importModule(file)
+  } catch (error) {
+    throw new CliError(`Could not load the schema module ${file}: ${describeFailure(error)}`, {
+      cause: error,
+    })
+  }
+}
+
+/**
+ * Finds `kiln.config.ts` in `cwd`, loads it and validates its default export. A missing file,
+ * a module that fails to load and an invalid field are each one clear CliError.
+ */
+export async function loadKilnConfig(cwd: string = process.cwd()): Promise<LoadedKilnConfig> {
+  const root = resolve(cwd)
+  const path = CONFIG_FILES.map((name) => join(root, name)).find((file) => existsSync(file))
+  if (!path) {
+    throw new CliError(
+      `No kiln.config.ts in ${root}: run kiln from your app's root, or create one (see docs/models.md)`,
+    )
+  }
+  const name = relative(root, path)
+  let loaded: Record<string, unknown>
+  try {
+    loaded = await importModule(path)
+  } catch (error) {
+    throw new CliError(`Could not load ${name}: ${describeFailure(error)}`, { cause: error })
+  }
+  if (loaded.default === undefined) {
+    throw new CliError(`${name} has no default export: export default defineConfig({ … })`)
+  }
+  const result = kilnConfigSchema.safeParse(loaded.default)
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) =>
+      issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message,
+    )
+    throw new CliError(`${name} is invalid: ${problems.join('; ')}`)
+  }
+  return { config: result.data as KilnConfig, root, path }
+}
+
+/** The model registry of a loaded config's schema module. */
+export async function loadModelRegistry(loaded: LoadedKilnConfig): Promise<ModelRegistry> {
+  const schemaModule = await loadSchemaModule(resolve(loaded.root, loaded.config.schema))
+  try {
+    return createModelRegistry(schemaModule, loaded.config.dialect)
+  } catch (error) {
+    if (error instanceof TypeError) {
+      throw new CliError(error.message.replace(/^createModelRegistry: /, ''), { cause: error })
+    }
+    throw error
+  }
+}

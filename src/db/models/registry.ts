@@ -1,0 +1,141 @@
+import { type Column, getTableColumns, is, Table } from 'drizzle-orm'
+import { getTableConfig as getPgTableConfig, PgTable } from 'drizzle-orm/pg-core'
+import { getTableConfig as getSqliteTableConfig, SQLiteTable } from 'drizzle-orm/sqlite-core'
+import type { Dialect } from '../database.ts'
+import { type ColumnInfo, describeColumn } from './columns.ts'
+import { modelName, resourceName } from './inflect.ts'
+
+interface ModelInfoBase {
+  /** PascalCase singular of the table name: `blog_posts` → `BlogPost`. */
+  name: string
+  /** Plural lowercase snake_case: `blog_posts`, the `{resource}` of `/api/v1/{resource}`. */
+  resource: string
+  tableName: string
+  /** The name the schema module exports the table under. */
+  exportName: string
+  /** Every column, in the table's order. */
+  columns: ColumnInfo[]
+  /** The single-column primary key; undefined when the table has none or a composite one. */
+  primaryKey: ColumnInfo | undefined
+  /** Columns a create/update request may set: no auto-increment or generated keys, no timestamps. */
+  writableFields: ColumnInfo[]
+}
+
+export interface PostgresModelInfo extends ModelInfoBase {
+  dialect: 'postgres'
+  table: PgTable
+}
+
+export interface SqliteModelInfo extends ModelInfoBase {
+  dialect: 'sqlite'
+  table: SQLiteTable
+}
+
+export type ModelInfo = PostgresModelInfo | SqliteModelInfo
+
+export interface ModelRegistry {
+  readonly dialect: Dialect
+  /** The models, sorted by name. */
+  readonly models: ModelInfo[]
+  /** A model by name (`BlogPost`), resource (`blog_posts`) or table name; case-insensitive. */
+  get(nameOrResource: string): ModelInfo | undefined
+  /** The model names, in order. */
+  names(): string[]
+}
+
+const TIMESTAMP_COLUMNS = new Set(['created_at', 'updated_at', 'createdAt', 'updatedAt'])
+
+function dialectOf(table: Table): Dialect | 'other' {
+  if (is(table, PgTable)) return 'postgres'
+  if (is(table, SQLiteTable)) return 'sqlite'
+  return 'other'
+}
+
+function describeTable(exportName: string, table: PgTable | SQLiteTable, dialect: Dialect) {
+  const config = is(table, PgTable) ? getPgTableConfig(table) : getSqliteTableConfig(table)
+  const compositeKeyColumns = new Set<Column>(
+    config.primaryKeys.flatMap((pk): Column[] => pk.columns),
+  )
+  const entries = Object.entries(getTableColumns(table))
+  const primaryCount = entries.filter(
+    ([, column]) => column.primary || compositeKeyColumns.has(column),
+  ).length
+  const generated = new Set<string>()
+  const columns = entries.map(([key, column]) => {
+    if (column.generated) generated.add(key)
+    return describeColumn(key, column, dialect, {
+      inPrimaryKey: compositeKeyColumns.has(column),
+      singlePrimaryKey: primaryCount === 1,
+    })
+  })
+  const primaryKeys = columns.filter((column) => column.primaryKey)
+  return {
+    name: modelName(config.name),
+    resource: resourceName(config.name),
+    tableName: config.name,
+    exportName,
+    columns,
+    primaryKey: primaryKeys.length === 1 ? primaryKeys[0] : undefined,
+    writableFields: columns.filter(
+      (column) =>
+        !(column.primaryKey && column.autoIncrement) &&
+        !generated.has(column.key) &&
+        !TIMESTAMP_COLUMNS.has(column.name) &&
+        !TIMESTAMP_COLUMNS.has(column.key),
+    ),
+  }
+}
+
+const DIALECT_LABEL = { postgres: 'Postgres (pg-core)', sqlite: 'SQLite (sqlite-core)' }
+
+/**
+ * Reads the Drizzle tables a schema module exports (relations, views and other exports are
+ * ignored) and describes each as a model. Every table must belong to `dialect`; a table of
+ * another dialect, or two tables that would get the same model name, is a TypeError.
+ */
+export function createModelRegistry(
+  schemaModule: Record<string, unknown>,
+  dialect: Dialect,
+): ModelRegistry {
+  if (dialect !== 'postgres' && dialect !== 'sqlite') {
+    throw new TypeError(`createModelRegistry: dialect must be 'postgres' or 'sqlite'`)
+  }
+  const models: ModelInfo[] = []
+  const seen = new Set<unknown>()
+  for (const [exportName, value] of Object.entries(schemaModule)) {
+    if (!is(value, Table) || seen.has(value)) continue
+    seen.add(value)
+    const tableDialect = dialectOf(value)
+    if (tableDialect !== dialect) {
+      const found =
+        tableDialect === 'other'
+          ? 'a table of another dialect'
+          : `a ${DIALECT_LABEL[tableDialect]} table`
+      throw new TypeError(
+        `createModelRegistry: export "${exportName}" is ${found}, but the app's dialect is ${DIALECT_LABEL[dialect]}`,
+      )
+    }
+    const info = describeTable(exportName, value as PgTable | SQLiteTable, dialect)
+    const clash = models.find((model) => model.name === info.name)
+    if (clash) {
+      throw new TypeError(
+        `createModelRegistry: tables "${clash.tableName}" and "${info.tableName}" both map to the model name ${info.name}`,
+      )
+    }
+    models.push({ ...info, dialect, table: value } as ModelInfo)
+  }
+  models.sort((a, b) => (a.name < b.name ? -1 : 1))
+  const byKey = new Map<string, ModelInfo>()
+  for (const model of models) {
+    for (const key of [model.name, model.resource, model.tableName]) {
+      const lower = key.toLowerCase()
+      if (!byKey.has(lower)) byKey.set(lower, model)
+    }
+  }
+  return {
+    dialect,
+    models,
+    get: (nameOrResource) => byKey.get(nameOrResource.toLowerCase()),
+    names: () => models.map((model) => model.name),
+  }
+}
