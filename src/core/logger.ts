@@ -11,6 +11,32 @@ const SECRET_PATTERNS: RegExp[] = [
 
 const REDACTED = '<redacted>'
 
+/** Keys whose values are never logged, at any depth of a logged object. */
+const SECRET_KEYS = [
+  'password',
+  'passwordHash',
+  'password_hash',
+  'secret',
+  'clientSecret',
+  'client_secret',
+  'token',
+  'rawKey',
+  'raw_key',
+  'accessToken',
+  'access_token',
+  'refreshToken',
+  'refresh_token',
+  'authorization',
+  'cookie',
+  'set-cookie',
+]
+
+/** `"password":"…"` in a JSON line, whatever the nesting: the value goes, the key stays. */
+const SECRET_KEY_PATTERN = new RegExp(
+  `"(${SECRET_KEYS.join('|')})"(\\s*:\\s*)(?:"(?:[^"\\\\]|\\\\.)*"|-?\\d[\\d.eE+-]*)`,
+  'gi',
+)
+
 /**
  * Scrubs secrets from text: every value registered with `add` (app secrets, tokens from
  * configuration) and every string shaped like a kiln API key, a JWT or a bearer credential.
@@ -23,7 +49,11 @@ export class Redactor {
   add(...values: (string | undefined)[]): this {
     for (const value of values) {
       // Very short values would scrub ordinary words; configuration validates real secrets' length.
-      if (value && value.length >= 6) this.#values.add(value)
+      if (!value || value.length < 6) continue
+      this.#values.add(value)
+      // As it appears inside a JSON string (a log line) when it holds quotes or backslashes.
+      const escaped = JSON.stringify(value).slice(1, -1)
+      if (escaped !== value) this.#values.add(escaped)
     }
     return this
   }
@@ -33,6 +63,7 @@ export class Redactor {
     for (const value of this.#values) {
       if (out.includes(value)) out = out.split(value).join(REDACTED)
     }
+    out = out.replace(SECRET_KEY_PATTERN, `"$1"$2"${REDACTED}"`)
     for (const pattern of SECRET_PATTERNS) {
       out = out.replace(pattern, (match, bearer?: string) =>
         typeof bearer === 'string' && /^Bearer/i.test(match) ? `${bearer}${REDACTED}` : REDACTED,
@@ -50,7 +81,10 @@ export interface LoggerOptions {
   name?: string
 }
 
-/** Keys whose values are never logged, wherever they appear in a logged object. */
+/**
+ * pino's own redaction of well-known paths (the line-level pass above catches deeper ones and
+ * secrets inside strings).
+ */
 const REDACTED_PATHS = [
   'password',
   'secret',
@@ -69,6 +103,7 @@ const REDACTED_PATHS = [
   'headers.authorization',
   'req.headers.authorization',
   'req.headers.cookie',
+  'headers.cookie',
 ]
 
 export function createLogger(options: LoggerOptions = {}): Logger {

@@ -2,7 +2,7 @@ import type { KeyValueStore } from './kv/key-value-store.ts'
 import { MemoryKeyValueStore } from './kv/memory-store.ts'
 import { RedisKeyValueStore } from './kv/redis-store.ts'
 import type { Logger } from './logger.ts'
-import { BullMqQueue } from './queue/bullmq-queue.ts'
+import { BullMqQueue, type BullMqQueueOptions } from './queue/bullmq-queue.ts'
 import { MemoryQueue } from './queue/memory-queue.ts'
 import type { Queue, RetryPolicy } from './queue/queue.ts'
 import { pingRedis, type Redis, RedisConnections } from './redis.ts'
@@ -15,6 +15,10 @@ export interface SharedStateOptions {
   prefix?: string
   retry?: Partial<RetryPolicy>
   queueName?: string
+  /** BullMQ tuning (lock duration, stalled-job check, coalescing) when on Redis. */
+  bullmq?: Omit<BullMqQueueOptions, 'connections' | 'name' | 'prefix' | 'retry' | 'logger'>
+  /** How long the start-up ping may take before it fails (default 5 s). */
+  connectTimeoutMs?: number
 }
 
 /**
@@ -32,6 +36,10 @@ export interface SharedState {
   close(): Promise<void>
 }
 
+/**
+ * Opens the shared state. With a Redis URL it pings Redis first and rejects, within
+ * `connectTimeoutMs`, with one line naming host:port (never the password) when it does not answer.
+ */
 export async function createSharedState(options: SharedStateOptions = {}): Promise<SharedState> {
   const prefix = options.prefix ?? 'kiln'
   if (!options.redisUrl) {
@@ -52,7 +60,7 @@ export async function createSharedState(options: SharedStateOptions = {}): Promi
   const redis = new RedisConnections(options.redisUrl)
   const client = redis.connect({ name: 'kiln' })
   try {
-    await pingRedis(client, options.redisUrl)
+    await pingRedis(client, options.redisUrl, options.connectTimeoutMs)
   } catch (error) {
     await redis.close()
     throw error
@@ -64,6 +72,7 @@ export async function createSharedState(options: SharedStateOptions = {}): Promi
     prefix,
     retry: options.retry,
     logger: options.logger,
+    ...options.bullmq,
   })
   return {
     kind: 'redis',

@@ -54,7 +54,9 @@ export class MemoryKeyValueStore implements KeyValueStore {
       this.#write(key, String(by), options)
       return by
     }
-    const next = Number(entry.value) + by
+    const current = Number(entry.value)
+    if (!Number.isSafeInteger(current)) throw new TypeError(`"${key}" does not hold an integer`)
+    const next = current + by
     entry.value = String(next)
     return next
   }

@@ -1,9 +1,11 @@
 import type { Redis } from '../redis.ts'
 import type { KeyValueStore, SetOptions } from './key-value-store.ts'
 
+// The TTL is set only by the call that creates the counter: a fixed window.
 const INCREMENT = `
+local created = redis.call('EXISTS', KEYS[1]) == 0
 local v = redis.call('INCRBY', KEYS[1], ARGV[1])
-if v == tonumber(ARGV[1]) and tonumber(ARGV[2]) > 0 then
+if created and tonumber(ARGV[2]) > 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return v`

@@ -1,6 +1,7 @@
-import { Queue as BullQueue, UnrecoverableError, Worker } from 'bullmq'
+import { Queue as BullQueue, type Job, type JobsOptions, UnrecoverableError, Worker } from 'bullmq'
+import { DependencyError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
-import type { RedisConnections } from '../redis.ts'
+import { pingRedis, type Redis, type RedisConnections } from '../redis.ts'
 import {
   defaultRetryPolicy,
   type EnqueueOptions,
@@ -9,6 +10,7 @@ import {
   type Queue,
   type QueueWorker,
   type RetryPolicy,
+  toPlainJson,
   UnrecoverableJobError,
   type WorkOptions,
 } from './queue.ts'
@@ -20,44 +22,157 @@ export interface BullMqQueueOptions {
   prefix?: string
   retry?: Partial<RetryPolicy>
   logger?: Logger
+  /**
+   * Coalesce `enqueue` calls made in the same turn of the event loop into one `addBulk`
+   * round trip (default true). Each caller still resolves only once Redis has its job.
+   */
+  coalesce?: boolean
+  /** How long a worker's lock on a running job lasts; renewed at half of it (default 30 s). */
+  lockDurationMs?: number
+  /** How often workers look for jobs whose worker died, to run them again (default 30 s). */
+  stalledIntervalMs?: number
+  /** Times a job may stall (its worker died) before it fails (default 1). */
+  maxStalledCount?: number
+  /** Completed jobs kept (and their ids deduplicated) per queue (default 1000). */
+  keepCompleted?: number
+  /** An enqueue that Redis has not confirmed within this time rejects (default 10 s). */
+  enqueueTimeoutMs?: number
 }
+
+interface PendingAdd {
+  name: string
+  data: unknown
+  opts: JobsOptions
+  callerId: string | undefined
+  resolve(value: { id: string }): void
+  reject(error: unknown): void
+}
+
+/** Above this many waiting calls a batch is sent at once instead of at the end of the turn. */
+const MAX_BATCH = 500
 
 /**
  * BullMQ on Redis. Producers fail fast when Redis is down (the caller answers 500 and the
  * provider retries); workers block and reconnect. A worker killed mid-job leaves the job
- * active; BullMQ's stalled-job check hands it to another worker.
+ * active with a lock that is no longer renewed; once it expires, another worker's stalled-job
+ * check puts the job back in the waiting list and it runs again.
  */
 export class BullMqQueue implements Queue {
-  readonly #connections: BullMqQueueOptions['connections']
+  readonly kind = 'bullmq'
+  readonly #connections: RedisConnections
+  readonly #producer: Redis
   readonly #queue: BullQueue
   readonly #name: string
   readonly #prefix: string | undefined
   readonly #policy: RetryPolicy
   readonly #logger: Logger | undefined
+  readonly #options: BullMqQueueOptions
   readonly #workers = new Set<Worker>()
+  readonly #inFlight = new Set<Promise<void>>()
+  #batch: PendingAdd[] = []
+  #flushScheduled: NodeJS.Immediate | undefined
+  #closed = false
+  #reportedDown = false
 
   constructor(options: BullMqQueueOptions) {
+    this.#options = options
     this.#connections = options.connections
     this.#name = options.name ?? 'kiln'
     this.#prefix = options.prefix
     this.#policy = { ...defaultRetryPolicy, ...options.retry }
     this.#logger = options.logger
-    this.#queue = new BullQueue(this.#name, {
-      connection: options.connections.connect({ name: 'kiln-queue' }),
-      prefix: this.#prefix,
+    this.#producer = options.connections.connect({ name: 'kiln-queue' })
+    this.#producer.on('ready', () => {
+      this.#reportedDown = false
     })
-    this.#queue.on('error', (err) => this.#logger?.error({ err }, 'queue connection error'))
+    this.#queue = new BullQueue(this.#name, { connection: this.#producer, prefix: this.#prefix })
+    // One line per outage, not one per reconnection attempt.
+    this.#queue.on('error', (err) => {
+      if (this.#reportedDown) return
+      this.#reportedDown = true
+      this.#logger?.error({ err }, 'queue connection error')
+    })
   }
 
-  async enqueue(name: string, payload: unknown, options: EnqueueOptions = {}) {
-    const job = await this.#queue.add(name, payload, {
-      jobId: options.jobId,
+  enqueue(name: string, payload: unknown, options: EnqueueOptions = {}): Promise<{ id: string }> {
+    if (this.#closed) return Promise.reject(new Error('queue is closed'))
+    let data: unknown
+    try {
+      data = toPlainJson(payload)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    const callerId = options.jobId || undefined
+    const opts: JobsOptions = {
+      jobId: callerId === undefined ? undefined : encodeJobId(callerId),
       attempts: options.attempts ?? this.#policy.attempts,
       backoff: { type: 'exponential', delay: this.#policy.backoffMs },
-      removeOnComplete: { count: 1000 },
+      removeOnComplete: { count: this.#options.keepCompleted ?? 1000 },
       removeOnFail: false,
+    }
+    return new Promise((resolve, reject) => {
+      this.#batch.push({ name, data, opts, callerId, resolve, reject })
+      if (this.#options.coalesce === false || this.#batch.length >= MAX_BATCH) {
+        this.#flush()
+      } else {
+        this.#flushScheduled ??= setImmediate(() => this.#flush())
+      }
     })
-    return { id: String(job.id) }
+  }
+
+  /** Sends every call waiting in the batch as one `addBulk` (or one `add` for a single job). */
+  #flush(): void {
+    if (this.#flushScheduled) clearImmediate(this.#flushScheduled)
+    this.#flushScheduled = undefined
+    const batch = this.#batch
+    this.#batch = []
+    if (batch.length === 0) return
+    const sent = this.#send(batch).finally(() => this.#inFlight.delete(sent))
+    this.#inFlight.add(sent)
+  }
+
+  async #send(batch: PendingAdd[]): Promise<void> {
+    const timeoutMs = this.#options.enqueueTimeoutMs ?? 10_000
+    let timer: NodeJS.Timeout | undefined
+    try {
+      const jobs = await Promise.race([
+        this.#add(batch),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`Redis did not confirm the job within ${timeoutMs} ms`)),
+            timeoutMs,
+          )
+        }),
+      ])
+      batch.forEach((pending, index) => {
+        pending.resolve({ id: pending.callerId ?? String(jobs[index]?.id) })
+      })
+    } catch (cause) {
+      const error =
+        cause instanceof DependencyError
+          ? cause
+          : new DependencyError(`could not enqueue: ${(cause as Error).message}`, { cause })
+      for (const pending of batch) pending.reject(error)
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  async #add(batch: PendingAdd[]): Promise<Job[]> {
+    // A producer that is not connected asks Redis once, with bounded retries, instead of
+    // waiting (as BullMQ would) for a connection that may never come.
+    if (this.#producer.status !== 'ready') {
+      try {
+        await pingRedis(this.#producer, this.#connections.url)
+      } catch (cause) {
+        throw new DependencyError((cause as Error).message, { cause })
+      }
+    }
+    if (batch.length === 1) {
+      const [only] = batch as [PendingAdd]
+      return [await this.#queue.add(only.name, only.data, only.opts)]
+    }
+    return this.#queue.addBulk(batch.map(({ name, data, opts }) => ({ name, data, opts })))
   }
 
   work(handlers: JobHandlers, options: WorkOptions = {}): QueueWorker {
@@ -68,7 +183,7 @@ export class BullMqQueue implements Queue {
         if (!handler) throw new UnrecoverableError(`no handler for job "${job.name}"`)
         try {
           await handler(job.data, {
-            id: String(job.id),
+            id: decodeJobId(String(job.id)),
             name: job.name,
             attempt: job.attemptsMade + 1,
           })
@@ -81,13 +196,23 @@ export class BullMqQueue implements Queue {
         connection: this.#connections.connect({ blocking: true, name: 'kiln-worker' }),
         prefix: this.#prefix,
         concurrency: Math.max(1, options.concurrency ?? 1),
+        lockDuration: this.#options.lockDurationMs ?? 30_000,
+        stalledInterval: this.#options.stalledIntervalMs ?? 30_000,
+        maxStalledCount: this.#options.maxStalledCount ?? 1,
       },
     )
     worker.on('failed', (job, err) => {
-      this.#logger?.warn(
-        { job: job?.name, id: job?.id, attempt: job?.attemptsMade, err: err.message },
-        'job failed',
-      )
+      if (!job) return
+      const final =
+        err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1)
+      const fields = {
+        job: job.name,
+        id: decodeJobId(String(job.id)),
+        attempt: job.attemptsMade,
+        err: err.message,
+      }
+      if (final) this.#logger?.error(fields, 'job failed')
+      else this.#logger?.warn(fields, 'job failed, retrying')
     })
     worker.on('error', (err) => this.#logger?.error({ err }, 'worker error'))
     this.#workers.add(worker)
@@ -102,7 +227,7 @@ export class BullMqQueue implements Queue {
   async failed(limit = 50): Promise<FailedJob[]> {
     const jobs = await this.#queue.getFailed(0, limit - 1)
     return jobs.map((job) => ({
-      id: String(job.id),
+      id: decodeJobId(String(job.id)),
       name: job.name,
       payload: job.data,
       error: job.failedReason,
@@ -111,18 +236,41 @@ export class BullMqQueue implements Queue {
     }))
   }
 
-  /** Waits until nothing is waiting, delayed or active in the queue. Polls: BullMQ has no idle event. */
+  /**
+   * With a worker in this process: waits until nothing is waiting, delayed or running in the
+   * queue (polling: BullMQ has no idle event). Without one it returns at once; the jobs are
+   * safe in Redis for the workers that run them.
+   */
   async drain(): Promise<void> {
-    for (;;) {
+    await Promise.all([...this.#inFlight])
+    while (this.#workers.size > 0) {
       const counts = await this.#queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')
       if (Object.values(counts).every((n) => n === 0)) return
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }
 
+  /** Sends what is batched, lets running jobs finish, then closes. Does not wait for retries. */
   async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    this.#flush()
+    await Promise.allSettled([...this.#inFlight])
     await Promise.all([...this.#workers].map((worker) => worker.close()))
     this.#workers.clear()
     await this.#queue.close()
   }
+}
+
+/**
+ * BullMQ refuses custom ids that look like integers or contain `:`; such ids (and those
+ * starting with `~`) are stored as `~` + base64url, so any string works as a `jobId`.
+ */
+export function encodeJobId(id: string): string {
+  const safe = !id.includes(':') && !id.startsWith('~') && `${Number.parseInt(id, 10)}` !== id
+  return safe ? id : `~${Buffer.from(id).toString('base64url')}`
+}
+
+export function decodeJobId(id: string): string {
+  return id.startsWith('~') ? Buffer.from(id.slice(1), 'base64url').toString() : id
 }

@@ -1,4 +1,4 @@
-export { BullMqQueue, type BullMqQueueOptions } from './bullmq-queue.ts'
+export { BullMqQueue, type BullMqQueueOptions, decodeJobId, encodeJobId } from './bullmq-queue.ts'
 export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.ts'
 export {
   backoffDelay,
@@ -11,6 +11,7 @@ export {
   type Queue,
   type QueueWorker,
   type RetryPolicy,
+  toPlainJson,
   UnrecoverableJobError,
   type WorkOptions,
 } from './queue.ts'

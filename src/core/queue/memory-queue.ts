@@ -9,6 +9,7 @@ import {
   type Queue,
   type QueueWorker,
   type RetryPolicy,
+  toPlainJson,
   UnrecoverableJobError,
   type WorkOptions,
 } from './queue.ts'
@@ -26,6 +27,8 @@ export interface MemoryQueueOptions {
   logger?: Logger
   /** Keeps at most this many failed jobs. */
   keepFailed?: number
+  /** Remembers this many completed job ids, so a repeated `jobId` is not run again. */
+  keepCompleted?: number
 }
 
 /**
@@ -34,13 +37,18 @@ export interface MemoryQueueOptions {
  * (REDIS_URL) where that matters.
  */
 export class MemoryQueue implements Queue {
+  readonly kind = 'memory'
   readonly #ready: PendingJob[] = []
+  /** Ids of jobs waiting, running or waiting out a backoff. */
   readonly #ids = new Set<string>()
+  /** Ids of recently completed jobs (insertion order, bounded), as BullMQ keeps them. */
+  readonly #completed = new Set<string>()
   readonly #failed: FailedJob[] = []
   readonly #timers = new Set<NodeJS.Timeout>()
   readonly #policy: RetryPolicy
   readonly #logger: Logger | undefined
   readonly #keepFailed: number
+  readonly #keepCompleted: number
   #handlers: JobHandlers | undefined
   #concurrency = 1
   #running = 0
@@ -51,15 +59,18 @@ export class MemoryQueue implements Queue {
     this.#policy = { ...defaultRetryPolicy, ...options.retry }
     this.#logger = options.logger
     this.#keepFailed = options.keepFailed ?? 1000
+    this.#keepCompleted = options.keepCompleted ?? 1000
   }
 
   async enqueue(name: string, payload: unknown, options: EnqueueOptions = {}) {
     if (this.#closed) throw new Error('queue is closed')
-    const id = options.jobId ?? randomUUID()
-    if (this.#ids.has(id)) return { id }
-    this.#ids.add(id)
+    const id = options.jobId || randomUUID()
+    if (this.#ids.has(id) || this.#completed.has(id) || this.#failed.some((f) => f.id === id)) {
+      return { id }
+    }
     // A JSON round trip: handlers get the same plain data BullMQ would give them.
-    const plain = payload === undefined ? undefined : JSON.parse(JSON.stringify(payload))
+    const plain = toPlainJson(payload)
+    this.#ids.add(id)
     this.#ready.push({
       id,
       name,
@@ -101,6 +112,7 @@ export class MemoryQueue implements Queue {
     }
     for (const timer of this.#timers) clearTimeout(timer)
     this.#timers.clear()
+    this.#notifyIfIdle()
     if (this.#handlers) await this.drain()
   }
 
@@ -116,9 +128,13 @@ export class MemoryQueue implements Queue {
       void this.#run(job).finally(() => {
         this.#running--
         this.#pump()
-        if (this.#isIdle()) for (const resolve of this.#idleWaiters.splice(0)) resolve()
+        this.#notifyIfIdle()
       })
     }
+  }
+
+  #notifyIfIdle(): void {
+    if (this.#isIdle()) for (const resolve of this.#idleWaiters.splice(0)) resolve()
   }
 
   async #run(job: PendingJob): Promise<void> {
@@ -127,6 +143,10 @@ export class MemoryQueue implements Queue {
       if (!handler) throw new UnrecoverableJobError(`no handler for job "${job.name}"`)
       await handler(job.payload, { id: job.id, name: job.name, attempt: job.attempt })
       this.#ids.delete(job.id)
+      this.#completed.add(job.id)
+      if (this.#completed.size > this.#keepCompleted) {
+        this.#completed.delete(this.#completed.values().next().value as string)
+      }
     } catch (error) {
       this.#retryOrFail(job, error)
     }

@@ -40,12 +40,25 @@ export interface WorkOptions {
  * separate processes.
  */
 export interface Queue {
+  /**
+   * Where jobs live: `memory` (this process; its own workers run them) or `bullmq` (Redis;
+   * any process's workers, e.g. `kiln queue:work`, run them).
+   */
+  readonly kind?: 'memory' | 'bullmq'
+  /**
+   * Adds a job. Resolves once the job is stored (in Redis for BullMQ); rejects when it cannot
+   * be, e.g. Redis is unreachable. With a `jobId` already known, nothing is added.
+   */
   enqueue(name: string, payload: unknown, options?: EnqueueOptions): Promise<{ id: string }>
   work(handlers: JobHandlers, options?: WorkOptions): QueueWorker
   /** Jobs that used up their attempts, newest first, with the last error. */
   failed(limit?: number): Promise<FailedJob[]>
-  /** Waits until no job is waiting or running in this process's workers (tests, shutdown). */
+  /**
+   * Waits until no job is waiting, delayed for a retry or running (tests, shutdown). Only a
+   * queue with a worker in this process waits; without one the jobs are safe where they are.
+   */
   drain(): Promise<void>
+  /** Stops this process's workers after their running jobs finish, then closes the queue. */
   close(): Promise<void>
 }
 
@@ -68,4 +81,10 @@ export class UnrecoverableJobError extends Error {
 
 export function backoffDelay(policy: RetryPolicy, attempt: number): number {
   return policy.backoffMs * 2 ** (attempt - 1)
+}
+
+/** The payload as a JSON round trip gives it back; `undefined` becomes `null`, as on Redis. */
+export function toPlainJson(payload: unknown): unknown {
+  const json = JSON.stringify(payload)
+  return json === undefined ? null : JSON.parse(json)
 }

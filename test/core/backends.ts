@@ -1,0 +1,128 @@
+import { describe } from 'vitest'
+import {
+  BullMqQueue,
+  type BullMqQueueOptions,
+  type KeyValueStore,
+  ManualClock,
+  MemoryKeyValueStore,
+  MemoryQueue,
+  type Queue,
+  RedisKeyValueStore,
+  type RetryPolicy,
+} from '../../src/core/index.ts'
+import { redisUrl } from '../support/env.ts'
+import { createTestRedis } from '../support/redis.ts'
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+export interface TestStore {
+  store: KeyValueStore
+  /** Lets `ms` pass for the store: the manual clock moves, or real time goes by on Redis. */
+  pass(ms: number): Promise<void>
+  /** A TTL short enough to wait out on Redis, and the time after which it has surely expired. */
+  shortTtlMs: number
+  cleanup(): Promise<void>
+}
+
+export interface StoreBackend {
+  name: 'memory' | 'redis'
+  available: boolean
+  create(): Promise<TestStore>
+}
+
+export const storeBackends: StoreBackend[] = [
+  {
+    name: 'memory',
+    available: true,
+    async create() {
+      const clock = new ManualClock()
+      const store = new MemoryKeyValueStore({ clock })
+      return {
+        store,
+        shortTtlMs: 1_000,
+        async pass(ms) {
+          clock.advance(ms)
+        },
+        cleanup: () => store.close(),
+      }
+    },
+  },
+  {
+    name: 'redis',
+    available: redisUrl !== undefined,
+    async create() {
+      const redis = await createTestRedis()
+      const store = new RedisKeyValueStore(redis.connections.connect(), {
+        prefix: `${redis.prefix}:`,
+      })
+      return {
+        store,
+        shortTtlMs: 50,
+        pass: (ms) => sleep(ms),
+        async cleanup() {
+          await store.close()
+          await redis.cleanup()
+        },
+      }
+    },
+  },
+]
+
+export interface TestQueue {
+  queue: Queue
+  cleanup(): Promise<void>
+}
+
+export interface QueueBackendOptions {
+  retry?: Partial<RetryPolicy>
+  bullmq?: Partial<BullMqQueueOptions>
+}
+
+export interface QueueBackend {
+  name: 'memory' | 'bullmq'
+  available: boolean
+  create(options?: QueueBackendOptions): Promise<TestQueue>
+}
+
+export const queueBackends: QueueBackend[] = [
+  {
+    name: 'memory',
+    available: true,
+    async create(options = {}) {
+      const queue = new MemoryQueue({ retry: options.retry })
+      return { queue, cleanup: () => queue.close() }
+    },
+  },
+  {
+    name: 'bullmq',
+    available: redisUrl !== undefined,
+    async create(options = {}) {
+      const redis = await createTestRedis()
+      const queue = new BullMqQueue({
+        connections: redis.connections,
+        name: 'jobs',
+        prefix: redis.prefix,
+        retry: options.retry,
+        ...options.bullmq,
+      })
+      return {
+        queue,
+        async cleanup() {
+          await queue.close()
+          await redis.cleanup()
+        },
+      }
+    },
+  },
+]
+
+/** Runs a suite once per backend; a backend whose service is not configured is skipped. */
+export function describeEach<Backend extends { name: string; available: boolean }>(
+  title: string,
+  backends: Backend[],
+  suite: (backend: Backend) => void,
+): void {
+  for (const backend of backends) {
+    describe.skipIf(!backend.available)(`${title} [${backend.name}]`, () => suite(backend))
+  }
+}
