@@ -13,7 +13,7 @@ import {
 import { redisUrl } from '../support/env.ts'
 import { createTestRedis } from '../support/redis.ts'
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 export interface TestStore {
   store: KeyValueStore
