@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
+import { register as migrate } from './migrate.ts'
 
 /** Each command module exports one function that adds its command to the program. */
 export type RegisterCommand = (program: Command) => void
 
-export const commands: RegisterCommand[] = []
+export const commands: RegisterCommand[] = [migrate]

@@ -1,0 +1,44 @@
+import { resolve } from 'node:path'
+import type { Command } from 'commander'
+import pc from 'picocolors'
+import { MigrationError, migrate } from '../../db/index.ts'
+import { openAppDatabase } from '../app-context.ts'
+import { CliError } from '../cli-error.ts'
+
+export interface MigrateCommandOptions {
+  cwd?: string
+  env?: Record<string, string | undefined>
+  /** Where lines go; standard output by default. */
+  print?: (line: string) => void
+}
+
+/** `kiln migrate`: kiln's own migrations, then the app's, on the app's database. */
+export async function runMigrate(options: MigrateCommandOptions = {}): Promise<string[]> {
+  const print = options.print ?? ((line: string) => console.log(line))
+  const app = await openAppDatabase({ cwd: options.cwd, env: options.env })
+  try {
+    print(pc.dim(`Migrating ${app.description}`))
+    const { migrations } = app.kilnConfig
+    const { applied } = await migrate(app.database, {
+      appMigrationsDir: migrations === undefined ? undefined : resolve(app.root, migrations),
+      logger: { info: () => {}, warn: (message) => print(pc.yellow(message)) },
+    })
+    if (applied.length === 0) print('Nothing to migrate')
+    for (const name of applied) print(`${pc.green('✓')} ${name}`)
+    return applied
+  } catch (error) {
+    if (error instanceof MigrationError) throw new CliError(error.message, { cause: error })
+    throw error
+  } finally {
+    await app.close()
+  }
+}
+
+export function register(program: Command): void {
+  program
+    .command('migrate')
+    .description("Apply kiln's migrations and the app's (kiln.config.ts `migrations`)")
+    .action(async () => {
+      await runMigrate()
+    })
+}
