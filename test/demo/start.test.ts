@@ -1,46 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
-
-const root = fileURLToPath(new URL('../..', import.meta.url))
-const tsx = join(root, 'node_modules/.bin/tsx')
-const main = join(root, 'examples/demo/src/main.ts')
-
-interface Started {
-  child: ChildProcess
-  output: () => string
-  exited: Promise<number | null>
-}
-
-/** Runs the demo's entry point as `npm start` does, from a scratch directory. */
-function startProcess(env: Record<string, string>, cwd: string): Started {
-  let output = ''
-  const child = spawn(tsx, ['--tsconfig', join(root, 'tsconfig.json'), main], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  child.stdout?.on('data', (chunk) => {
-    output += chunk
-  })
-  child.stderr?.on('data', (chunk) => {
-    output += chunk
-  })
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  return { child, output: () => output, exited }
-}
-
-async function waitFor(check: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+import { spawnTs, waitFor } from '../support/processes.ts'
 
 describe('npm start (the demo process)', () => {
   const cleanups: (() => void)[] = []
@@ -52,7 +15,7 @@ describe('npm start (the demo process)', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'kiln-demo-'))
     cleanups.push(() => rmSync(cwd, { recursive: true, force: true }))
     const port = String(20000 + Math.floor(Math.random() * 20000))
-    const started = startProcess({ PORT: port }, cwd)
+    const started = spawnTs('examples/demo/src/main.ts', [], { cwd, env: { PORT: port } })
     cleanups.push(() => started.child.kill('SIGKILL'))
     await waitFor(() => started.output().includes('is running at'), 'the banner')
     expect(started.output()).toContain(`http://localhost:${port}/api/docs`)
@@ -85,10 +48,10 @@ describe('npm start (the demo process)', () => {
   ])('a bad %s gives one clear line and exit code 1', async (name, value, message) => {
     const cwd = mkdtempSync(join(tmpdir(), 'kiln-demo-'))
     cleanups.push(() => rmSync(cwd, { recursive: true, force: true }))
-    const started = startProcess(
-      { [name]: value, DATABASE_URL: name === 'DATABASE_URL' ? value : 'pglite:' },
+    const started = spawnTs('examples/demo/src/main.ts', [], {
       cwd,
-    )
+      env: { [name]: value, DATABASE_URL: name === 'DATABASE_URL' ? value : 'pglite:' },
+    })
     cleanups.push(() => started.child.kill('SIGKILL'))
     expect(await started.exited).toBe(1)
     const out = started.output().trim()
