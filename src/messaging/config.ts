@@ -34,14 +34,29 @@ export interface MessagingConfigInput {
   graphApiUrl?: string | undefined
 }
 
+interface Secrets {
+  appSecret: string
+  accessToken: string
+  verifyToken: string
+}
+
+// Kept outside the objects: a copy (a logger's redaction clone, a spread) carries no secret.
+const SECRETS = new WeakMap<object, Secrets>()
+const REDACTED: Secrets = {
+  appSecret: '<redacted>',
+  accessToken: '<redacted>',
+  verifyToken: '<redacted>',
+}
+
+function secretsOf(config: object): Secrets {
+  return SECRETS.get(config) ?? REDACTED
+}
+
 /**
- * Messaging configuration, read once at start-up. The secrets live in private fields behind
- * getters: the object prints, logs and serializes with `<redacted>` in their place.
+ * Messaging configuration, read once at start-up. The secrets are reachable through getters
+ * only: the object prints, logs and serializes with `<redacted>` in their place.
  */
 export class MessagingConfig {
-  readonly #appSecret: string
-  readonly #accessToken: string
-  readonly #verifyToken: string
   readonly phoneNumberId: string
   /** Base URL of the Graph API without a trailing slash. */
   readonly graphApiUrl: string
@@ -52,31 +67,34 @@ export class MessagingConfig {
         throw new TypeError(`MessagingConfig: ${key} is required`)
       }
     }
-    this.#appSecret = input.appSecret
-    this.#accessToken = input.accessToken
-    this.#verifyToken = input.verifyToken
+    SECRETS.set(this, {
+      appSecret: input.appSecret,
+      accessToken: input.accessToken,
+      verifyToken: input.verifyToken,
+    })
     this.phoneNumberId = input.phoneNumberId
     this.graphApiUrl = (input.graphApiUrl ?? DEFAULT_GRAPH_API_URL).replace(/\/+$/, '')
   }
 
   /** Signs and verifies webhook bodies (HMAC-SHA256). */
   get appSecret(): string {
-    return this.#appSecret
+    return secretsOf(this).appSecret
   }
 
   /** Authenticates sends to the Graph API. */
   get accessToken(): string {
-    return this.#accessToken
+    return secretsOf(this).accessToken
   }
 
   /** Answers the provider's subscription handshake. */
   get verifyToken(): string {
-    return this.#verifyToken
+    return secretsOf(this).verifyToken
   }
 
   /** The secret values, e.g. to scrub them from text. */
   secrets(): string[] {
-    return [this.#appSecret, this.#accessToken, this.#verifyToken]
+    const { appSecret, accessToken, verifyToken } = secretsOf(this)
+    return [appSecret, accessToken, verifyToken]
   }
 
   toJSON(): Record<string, string> {
