@@ -1,0 +1,101 @@
+import type { Table } from 'drizzle-orm'
+import type { Dialect } from '../db/index.ts'
+
+/**
+ * What the data tools need to know about a column: the model registry's `ColumnInfo`
+ * (kiln/db) satisfies it.
+ */
+export interface McpColumn {
+  /** The database column name: the field name on the wire. */
+  name: string
+  /** The property of the Drizzle table. */
+  key: string
+  sqlType: string
+  dataType: string
+  nullable: boolean
+  hasDefault: boolean
+  primaryKey: boolean
+  autoIncrement: boolean
+  length?: number | undefined
+}
+
+/** What the data tools need to know about a model: kiln/db's `ModelInfo` satisfies it. */
+export interface McpModel {
+  name: string
+  resource: string
+  tableName: string
+  table: Table
+  dialect: Dialect
+  columns: readonly McpColumn[]
+}
+
+/** A set of models: kiln/db's `ModelRegistry` satisfies it. */
+export interface McpModelSource {
+  models: readonly McpModel[]
+}
+
+/**
+ * Fields that never leave the data tools: the same whole-name, case-insensitive list the
+ * generated REST resources exclude (`token_count` is not excluded).
+ */
+export const SENSITIVE_FIELDS: readonly string[] = [
+  'password',
+  'password_hash',
+  'hashed_password',
+  'secret',
+  'token',
+  'api_key',
+  'hashed_key',
+  'remember_token',
+]
+
+export function isSensitiveField(name: string): boolean {
+  return SENSITIVE_FIELDS.includes(name.toLowerCase())
+}
+
+/** Timestamps the tools fill themselves and never require. */
+export const TIMESTAMP_FIELDS: readonly string[] = ['created_at', 'updated_at']
+
+export const TENANT_FIELD = 'tenant_id'
+
+/** Names a model answers to: its resource (`blog_posts`), its name (`BlogPost`), its table. */
+export function modelNames(model: McpModel): string[] {
+  return [...new Set([model.resource, model.name, model.tableName])]
+}
+
+/** The model a tool argument names, matched exactly first, then case-insensitively. */
+export function findModel(source: McpModelSource, name: string): McpModel | undefined {
+  const exact = source.models.find((model) => modelNames(model).includes(name))
+  if (exact) return exact
+  const lower = name.toLowerCase()
+  return source.models.find((model) =>
+    modelNames(model).some((candidate) => candidate.toLowerCase() === lower),
+  )
+}
+
+/** The single primary-key column, or undefined for a table without one or with a composite key. */
+export function primaryKeyOf(model: McpModel): McpColumn | undefined {
+  const keys = model.columns.filter((column) => column.primaryKey)
+  return keys.length === 1 ? keys[0] : undefined
+}
+
+export function columnNamed(model: McpModel, name: string): McpColumn | undefined {
+  return model.columns.find((column) => column.name === name)
+}
+
+/** Columns whose values the tools return: every column but the sensitive ones. */
+export function visibleColumns(model: McpModel): McpColumn[] {
+  return model.columns.filter((column) => !isSensitiveField(column.name))
+}
+
+/** Columns a caller may set on create: all but database-generated primary keys. */
+export function creatableColumns(model: McpModel): McpColumn[] {
+  return model.columns.filter(
+    (column) => !(column.primaryKey && (column.autoIncrement || column.hasDefault)),
+  )
+}
+
+/** Columns a caller may change on update: all but the primary key. */
+export function updatableColumns(model: McpModel): McpColumn[] {
+  return model.columns.filter((column) => !column.primaryKey)
+}

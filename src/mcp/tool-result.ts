@@ -1,0 +1,34 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { ToolError } from './crud.ts'
+
+/** A successful tool result: the value as JSON text, and as structured content when an object. */
+export function jsonResult(value: unknown): CallToolResult {
+  const result: CallToolResult = {
+    content: [{ type: 'text', text: JSON.stringify(value, null, 2) }],
+  }
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    result.structuredContent = value as Record<string, unknown>
+  }
+  return result
+}
+
+export function errorResult(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true }
+}
+
+/**
+ * Runs a tool body: a `ToolError` becomes a tool error with its message; anything else becomes
+ * a generic tool error (its message may carry internals) and is rethrown to nobody.
+ */
+export async function runTool(
+  body: () => Promise<unknown>,
+  onUnexpected?: (error: unknown) => void,
+): Promise<CallToolResult> {
+  try {
+    return jsonResult(await body())
+  } catch (error) {
+    if (error instanceof ToolError) return errorResult(error.message)
+    onUnexpected?.(error)
+    return errorResult('The tool failed unexpectedly (the error was logged)')
+  }
+}

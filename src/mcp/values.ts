@@ -1,0 +1,118 @@
+import type { McpColumn } from './models.ts'
+
+/** A value that does not fit its column; the message names what was expected. */
+export class FieldValueError extends Error {}
+
+const INTEGER_TYPES =
+  /^(integer|int|int2|int4|int8|smallint|bigint|serial|smallserial|bigserial|serial4|serial8)\b/i
+const INTEGER_RANGES: Record<string, number> = {
+  smallint: 2 ** 15,
+  int2: 2 ** 15,
+  smallserial: 2 ** 15,
+  integer: 2 ** 31,
+  int: 2 ** 31,
+  int4: 2 ** 31,
+  serial: 2 ** 31,
+  serial4: 2 ** 31,
+}
+const NUMERIC_STRING = /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/
+const INTEGER_STRING = /^-?\d+$/
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * Checks a JSON value from a tool call against its column and converts it to what Drizzle
+ * binds for that column (a `Date` for timestamps, a `bigint` for bigint-mode columns).
+ * Throws `FieldValueError` when the value does not fit, so nothing reaches the database.
+ */
+export function coerceValue(
+  column: McpColumn,
+  value: unknown,
+  enumValues?: readonly string[],
+): unknown {
+  if (value === null) {
+    if (!column.nullable) throw new FieldValueError('must not be null')
+    return null
+  }
+  switch (column.dataType) {
+    case 'string':
+      return coerceString(column, value, enumValues)
+    case 'number':
+      return coerceNumber(column, value)
+    case 'bigint':
+      return coerceBigint(value)
+    case 'boolean':
+      if (typeof value !== 'boolean') throw new FieldValueError('expected true or false')
+      return value
+    case 'date':
+      return coerceDate(value)
+    case 'json':
+      return value
+    case 'array':
+      if (!Array.isArray(value)) throw new FieldValueError('expected an array')
+      return value
+    case 'buffer':
+      throw new FieldValueError('binary columns cannot be set through the data tools')
+    default:
+      if (typeof value === 'object') throw new FieldValueError('expected a scalar value')
+      return value
+  }
+}
+
+function coerceString(column: McpColumn, value: unknown, enumValues?: readonly string[]): string {
+  if (typeof value !== 'string') throw new FieldValueError('expected a string')
+  if (column.length !== undefined && [...value].length > column.length) {
+    throw new FieldValueError(`must be at most ${column.length} characters`)
+  }
+  if (enumValues && enumValues.length > 0 && !enumValues.includes(value)) {
+    throw new FieldValueError(`expected one of ${enumValues.join(', ')}`)
+  }
+  if (/^uuid$/i.test(column.sqlType) && !UUID.test(value)) {
+    throw new FieldValueError('expected a UUID')
+  }
+  if (value.includes('\u0000')) throw new FieldValueError('must not contain NUL characters')
+  return value
+}
+
+function coerceNumber(column: McpColumn, value: unknown): number {
+  let number: number
+  if (typeof value === 'number') number = value
+  else if (typeof value === 'string' && NUMERIC_STRING.test(value.trim())) number = Number(value)
+  else throw new FieldValueError('expected a number')
+  if (!Number.isFinite(number)) throw new FieldValueError('expected a finite number')
+  const integerType = INTEGER_TYPES.exec(column.sqlType)
+  if (integerType) {
+    if (!Number.isSafeInteger(number)) throw new FieldValueError('expected an integer')
+    const range = INTEGER_RANGES[integerType[1]!.toLowerCase()]
+    if (range !== undefined && (number < -range || number >= range)) {
+      throw new FieldValueError(`must be between ${-range} and ${range - 1}`)
+    }
+  }
+  return number
+}
+
+function coerceBigint(value: unknown): bigint {
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value)
+  if (typeof value === 'string' && INTEGER_STRING.test(value)) {
+    const big = BigInt(value)
+    if (big >= -(2n ** 63n) && big < 2n ** 63n) return big
+  }
+  throw new FieldValueError('expected a 64-bit integer')
+}
+
+function coerceDate(value: unknown): Date {
+  if (typeof value !== 'string' || !ISO_DATE.test(value)) {
+    throw new FieldValueError('expected an ISO 8601 date-time string')
+  }
+  const date = new Date(value)
+  if (Number.isNaN(date.getTime())) throw new FieldValueError('expected a valid date')
+  return date
+}
+
+/** A database value as JSON: dates as ISO strings, bigints and buffers as strings. */
+export function toJsonValue(value: unknown): unknown {
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString()
+  if (typeof value === 'bigint') return value.toString()
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64')
+  return value
+}
