@@ -63,7 +63,7 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
       per_page: { type: 'integer', minimum: 1 },
     })
     expect(
-      (list.properties as Record<string, { description: string }>).model.description,
+      (list.properties as Record<string, { description: string }>).model?.description,
     ).toContain('users, notes')
     expect(byName.crud_create!.inputSchema.required).toEqual(['model', 'data'])
     expect(byName.crud_update!.inputSchema.required).toEqual(['model', 'id', 'data'])
