@@ -1,7 +1,9 @@
 import type { Command } from 'commander'
+import { register as makeMessaging } from './make-messaging.ts'
 import { register as migrate } from './migrate.ts'
+import { register as queueWork } from './queue-work.ts'
 
 /** Each command module exports one function that adds its command to the program. */
 export type RegisterCommand = (program: Command) => void
 
-export const commands: RegisterCommand[] = [migrate]
+export const commands: RegisterCommand[] = [migrate, queueWork, makeMessaging]
