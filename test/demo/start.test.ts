@@ -17,7 +17,7 @@ describe('npm start (the demo process)', () => {
     const port = String(20000 + Math.floor(Math.random() * 20000))
     const started = spawnTs('examples/demo/src/main.ts', [], { cwd, env: { PORT: port } })
     cleanups.push(() => started.child.kill('SIGKILL'))
-    await waitFor(() => started.output().includes('is running at'), 'the banner')
+    await waitFor(() => started.output().includes('is running at'), 'the banner', 150_000)
     expect(started.output()).toContain(`http://localhost:${port}/api/docs`)
     expect(started.output()).toContain('demo@example.com')
 
@@ -39,7 +39,7 @@ describe('npm start (the demo process)', () => {
     started.child.kill('SIGTERM')
     expect(await started.exited).toBe(0)
     expect(existsSync(join(cwd, 'storage/kiln-db.json'))).toBe(false)
-  })
+  }, 180_000)
 
   it.each([
     ['DATABASE_URL', 'mysql://localhost/app', /DATABASE_URL: expected a postgres:\/\//],
