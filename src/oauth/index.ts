@@ -9,11 +9,23 @@ export {
   type ValidateBearer,
 } from './bearer.ts'
 export { type LoadOAuthConfigOptions, loadOAuthConfig, type OAuthConfig } from './config.ts'
+export type { Limit, OAuthSession, SessionResolver } from './context.ts'
 export { type OAuthCorsOptions, oauthCors } from './cors.ts'
 export { OAuthError, type OAuthErrorCode, OAuthPageError, OAuthRedirectError } from './errors.ts'
+export { PAGE_SECURITY_HEADERS } from './http/page-response.ts'
 export {
   ACCESS_TOKEN_TTL_SECONDS,
   type AccessTokenClaims,
   signAccessToken,
   verifyAccessToken,
 } from './protocol/access-token.ts'
+export type { RegisteredClient } from './protocol/client-metadata.ts'
+export { s256Challenge } from './protocol/pkce.ts'
+export { safeReturnTo } from './protocol/return-to.ts'
+export { formatUserCode, normalizeUserCode } from './protocol/user-code.ts'
+export { type OAuthServerOptions, oauthServer } from './server.ts'
+export {
+  type ClientStore,
+  createDatabaseClientStore,
+  MemoryClientStore,
+} from './store/client-store.ts'

@@ -1,0 +1,111 @@
+import type { Handler } from 'hono'
+import type { OAuthContext } from '../context.ts'
+import { OAuthPageError } from '../errors.ts'
+import { clientIp } from '../http/client-ip.ts'
+import { htmlResponse } from '../http/page-response.ts'
+import { hit, overLimit } from '../http/throttle.ts'
+import { renderConsentPage } from '../pages/consent.ts'
+import { renderDeviceEntryPage, renderDeviceResultPage } from '../pages/device.ts'
+import { formatUserCode, normalizeUserCode } from '../protocol/user-code.ts'
+import { loginRedirect } from './login-redirect.ts'
+import { readSessionForm } from './session-form.ts'
+
+const WRONG_CODE = 'That code is not valid. Check the code on your device and try again.'
+
+/**
+ * GET /device: the verification page, with `user_code` pre-filled from the query (the
+ * person still confirms it). Unauthenticated people go to login and come back.
+ * @see RFC 8628 §3.3
+ */
+export function deviceHandler(ctx: OAuthContext): Handler {
+  const action = new URL(ctx.endpoints.verification).pathname
+  return async function devicePage(c) {
+    const url = new URL(c.req.url)
+    const session = await ctx.session(c.req.raw)
+    if (!session) return loginRedirect(ctx, url.pathname + url.search)
+    const typed = url.searchParams.get('user_code') ?? ''
+    const normalized = normalizeUserCode(typed)
+    return htmlResponse(
+      renderDeviceEntryPage({
+        action,
+        csrfToken: session.csrfToken,
+        userCode: normalized ? formatUserCode(normalized) : typed.slice(0, 20),
+      }),
+    )
+  }
+}
+
+/**
+ * POST /device: first the code (answered with the consent page), then the decision. The
+ * user and tenant come from the session, never from the form. Wrong codes are counted per
+ * session and per IP and answered with one generic message.
+ */
+export function deviceDecisionHandler(ctx: OAuthContext): Handler {
+  const action = new URL(ctx.endpoints.verification).pathname
+  return async function deviceDecision(c) {
+    const session = await ctx.session(c.req.raw)
+    if (!session) return loginRedirect(ctx, action, 303)
+    const form = await readSessionForm(c, session)
+    const throttles = [
+      { key: `device-user:${session.userId}`, limit: ctx.limits.userCodePerSession },
+      { key: `device-ip:${clientIp(c, ctx.trustProxy)}`, limit: ctx.limits.userCodePerIp },
+    ]
+    for (const { key, limit } of throttles) {
+      if (await overLimit(ctx.store, key, limit)) {
+        throw new OAuthPageError(
+          429,
+          'Too many attempts',
+          'Too many wrong codes. Wait a few minutes and try again.',
+        )
+      }
+    }
+    const typed = form.get('user_code') ?? ''
+    const userCode = normalizeUserCode(typed)
+    const found = userCode ? await ctx.devices.findByUserCode(userCode) : undefined
+    const alreadyDecided = found ? (await ctx.devices.decision(found.hash)) !== undefined : false
+    const wrong = async () => {
+      for (const { key, limit } of throttles) await hit(ctx.store, key, limit)
+      return htmlResponse(
+        renderDeviceEntryPage({
+          action,
+          csrfToken: session.csrfToken,
+          userCode: typed.slice(0, 20),
+          error: WRONG_CODE,
+        }),
+        400,
+      )
+    }
+    if (!found || !userCode || alreadyDecided) return wrong()
+    const decision = form.get('decision')
+    if (decision === null) {
+      const client = await ctx.clients.get(found.grant.clientId)
+      return htmlResponse(
+        renderConsentPage({
+          appName: ctx.appName,
+          clientName: client?.clientName,
+          clientId: found.grant.clientId,
+          redirectHost: undefined,
+          scopes: found.grant.scope,
+          action,
+          hidden: { user_code: formatUserCode(userCode), csrf_token: session.csrfToken },
+        }),
+      )
+    }
+    if (decision !== 'approve' && decision !== 'deny') {
+      throw new OAuthPageError(400, 'Invalid request', 'Choose Approve or Deny.')
+    }
+    const approved = decision === 'approve'
+    const recorded = await ctx.devices.decide(
+      found.hash,
+      approved
+        ? { status: 'approved', userId: session.userId, tenantId: session.tenantId }
+        : { status: 'denied' },
+    )
+    if (!recorded) return wrong()
+    ctx.logger.info(
+      { clientId: found.grant.clientId, userId: session.userId, approved },
+      'oauth: device grant decided',
+    )
+    return htmlResponse(renderDeviceResultPage(approved))
+  }
+}

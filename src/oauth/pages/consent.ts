@@ -1,0 +1,56 @@
+import { escapeHtml, layout } from './layout.ts'
+
+export interface ConsentPageParams {
+  appName: string
+  clientName: string | undefined
+  clientId: string
+  /** Where the browser goes after approval (authorization code); absent for devices. */
+  redirectHost: string | undefined
+  scopes: string[]
+  /** Form action path. */
+  action: string
+  /** Hidden fields carried to the POST (request id or user code, CSRF token). */
+  hidden: Record<string, string>
+}
+
+/** The Approve/Deny page shared by the authorization-code and device flows. */
+export function renderConsentPage(params: ConsentPageParams): string {
+  const name = params.clientName ?? 'An unnamed application'
+  const hidden = Object.entries(params.hidden)
+    .map(
+      ([field, value]) =>
+        `<input type="hidden" name="${escapeHtml(field)}" value="${escapeHtml(value)}">`,
+    )
+    .join('\n')
+  const scopes = params.scopes.map((scope) => `<li><code>${escapeHtml(scope)}</code></li>`).join('')
+  const destination = params.redirectHost
+    ? `<p>After you approve, you will be sent to <strong>${escapeHtml(params.redirectHost)}</strong>.</p>`
+    : ''
+  return layout(
+    `Authorize ${name}`,
+    `<h1>Authorize <span id="client-name">${escapeHtml(name)}</span></h1>
+<p><strong>${escapeHtml(name)}</strong> wants to access your ${escapeHtml(params.appName)} account.</p>
+<p class="muted">Client ID: <code>${escapeHtml(params.clientId)}</code></p>
+${destination}
+<p>It asks for these permissions:</p>
+<ul aria-label="Requested permissions">${scopes}</ul>
+<p class="muted">The application names itself; approve only if you started this connection.</p>
+<form method="post" action="${escapeHtml(params.action)}">
+${hidden}
+<div class="actions">
+<button type="submit" name="decision" value="deny">Deny</button>
+<button type="submit" name="decision" value="approve" class="primary">Approve</button>
+</div>
+</form>`,
+  )
+}
+
+/** What the consent page shows as the destination of a redirect URI. */
+export function redirectHost(uri: string): string {
+  try {
+    const url = new URL(uri)
+    return url.host !== '' ? url.host : url.protocol
+  } catch {
+    return uri
+  }
+}

@@ -1,0 +1,58 @@
+/** The absolute URLs of the server's endpoints, derived once from the issuer. */
+export interface Endpoints {
+  issuer: string
+  authorization: string
+  token: string
+  registration: string
+  deviceAuthorization: string
+  verification: string
+  /** The canonical MCP URL: absolute, no fragment, no trailing slash. */
+  resource: string
+  /** `/.well-known/oauth-protected-resource/<resource path>`. @see RFC 9728 §3.1 */
+  resourceMetadata: string
+}
+
+export function endpointsFor(issuer: string, resourcePath: string): Endpoints {
+  const path = `/${resourcePath.replace(/^\/+|\/+$/g, '')}`
+  return {
+    issuer,
+    authorization: `${issuer}/authorize`,
+    token: `${issuer}/token`,
+    registration: `${issuer}/register`,
+    deviceAuthorization: `${issuer}/device_authorization`,
+    verification: `${issuer}/device`,
+    resource: `${issuer}${path}`,
+    resourceMetadata: `${issuer}/.well-known/oauth-protected-resource${path}`,
+  }
+}
+
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
+
+/**
+ * Authorization-server metadata: exactly the fields of the spec, plus RFC 9207's
+ * `authorization_response_iss_parameter_supported`. @see RFC 8414 §2
+ */
+export function authorizationServerMetadata(endpoints: Endpoints) {
+  return {
+    issuer: endpoints.issuer,
+    authorization_endpoint: endpoints.authorization,
+    token_endpoint: endpoints.token,
+    registration_endpoint: endpoints.registration,
+    device_authorization_endpoint: endpoints.deviceAuthorization,
+    response_types_supported: ['code'],
+    grant_types_supported: ['authorization_code', DEVICE_CODE_GRANT],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['none'],
+    authorization_response_iss_parameter_supported: true,
+  }
+}
+
+/** Protected-resource metadata of the MCP endpoint. @see RFC 9728 §2 */
+export function protectedResourceMetadata(endpoints: Endpoints, scopes: string[]) {
+  return {
+    resource: endpoints.resource,
+    authorization_servers: [endpoints.issuer],
+    scopes_supported: scopes,
+    bearer_methods_supported: ['header'],
+  }
+}

@@ -1,0 +1,23 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+
+/** Injected randomness: returns `size` random bytes. Tests pass a seeded source. */
+export type RandomSource = (size: number) => Uint8Array
+
+export const systemRandom: RandomSource = (size) => randomBytes(size)
+
+/** A URL-safe random string of `bytes` bytes of entropy (32 → 256 bits, 43 characters). */
+export function randomToken(random: RandomSource, bytes = 32): string {
+  return Buffer.from(random(bytes)).toString('base64url')
+}
+
+/** SHA-256 of a secret, hex: what the store keeps instead of codes and tokens themselves. */
+export function sha256Hex(value: string): string {
+  return createHash('sha256').update(value).digest('hex')
+}
+
+/** Compares two secrets in constant time (over equal-length digests). */
+export function secretsEqual(a: string, b: string): boolean {
+  const left = createHash('sha256').update(a).digest()
+  const right = createHash('sha256').update(b).digest()
+  return timingSafeEqual(left, right)
+}

@@ -1,0 +1,103 @@
+import type { Clock } from '../../core/clock.ts'
+import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
+import { type RandomSource, randomToken, sha256Hex } from '../protocol/random.ts'
+import { getJson, setJson, takeJson } from './json.ts'
+
+/** What a grant is bound to, whichever way it was approved. */
+export interface GrantBinding {
+  clientId: string
+  scope: string[]
+  resource: string
+  userId: string
+  tenantId: string | undefined
+}
+
+/** An authorization request shown on the consent page, waiting for Approve or Deny. */
+export interface PendingAuthorization extends GrantBinding {
+  redirectUri: string
+  codeChallenge: string
+  state: string | undefined
+  /** SHA-256 of the session's CSRF token when the page was shown. */
+  csrfHash: string
+  expiresAt: number
+}
+
+export interface AuthorizationCodeRecord extends GrantBinding {
+  redirectUri: string
+  codeChallenge: string
+  expiresAt: number
+}
+
+/** Authorization codes live 60 seconds. */
+export const CODE_TTL_MS = 60_000
+/** The consent page is good for 10 minutes. */
+export const PENDING_TTL_MS = 600_000
+
+const pendingKey = (id: string) => `oauth:authreq:${sha256Hex(id)}`
+const codeKey = (hash: string) => `oauth:code:${hash}`
+const usedCodeKey = (hash: string) => `oauth:code-used:${hash}`
+
+/**
+ * Consent requests and authorization codes in the KeyValueStore, stored under the SHA-256 of
+ * their values, so a flow begun on one instance completes on another. Expiry is checked
+ * against the injected clock as well as by the store's TTL.
+ */
+export class AuthorizationCodeStore {
+  readonly #store: KeyValueStore
+  readonly #clock: Clock
+  readonly #random: RandomSource
+
+  constructor(store: KeyValueStore, clock: Clock, random: RandomSource) {
+    this.#store = store
+    this.#clock = clock
+    this.#random = random
+  }
+
+  async savePending(request: Omit<PendingAuthorization, 'expiresAt'>): Promise<string> {
+    const id = randomToken(this.#random)
+    const expiresAt = this.#clock.now() + PENDING_TTL_MS
+    await setJson(this.#store, pendingKey(id), { ...request, expiresAt }, PENDING_TTL_MS)
+    return id
+  }
+
+  /** The pending request, removed: each consent page is answered once. */
+  async takePending(id: string): Promise<PendingAuthorization | undefined> {
+    if (id.length === 0 || id.length > 200) return undefined
+    const record = await takeJson<PendingAuthorization>(this.#store, pendingKey(id))
+    return record && record.expiresAt > this.#clock.now() ? record : undefined
+  }
+
+  async issueCode(binding: Omit<AuthorizationCodeRecord, 'expiresAt'>): Promise<string> {
+    const code = randomToken(this.#random)
+    const expiresAt = this.#clock.now() + CODE_TTL_MS
+    await setJson(this.#store, codeKey(sha256Hex(code)), { ...binding, expiresAt }, CODE_TTL_MS)
+    return code
+  }
+
+  /** Reads a code without consuming it (a wrong verifier must not burn the code). */
+  async peekCode(code: string): Promise<AuthorizationCodeRecord | undefined> {
+    const record = await getJson<AuthorizationCodeRecord>(this.#store, codeKey(sha256Hex(code)))
+    return record && record.expiresAt > this.#clock.now() ? record : undefined
+  }
+
+  /**
+   * Consumes a code: of concurrent exchanges exactly one gets the record. The code is then
+   * remembered as used, with the token family it started, so a replay can revoke that family.
+   */
+  async consumeCode(
+    code: string,
+    familyId: string,
+    rememberMs: number,
+  ): Promise<AuthorizationCodeRecord | undefined> {
+    const hash = sha256Hex(code)
+    const record = await takeJson<AuthorizationCodeRecord>(this.#store, codeKey(hash))
+    if (!record || record.expiresAt <= this.#clock.now()) return undefined
+    await this.#store.set(usedCodeKey(hash), familyId, { ttlMs: rememberMs })
+    return record
+  }
+
+  /** The token family a used code started, when the code is being replayed. */
+  async replayedFamily(code: string): Promise<string | undefined> {
+    return this.#store.get(usedCodeKey(sha256Hex(code)))
+  }
+}
