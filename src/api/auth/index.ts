@@ -1,0 +1,8 @@
+export {
+  type ApiEnv,
+  type ApiKeyAuthOptions,
+  apiKeyAuth,
+  bearerCredential,
+  getApiKey,
+  requireScopes,
+} from './api-key-auth.ts'

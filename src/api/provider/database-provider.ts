@@ -1,0 +1,164 @@
+import { type Clock, systemClock } from '../../core/clock.ts'
+import { DependencyError } from '../../core/errors.ts'
+import type { Logger } from '../../core/logger.ts'
+import type { Database } from '../../db/database.ts'
+import { ApiKeyRejectedError, type ApiKeyRejection } from '../errors.ts'
+import { digestApiKey, digestMatches, parseApiKey } from '../keys/api-key.ts'
+import type { ApiKeyInfo, ApiKeyProvider } from './api-key-provider.ts'
+import { type KeyChangeFeed, openKeyChangeFeed } from './change-feed.ts'
+import { findKeysByPrefix, type StoredApiKey, writeLastUsed } from './key-store.ts'
+import { LastUsedRecorder } from './last-used.ts'
+import { onLocalKeyChange } from './local-changes.ts'
+import { parseScopesColumn } from './scopes.ts'
+import { VerifiedKeyCache } from './verified-cache.ts'
+
+export interface DatabaseApiKeyProviderOptions {
+  /** The database holding `api_keys` (Postgres on pg or PGlite, or SQLite). */
+  database: Database
+  clock?: Clock
+  /** Receives data problems (a corrupted `scopes` column) and background failures. */
+  logger?: Logger
+  /**
+   * How long a verified key may be answered from memory: the bound for changes the change
+   * feed cannot see (see docs/api-keys.md). 0 turns the cache off. Default 10 s.
+   */
+  cacheTtlMs?: number
+  /** Most keys held in the cache. Default 10,000. */
+  cacheMaxEntries?: number
+  /** A key's `last_used_at` is written at most once per interval. Default 60 s. */
+  lastUsedIntervalMs?: number
+  /** Delay before the batched `last_used_at` write. Default 1 s. */
+  lastUsedFlushDelayMs?: number
+}
+
+export interface DatabaseApiKeyProvider extends ApiKeyProvider {
+  /** Writes pending `last_used_at` updates now. */
+  flush(): Promise<void>
+  /** Drops cached verifications: one key's, or all. */
+  invalidate(id?: number): void
+  /** Flushes, stops listening for changes and drops the cache. The database stays open. */
+  close(): Promise<void>
+}
+
+const DEFAULT_CACHE_TTL_MS = 10_000
+
+/**
+ * Verifies keys against `api_keys`, in the order the spec gives: look the key up by its
+ * 16-character prefix, skip rows that are revoked, then rows that have expired, then compare
+ * SHA-256 digests in constant time; several rows may share a prefix and each is checked.
+ *
+ * Successful verifications are cached in memory by the key's SHA-256, and dropped the moment
+ * the row changes (Postgres triggers + LISTEN, SQLite `data_version`, in-process revocation);
+ * while the change feed is not connected, nothing is cached. `last_used_at` is written after
+ * the response, at most once a minute per key.
+ */
+export function createDatabaseApiKeyProvider(
+  options: DatabaseApiKeyProviderOptions,
+): DatabaseApiKeyProvider {
+  const { database, logger } = options
+  if (!database || (database.dialect !== 'postgres' && database.dialect !== 'sqlite')) {
+    throw new TypeError('createDatabaseApiKeyProvider: `database` must come from createDatabase()')
+  }
+  const clock = options.clock ?? systemClock
+  const ttlMs = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS
+  if (!Number.isFinite(ttlMs) || ttlMs < 0) {
+    throw new TypeError('createDatabaseApiKeyProvider: cacheTtlMs must be a number >= 0')
+  }
+  const cacheEnabled = ttlMs > 0
+  const cache = new VerifiedKeyCache(ttlMs, options.cacheMaxEntries ?? 10_000)
+  /** Bumped on every change notice: a lookup that raced a change must not be cached. */
+  let generation = 0
+  const onChange = (id: number | undefined) => {
+    generation++
+    cache.invalidate(id)
+  }
+  const feed: KeyChangeFeed | undefined = cacheEnabled
+    ? openKeyChangeFeed(database, onChange, logger)
+    : undefined
+  const stopLocal = onLocalKeyChange(database, onChange)
+  const lastUsed = new LastUsedRecorder({
+    clock,
+    logger,
+    intervalMs: options.lastUsedIntervalMs ?? 60_000,
+    flushDelayMs: options.lastUsedFlushDelayMs ?? 1_000,
+    write: (ids, at, intervalMs) => writeLastUsed(database, ids, at, intervalMs),
+  })
+  const inflight = new Map<string, Promise<ApiKeyInfo>>()
+
+  async function lookUp(prefix: string, digest: Buffer, cacheKey: string): Promise<ApiKeyInfo> {
+    const trustedBefore = feed?.trusted() ?? false
+    const generationBefore = generation
+    let rows: StoredApiKey[]
+    try {
+      rows = await findKeysByPrefix(database, prefix)
+    } catch (cause) {
+      throw new DependencyError('Internal Server Error', { cause })
+    }
+    const now = clock.now()
+    let sawRevoked = false
+    let sawCompared = false
+    for (const row of rows) {
+      if (row.revokedAt !== null) {
+        sawRevoked = true
+        continue
+      }
+      if (row.expiresAt !== null && row.expiresAt.getTime() <= now) continue
+      sawCompared = true
+      if (!digestMatches(row.hashedKey, digest)) continue
+      const scopes = parseScopesColumn(row.scopes)
+      if (!scopes) {
+        logger?.error(
+          { keyId: row.id },
+          `API key ${row.id} has a scopes column that is not a JSON array of strings; the key is refused until it is fixed`,
+        )
+        throw new ApiKeyRejectedError('invalid_scopes', row.id)
+      }
+      const info: ApiKeyInfo = Object.freeze({
+        id: row.id,
+        name: row.name,
+        scopes: Object.freeze(scopes) as string[],
+      })
+      lastUsed.seed(row.id, row.lastUsedAt)
+      if (trustedBefore && feed?.trusted() && generation === generationBefore) {
+        cache.set(cacheKey, info, row.expiresAt?.getTime(), now)
+      }
+      return info
+    }
+    const reason: ApiKeyRejection =
+      rows.length === 0 ? 'unknown' : sawCompared ? 'mismatch' : sawRevoked ? 'revoked' : 'expired'
+    throw new ApiKeyRejectedError(reason, rows.length === 1 ? rows[0]?.id : undefined)
+  }
+
+  return {
+    async verifyKey(rawKey: string): Promise<ApiKeyInfo> {
+      const { prefix } = parseApiKey(rawKey)
+      const digest = digestApiKey(rawKey)
+      const cacheKey = digest.toString('base64')
+      if (feed?.trusted()) {
+        const cached = cache.get(cacheKey, clock.now())
+        if (cached) {
+          lastUsed.used(cached.id)
+          return cached
+        }
+      }
+      let pending = inflight.get(cacheKey)
+      if (!pending) {
+        pending = lookUp(prefix, digest, cacheKey).finally(() => inflight.delete(cacheKey))
+        inflight.set(cacheKey, pending)
+      }
+      const info = await pending
+      lastUsed.used(info.id)
+      return info
+    },
+    flush: () => lastUsed.flush(),
+    invalidate(id?: number) {
+      onChange(id)
+    },
+    async close() {
+      stopLocal()
+      await lastUsed.flush()
+      await feed?.close()
+      cache.invalidate()
+    },
+  }
+}

@@ -1,0 +1,192 @@
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible'
+import { DependencyError } from '../../core/errors.ts'
+import type { Logger } from '../../core/logger.ts'
+import type { Redis } from '../../core/redis.ts'
+import type { ApiKeyInfo } from '../provider/api-key-provider.ts'
+import { addressKey, type TrustProxy } from './client-ip.ts'
+
+/** What a limiter may look at to choose its bucket and limit. */
+export interface LimitRequest {
+  /** The client's address (see `trustProxy`), or `unknown`. */
+  ip: string
+  /** Present when the limiter runs after `apiKeyAuth`. */
+  apiKey: ApiKeyInfo | undefined
+  method: string
+  path: string
+}
+
+/** One bucket: requests with the same `key` share `points` per `durationSeconds`. */
+export interface LimitRule {
+  key: string
+  points: number
+  /** Window length; 60 when omitted. */
+  durationSeconds?: number
+}
+
+/**
+ * A named limiter: a fixed limit per client IP (`{ points, durationSeconds? }`), or a function
+ * choosing bucket and limit per request, e.g. a higher limit per key when one is present:
+ * `(r) => r.apiKey ? { key: \`key:${r.apiKey.id}\`, points: 600 } : perIp(r, 60)`.
+ */
+export type LimiterDefinition =
+  | { points: number; durationSeconds?: number }
+  | ((request: LimitRequest) => LimitRule)
+
+export interface RateLimitersOptions {
+  /**
+   * A request-path ioredis client (`SharedState.client`): one limit shared by every instance.
+   * Without it, limits are counted in this process's memory.
+   */
+  redis?: Redis | undefined
+  /** Prefix of the limiter keys in Redis. Default `kiln:rl`. */
+  prefix?: string
+  /** Whether `X-Forwarded-For` is believed; see `TrustProxy`. Default false. */
+  trustProxy?: TrustProxy
+  /** The app's limiters; `api` replaces the built-in one (60 per minute per client IP). */
+  limiters?: Record<string, LimiterDefinition>
+  /** Told when Redis fails and limits fall back to memory. */
+  logger?: Logger
+}
+
+export interface LimitResult {
+  allowed: boolean
+  limit: number
+  remaining: number
+  /** Seconds until the window resets. */
+  resetSeconds: number
+}
+
+export interface RateLimiters {
+  readonly kind: 'memory' | 'redis'
+  readonly trustProxy: TrustProxy
+  has(name: string): boolean
+  names(): string[]
+  /** Counts one request against the named limiter. */
+  consume(name: string, request: LimitRequest): Promise<LimitResult>
+}
+
+/** The bucket of the request's client address, with the given limit. */
+export function perIp(request: LimitRequest, points: number, durationSeconds = 60): LimitRule {
+  return { key: addressKey(request.ip), points, durationSeconds }
+}
+
+/** The built-in `api` limiter of the spec: 60 requests per minute per client IP. */
+export const DEFAULT_API_LIMIT: LimiterDefinition = { points: 60, durationSeconds: 60 }
+
+/** Counters never refuse on their own; kiln compares them with each request's limit. */
+const UNLIMITED = Number.MAX_SAFE_INTEGER
+const WARN_EVERY_MS = 60_000
+
+/**
+ * Named rate limiters on rate-limiter-flexible: fixed windows counted in memory, or in Redis
+ * (atomically, one count across instances) when a client is given. If Redis fails, each
+ * instance keeps enforcing the same limits in its own memory (rate-limiter-flexible's
+ * insurance limiter) and logs a warning: requests are neither refused with a 500 nor let
+ * through unlimited while Redis is away.
+ */
+export function createRateLimiters(options: RateLimitersOptions = {}): RateLimiters {
+  const prefix = options.prefix ?? 'kiln:rl'
+  const trustProxy = options.trustProxy ?? false
+  if (typeof trustProxy === 'number' && (!Number.isInteger(trustProxy) || trustProxy < 0)) {
+    throw new TypeError('createRateLimiters: trustProxy must be a boolean or a number of proxies')
+  }
+  const definitions: Record<string, LimiterDefinition> = {
+    api: DEFAULT_API_LIMIT,
+    ...options.limiters,
+  }
+  for (const [name, definition] of Object.entries(definitions)) {
+    if (!/^[A-Za-z0-9_.:-]+$/.test(name)) {
+      throw new TypeError(`createRateLimiters: invalid limiter name ${JSON.stringify(name)}`)
+    }
+    if (typeof definition !== 'function') checkRule(name, { key: 'ip', ...definition })
+  }
+  const redis = options.redis
+  const logger = options.logger
+  let lastWarning = 0
+  const warnFallback = () => {
+    const now = Date.now()
+    if (now - lastWarning < WARN_EVERY_MS) return
+    lastWarning = now
+    logger?.warn(
+      'Rate limiting cannot reach Redis: each instance enforces the limits in its own memory until Redis answers',
+    )
+  }
+  const counters = new Map<string, RateLimiterMemory | RateLimiterRedis>()
+
+  const counter = (name: string, durationSeconds: number) => {
+    const id = `${name}:${durationSeconds}`
+    let limiter = counters.get(id)
+    if (!limiter) {
+      const keyPrefix = `${prefix}:${name}:${durationSeconds}`
+      const memory = { points: UNLIMITED, duration: durationSeconds, keyPrefix }
+      limiter = redis
+        ? new RateLimiterRedis({
+            ...memory,
+            storeClient: redis,
+            rejectIfRedisNotReady: true,
+            insuranceLimiter: new InsuranceLimiter(memory, warnFallback),
+          })
+        : new RateLimiterMemory(memory)
+      counters.set(id, limiter)
+    }
+    return limiter
+  }
+
+  return {
+    kind: redis ? 'redis' : 'memory',
+    trustProxy,
+    has: (name) => Object.hasOwn(definitions, name),
+    names: () => Object.keys(definitions),
+    async consume(name, request) {
+      const definition = definitions[name]
+      if (!definition) throw new TypeError(`No rate limiter named ${JSON.stringify(name)}`)
+      const rule =
+        typeof definition === 'function'
+          ? definition(request)
+          : perIp(request, definition.points, definition.durationSeconds)
+      checkRule(name, rule)
+      const durationSeconds = rule.durationSeconds ?? 60
+      let res: RateLimiterRes
+      try {
+        res = await counter(name, durationSeconds).consume(rule.key)
+      } catch (error) {
+        throw new DependencyError('Internal Server Error', { cause: error })
+      }
+      const consumed = res.consumedPoints
+      return {
+        allowed: consumed <= rule.points,
+        limit: rule.points,
+        remaining: Math.max(rule.points - consumed, 0),
+        resetSeconds: Math.max(Math.ceil(res.msBeforeNext / 1000), 0),
+      }
+    },
+  }
+}
+
+function checkRule(name: string, rule: LimitRule): void {
+  if (!rule || typeof rule.key !== 'string' || rule.key === '') {
+    throw new TypeError(`Rate limiter ${name}: a rule needs a non-empty key`)
+  }
+  if (!Number.isInteger(rule.points) || rule.points < 1) {
+    throw new TypeError(`Rate limiter ${name}: points must be a positive integer`)
+  }
+  const duration = rule.durationSeconds ?? 60
+  if (!Number.isInteger(duration) || duration < 1) {
+    throw new TypeError(`Rate limiter ${name}: durationSeconds must be a positive integer`)
+  }
+}
+
+/** The memory limiter that stands in while Redis fails; says so (at most once a minute). */
+class InsuranceLimiter extends RateLimiterMemory {
+  readonly #onUse: () => void
+
+  constructor(options: ConstructorParameters<typeof RateLimiterMemory>[0], onUse: () => void) {
+    super(options)
+    this.#onUse = onUse
+  }
+
+  override consume(...args: Parameters<RateLimiterMemory['consume']>) {
+    this.#onUse()
+    return super.consume(...args)
+  }
+}

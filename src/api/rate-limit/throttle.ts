@@ -1,0 +1,65 @@
+import type { Context, MiddlewareHandler } from 'hono'
+import { TooManyRequestsError } from '../../core/errors.ts'
+import type { ApiKeyInfo } from '../provider/api-key-provider.ts'
+import { clientAddress } from './client-ip.ts'
+import type { LimitResult, RateLimiters } from './rate-limiters.ts'
+
+/**
+ * Counts each request against the named limiter. Every response carries `RateLimit-Limit`,
+ * `RateLimit-Remaining` and `RateLimit-Reset` (seconds); over the limit the request is
+ * refused with 429 `{ "error": "Too Many Requests" }` and `Retry-After`. When several
+ * throttles apply, the headers describe the one with the fewest requests left.
+ * Put it before `apiKeyAuth` to limit by address, after it to limit by key.
+ */
+export function throttle(limiters: RateLimiters, name: string): MiddlewareHandler {
+  if (!limiters || typeof limiters.consume !== 'function') {
+    throw new TypeError('throttle: pass the result of createRateLimiters()')
+  }
+  if (!limiters.has(name)) {
+    throw new TypeError(
+      `throttle: no rate limiter named ${JSON.stringify(name)} (defined: ${limiters.names().join(', ')})`,
+    )
+  }
+  return async function throttleMiddleware(c, next) {
+    const result = await limiters.consume(name, {
+      ip: clientAddress(c, limiters.trustProxy),
+      apiKey: (c.get as (key: string) => unknown)('apiKey') as ApiKeyInfo | undefined,
+      method: c.req.method,
+      path: c.req.path,
+    })
+    const headers = rateLimitHeaders(result)
+    const lowest = tightest.get(c)
+    const ours = lowest === undefined || result.remaining <= lowest
+    if (ours) {
+      tightest.set(c, result.remaining)
+      for (const [header, value] of headers) c.header(header, value)
+    }
+    if (!result.allowed) throw new TooManyRequestsError(Math.max(result.resetSeconds, 1))
+    await next()
+    if (ours && tightest.get(c) === result.remaining) applyHeaders(c, headers)
+  }
+}
+
+/** The fewest remaining requests any throttle of this request reported. */
+const tightest = new WeakMap<Context, number>()
+
+function rateLimitHeaders(result: LimitResult): [string, string][] {
+  return [
+    ['RateLimit-Limit', String(result.limit)],
+    ['RateLimit-Remaining', String(result.remaining)],
+    ['RateLimit-Reset', String(result.resetSeconds)],
+  ]
+}
+
+/** Handlers may return a fresh `Response` without the prepared headers: add them. */
+function applyHeaders(c: Context, headers: [string, string][]): void {
+  if (headers.every(([header, value]) => c.res.headers.get(header) === value)) return
+  try {
+    for (const [header, value] of headers) c.res.headers.set(header, value)
+  } catch {
+    // Immutable headers (a Response from fetch): copy the response once.
+    const copy = new Response(c.res.body, c.res)
+    for (const [header, value] of headers) copy.headers.set(header, value)
+    c.res = copy
+  }
+}
