@@ -368,7 +368,7 @@ function drizzleColumn(model: McpModel, column: McpColumn): Column {
 }
 
 function enumValuesOf(model: McpModel, column: McpColumn): readonly string[] | undefined {
-  return drizzleColumn(model, column).enumValues
+  return column.enumValues ?? drizzleColumn(model, column).enumValues
 }
 
 function orderColumn(model: McpModel): Column {

@@ -17,6 +17,8 @@ export interface McpColumn {
   primaryKey: boolean
   autoIncrement: boolean
   length?: number | undefined
+  /** The allowed values of an enum column. */
+  enumValues?: readonly string[] | undefined
 }
 
 /** What the data tools need to know about a model: kiln/db's `ModelInfo` satisfies it. */

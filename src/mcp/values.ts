@@ -28,7 +28,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export function coerceValue(
   column: McpColumn,
   value: unknown,
-  enumValues?: readonly string[],
+  enumValues: readonly string[] | undefined = column.enumValues,
 ): unknown {
   if (value === null) {
     if (!column.nullable) throw new FieldValueError('must not be null')
@@ -37,8 +37,10 @@ export function coerceValue(
   switch (column.dataType) {
     case 'string':
       return coerceString(column, value, enumValues)
+    case 'integer':
+      return coerceNumber(column, value, true)
     case 'number':
-      return coerceNumber(column, value)
+      return coerceNumber(column, value, INTEGER_TYPES.test(column.sqlType))
     case 'bigint':
       return coerceBigint(value)
     case 'boolean':
@@ -74,16 +76,16 @@ function coerceString(column: McpColumn, value: unknown, enumValues?: readonly s
   return value
 }
 
-function coerceNumber(column: McpColumn, value: unknown): number {
+function coerceNumber(column: McpColumn, value: unknown, integer: boolean): number {
   let number: number
   if (typeof value === 'number') number = value
   else if (typeof value === 'string' && NUMERIC_STRING.test(value.trim())) number = Number(value)
   else throw new FieldValueError('expected a number')
   if (!Number.isFinite(number)) throw new FieldValueError('expected a finite number')
-  const integerType = INTEGER_TYPES.exec(column.sqlType)
-  if (integerType) {
+  if (integer) {
     if (!Number.isSafeInteger(number)) throw new FieldValueError('expected an integer')
-    const range = INTEGER_RANGES[integerType[1]!.toLowerCase()]
+    const sqlType = INTEGER_TYPES.exec(column.sqlType)?.[1]?.toLowerCase()
+    const range = sqlType === undefined ? undefined : INTEGER_RANGES[sqlType]
     if (range !== undefined && (number < -range || number >= range)) {
       throw new FieldValueError(`must be between ${-range} and ${range - 1}`)
     }

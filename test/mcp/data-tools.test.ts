@@ -1,11 +1,10 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { silentLogger } from '../../src/core/index.ts'
-import type { Database } from '../../src/db/index.ts'
+import { createModelRegistry, type Database } from '../../src/db/index.ts'
 import { createMcpServer, type McpCaller, type McpModelSource } from '../../src/mcp/index.ts'
 import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
 import { call, connectInMemory, ok, snapshot } from './support/client.ts'
-import { modelsFromSchema } from './support/registry.ts'
 import { createTestTables, resetTestTables, schemaFor } from './support/schema.ts'
 
 type Row = Record<string, unknown>
@@ -28,7 +27,7 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
     test = await backend.create()
     database = test.database
     await createTestTables(database)
-    models = modelsFromSchema(schemaFor(database), database.dialect)
+    models = createModelRegistry(schemaFor(database), database.dialect)
   })
 
   afterAll(async () => {
@@ -64,7 +63,7 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
     })
     expect(
       (list.properties as Record<string, { description: string }>).model?.description,
-    ).toContain('users, notes')
+    ).toContain('notes, users')
     expect(byName.crud_create!.inputSchema.required).toEqual(['model', 'data'])
     expect(byName.crud_update!.inputSchema.required).toEqual(['model', 'id', 'data'])
     expect(byName.crud_delete!.inputSchema.required).toEqual(['model', 'id'])
@@ -209,13 +208,13 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
         'unknown model',
         'crud_list',
         { model: 'secrets' },
-        /Unknown model "secrets"\. Valid models: users, notes/,
+        /Unknown model "secrets"\. Valid models: notes, users/,
       ],
       [
         'unknown model on create',
         'crud_create',
         { model: 'nope', data: {} },
-        /Valid models: users, notes/,
+        /Valid models: notes, users/,
       ],
       [
         'unknown model on update',
