@@ -1,0 +1,398 @@
+import { z } from 'zod'
+import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
+
+/** A resource of the API, as the generated module index describes it. */
+export interface OpenApiResource {
+  /** Plural, lowercase path segment and tag: `posts`, `blog_posts`. */
+  name: string
+  /** Model name, singular PascalCase: `BlogPost`. Names the schemas and summaries. */
+  model: string
+  /** The record as the API returns it (excluded fields absent). */
+  schema: z.ZodType
+  /** Body of `POST /{resource}`. */
+  create?: z.ZodType
+  /** Body of `PUT /{resource}/{id}`. */
+  update?: z.ZodType
+  /** JSON type of `{id}` (default integer). */
+  idType?: 'integer' | 'string'
+  description?: string
+}
+
+/** A registered route: what Hono's `app.routes` lists. */
+export interface RouteInfo {
+  method: string
+  path: string
+}
+
+export interface OpenApiOptions {
+  title: string
+  version?: string
+  description?: string
+  /** Routes whose path starts with this are documented (default `/api/`). */
+  apiPrefix?: string
+  resources?: readonly OpenApiResource[]
+  /** Paths left out although under the prefix (the docs routes themselves). */
+  excludePaths?: readonly string[]
+}
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
+type Method = (typeof METHODS)[number]
+
+/**
+ * Builds the OpenAPI 3.0 document of an app from its registered routes:
+ * 1. only routes under `apiPrefix` are included; 2. each operation gets a summary
+ * (`List posts`, `Create post`, …); 3. `:param` segments become `{param}` path parameters;
+ * 4. operations are tagged with their resource name; 5. an API-key security scheme in the
+ * `Authorization` header applies to every operation. Request and response schemas come from
+ * the resources' zod schemas.
+ */
+export function buildOpenApiDocument(
+  routes: readonly RouteInfo[],
+  options: OpenApiOptions,
+): OpenApiDocument {
+  const prefix = options.apiPrefix ?? '/api/'
+  const resources = new Map((options.resources ?? []).map((r) => [r.name, r]))
+  const excluded = new Set(options.excludePaths ?? [])
+  const doc: OpenApiDocument = {
+    openapi: '3.0.3',
+    info: {
+      title: options.title,
+      version: options.version ?? '1.0.0',
+      ...(options.description ? { description: options.description } : {}),
+    },
+    servers: [{ url: '/', description: 'This server' }],
+    security: [{ apiKey: [] }],
+    tags: [],
+    paths: {},
+    components: {
+      schemas: { ...sharedSchemas },
+      responses: { ...sharedResponses },
+      securitySchemes: {
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'An API key sent as `Authorization: Bearer <API_KEY>`.',
+        },
+      },
+    },
+  }
+  const tags = new Set<string>()
+  const operationIds = new Set<string>()
+  for (const resource of resources.values()) addResourceSchemas(doc, resource)
+
+  for (const route of routes) {
+    const method = route.method.toLowerCase() as Method
+    if (!METHODS.includes(method)) continue
+    if (!route.path.startsWith(prefix) || route.path.includes('*')) continue
+    const path = toOpenApiPath(route.path)
+    if (excluded.has(route.path) || excluded.has(path)) continue
+    const item = doc.paths[path] ?? {}
+    doc.paths[path] = item
+    if (item[method]) continue
+    const shape = classify(path, prefix, resources)
+    const operation = describeOperation(method, path, shape)
+    operation.operationId = unique(operation.operationId, operationIds)
+    item[method] = operation
+    tags.add(shape.tag)
+  }
+  doc.tags = [...tags].sort().map((name) => ({
+    name,
+    description: resources.get(name)?.description ?? `Operations on ${words(name)}.`,
+  }))
+  return doc
+}
+
+/** `/api/v1/posts/:id{[0-9]+}` → `/api/v1/posts/{id}`. */
+export function toOpenApiPath(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => {
+      const match = /^:([A-Za-z0-9_]+)/.exec(segment)
+      return match ? `{${match[1]}}` : segment
+    })
+    .join('/')
+}
+
+interface Shape {
+  tag: string
+  resource: OpenApiResource | undefined
+  kind: 'collection' | 'item' | 'other'
+  /** Static segments after the resource (custom routes). */
+  rest: string[]
+  params: string[]
+}
+
+function classify(path: string, prefix: string, resources: Map<string, OpenApiResource>): Shape {
+  const segments = path.slice(prefix.length).split('/').filter(Boolean)
+  if (segments[0] && /^v[0-9]+$/.test(segments[0])) segments.shift()
+  const tag = segments[0] && !isParam(segments[0]) ? segments[0] : 'api'
+  const resource = resources.get(tag)
+  const params = segments.filter(isParam).map((s) => s.slice(1, -1))
+  const rest = segments.slice(1).filter((s) => !isParam(s))
+  let kind: Shape['kind'] = 'other'
+  if (segments.length === 1 && tag !== 'api') kind = 'collection'
+  else if (segments.length === 2 && isParam(segments[1]!)) kind = 'item'
+  return { tag, resource, kind, rest, params }
+}
+
+function isParam(segment: string): boolean {
+  return segment.startsWith('{') && segment.endsWith('}')
+}
+
+function describeOperation(method: Method, path: string, shape: Shape): OpenApiOperation {
+  const { tag, resource, kind } = shape
+  const model = resource?.model ?? singularize(pascal(tag))
+  const singular = words(model)
+  const plural = words(tag)
+  const parameters = shape.params.map((name) => pathParameter(name, resource))
+  const base = { tags: [tag], ...(parameters.length > 0 ? { parameters } : {}) }
+  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+  const response = (description: string, schema: JsonSchema) => ({
+    description,
+    content: { 'application/json': { schema } },
+  })
+  const errors = (...codes: string[]) =>
+    Object.fromEntries(codes.map((code) => [code, { $ref: `#/components/responses/${code}` }]))
+  const recordSchema = resource
+    ? { type: 'object', required: ['data'], properties: { data: ref(model) } }
+    : undefined
+  const body = (schemaName: string) => ({
+    required: true,
+    content: { 'application/json': { schema: ref(schemaName) } },
+  })
+
+  if (kind === 'collection' && method === 'get') {
+    return {
+      ...base,
+      operationId: `list${pascal(tag)}`,
+      summary: `List ${plural}`,
+      parameters: pageParameters,
+      responses: {
+        '200': response(`A page of ${plural}.`, {
+          type: 'object',
+          required: ['data', 'meta', 'links'],
+          properties: {
+            data: { type: 'array', items: resource ? ref(model) : { type: 'object' } },
+            meta: ref('PageMeta'),
+            links: ref('PageLinks'),
+          },
+        }),
+        ...errors('401', '422', '429'),
+      },
+    }
+  }
+  if (kind === 'collection' && method === 'post') {
+    return {
+      ...base,
+      operationId: `create${model}`,
+      summary: `Create ${singular}`,
+      ...(resource?.create ? { requestBody: body(`Create${model}Request`) } : {}),
+      responses: {
+        '201': response(`The created ${singular}.`, recordSchema ?? { type: 'object' }),
+        ...errors('400', '401', '415', '422', '429'),
+      },
+    }
+  }
+  if (kind === 'item' && method === 'get') {
+    return {
+      ...base,
+      operationId: `show${model}`,
+      summary: `Get ${singular}`,
+      responses: {
+        '200': response(`The ${singular}.`, recordSchema ?? { type: 'object' }),
+        ...errors('401', '404', '429'),
+      },
+    }
+  }
+  if (kind === 'item' && (method === 'put' || method === 'patch')) {
+    return {
+      ...base,
+      operationId: `${method === 'put' ? 'update' : 'patch'}${model}`,
+      summary: `Update ${singular}`,
+      ...(resource?.update ? { requestBody: body(`Update${model}Request`) } : {}),
+      responses: {
+        '200': response(`The updated ${singular}.`, recordSchema ?? { type: 'object' }),
+        ...errors('400', '401', '404', '415', '422', '429'),
+      },
+    }
+  }
+  if (kind === 'item' && method === 'delete') {
+    return {
+      ...base,
+      operationId: `delete${model}`,
+      summary: `Delete ${singular}`,
+      responses: {
+        '200': response(`The ${singular} was deleted.`, ref('Deleted')),
+        ...errors('401', '404', '409', '429'),
+      },
+    }
+  }
+  const action = shape.rest.length > 0 ? words(shape.rest.join(' ')) : ''
+  const subject = shape.params.length > 0 ? singular : plural
+  const summary = action
+    ? `${capitalize(action)} ${subject}`
+    : `${capitalize(VERBS[method])} ${subject}`
+  return {
+    ...base,
+    operationId: camel(`${method} ${path.replace(/[{}]/g, ' ')}`),
+    summary,
+    responses: {
+      '200': response('Success.', { type: 'object' }),
+      ...errors('401', '429'),
+    },
+  }
+}
+
+const VERBS: Record<Method, string> = {
+  get: 'get',
+  post: 'create',
+  put: 'update',
+  patch: 'update',
+  delete: 'delete',
+}
+
+function pathParameter(name: string, resource: OpenApiResource | undefined): OpenApiParameter {
+  const integer = name === 'id' && (resource?.idType ?? 'integer') === 'integer'
+  return {
+    name,
+    in: 'path',
+    required: true,
+    schema: integer ? { type: 'integer', minimum: 1 } : { type: 'string' },
+  }
+}
+
+const pageParameters: OpenApiParameter[] = [
+  {
+    name: 'page',
+    in: 'query',
+    required: false,
+    description: 'Page number, from 1.',
+    schema: { type: 'integer', minimum: 1, default: 1 },
+  },
+  {
+    name: 'per_page',
+    in: 'query',
+    required: false,
+    description: 'Records per page; values above 100 are lowered to 100.',
+    schema: { type: 'integer', minimum: 1, default: 15 },
+  },
+]
+
+function addResourceSchemas(doc: OpenApiDocument, resource: OpenApiResource): void {
+  const schemas = doc.components.schemas
+  schemas[resource.model] = toSchema(resource.schema, 'output')
+  if (resource.create)
+    schemas[`Create${resource.model}Request`] = toSchema(resource.create, 'input')
+  if (resource.update)
+    schemas[`Update${resource.model}Request`] = toSchema(resource.update, 'input')
+}
+
+/** A zod schema as an OpenAPI 3.0 schema object (requests by their input side). */
+export function toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, {
+    target: 'openapi-3.0',
+    io,
+    unrepresentable: 'any',
+  }) as JsonSchema
+  return rest
+}
+
+const sharedSchemas: Record<string, JsonSchema> = {
+  Error: {
+    type: 'object',
+    required: ['error'],
+    properties: { error: { type: 'string' } },
+  },
+  ValidationError: {
+    type: 'object',
+    required: ['error', 'errors'],
+    properties: {
+      error: { type: 'string', example: 'Validation failed' },
+      errors: {
+        type: 'object',
+        description: 'Messages per field.',
+        additionalProperties: { type: 'array', items: { type: 'string' } },
+      },
+    },
+  },
+  Deleted: {
+    type: 'object',
+    required: ['message'],
+    properties: { message: { type: 'string', enum: ['Deleted'] } },
+  },
+  PageMeta: {
+    type: 'object',
+    required: ['current_page', 'per_page', 'total', 'last_page', 'from', 'to'],
+    properties: Object.fromEntries(
+      ['current_page', 'per_page', 'total', 'last_page', 'from', 'to'].map((k) => [
+        k,
+        { type: 'integer' },
+      ]),
+    ),
+  },
+  PageLinks: {
+    type: 'object',
+    required: ['first', 'last', 'prev', 'next'],
+    properties: {
+      first: { type: 'string', example: '?page=1' },
+      last: { type: 'string' },
+      prev: { type: 'string', nullable: true },
+      next: { type: 'string', nullable: true },
+    },
+  },
+}
+
+const errorResponse = (description: string, schema = 'Error') => ({
+  description,
+  content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+})
+
+const sharedResponses: Record<string, unknown> = {
+  '400': errorResponse('Malformed JSON body.'),
+  '401': errorResponse('Missing, unknown, revoked or expired API key.'),
+  '404': errorResponse('No record with this identifier.'),
+  '409': errorResponse('The record is still referenced by other records.'),
+  '415': errorResponse('The body is not application/json.'),
+  '422': errorResponse('The request failed validation.', 'ValidationError'),
+  '429': errorResponse('Too many requests; retry after the `Retry-After` seconds.'),
+}
+
+function unique(id: string, taken: Set<string>): string {
+  let candidate = id
+  for (let n = 2; taken.has(candidate); n++) candidate = `${id}${n}`
+  taken.add(candidate)
+  return candidate
+}
+
+/** `blog_posts` / `BlogPost` → `blog posts` / `blog post`. */
+function words(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/[_\-\s]+/g, ' ')
+    .trim()
+    .toLowerCase()
+}
+
+function pascal(name: string): string {
+  return words(name)
+    .split(' ')
+    .map((w) => capitalize(w))
+    .join('')
+}
+
+function camel(text: string): string {
+  const p = pascal(text.replace(/[^A-Za-z0-9]+/g, ' '))
+  return p.charAt(0).toLowerCase() + p.slice(1)
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1)
+}
+
+function singularize(word: string): string {
+  if (/ies$/.test(word)) return word.replace(/ies$/, 'y')
+  if (/(s|x|z|ch|sh)es$/.test(word)) return word.replace(/es$/, '')
+  if (/s$/.test(word) && !/ss$/.test(word)) return word.slice(0, -1)
+  return word
+}

@@ -1,0 +1,9 @@
+export {
+  buildOpenApiDocument,
+  type OpenApiOptions,
+  type OpenApiResource,
+  type RouteInfo,
+  toOpenApiPath,
+  toSchema,
+} from './build.ts'
+export type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'

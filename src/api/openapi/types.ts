@@ -1,0 +1,33 @@
+/** The parts of an OpenAPI 3.0 document kiln writes (loosely typed beyond them). */
+export interface OpenApiDocument {
+  openapi: '3.0.3'
+  info: { title: string; version: string; description?: string }
+  servers: Array<{ url: string; description?: string }>
+  security: Array<Record<string, string[]>>
+  tags: Array<{ name: string; description?: string }>
+  paths: Record<string, Record<string, OpenApiOperation>>
+  components: {
+    schemas: Record<string, JsonSchema>
+    responses: Record<string, unknown>
+    securitySchemes: Record<string, unknown>
+  }
+}
+
+export interface OpenApiOperation {
+  operationId: string
+  summary: string
+  tags: string[]
+  parameters?: OpenApiParameter[]
+  requestBody?: unknown
+  responses: Record<string, unknown>
+}
+
+export interface OpenApiParameter {
+  name: string
+  in: 'path' | 'query'
+  required: boolean
+  description?: string
+  schema: JsonSchema
+}
+
+export type JsonSchema = Record<string, unknown>

@@ -1,0 +1,22 @@
+export { isJsonContentType, type JsonBodyOptions, parseJsonBody, readJson } from './body.ts'
+export { ConflictError, rejectBlockedDelete, rejectConstraintViolation } from './db-errors.ts'
+export { found, type ParseIdOptions, parseId } from './ids.ts'
+export {
+  DEFAULT_PER_PAGE,
+  MAX_PER_PAGE,
+  type PageLinks,
+  type PageMeta,
+  type PageQuery,
+  type PageQueryOptions,
+  type Paginated,
+  paginated,
+  parsePageQuery,
+} from './pagination.ts'
+export {
+  createRecordCounter,
+  type RecordCounter,
+  type RecordCounterOptions,
+} from './record-counter.ts'
+export { hasFields, type RenameKeys, renameKeys } from './rename-keys.ts'
+export { AUTO_EXCLUDED_FIELDS, type ExclusionOptions, isExcludedField, when } from './resources.ts'
+export { BODY_FIELD, fieldErrors, validate } from './validation.ts'

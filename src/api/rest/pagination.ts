@@ -1,0 +1,116 @@
+import { ValidationError } from '../../core/errors.ts'
+
+/** The page a list request asks for, validated. */
+export interface PageQuery {
+  page: number
+  perPage: number
+  /** Rows to skip: `(page - 1) * perPage`. */
+  offset: number
+}
+
+export interface PageQueryOptions {
+  /** `per_page` when the query has none. */
+  defaultPerPage?: number
+  /** Larger `per_page` values are lowered to this. */
+  maxPerPage?: number
+}
+
+export interface PageMeta {
+  current_page: number
+  per_page: number
+  total: number
+  last_page: number
+  /** Position of the first record on this page (1-based); 0 when the page is empty. */
+  from: number
+  /** Position of the last record on this page; 0 when the page is empty. */
+  to: number
+}
+
+export interface PageLinks {
+  first: string
+  last: string
+  prev: string | null
+  next: string | null
+}
+
+/** The list envelope: `{ data, meta, links }`. */
+export interface Paginated<T> {
+  data: T[]
+  meta: PageMeta
+  links: PageLinks
+}
+
+export const DEFAULT_PER_PAGE = 15
+export const MAX_PER_PAGE = 100
+
+const positiveInteger = /^[0-9]+$/
+
+/**
+ * Reads `page` and `per_page` from a query. Both default (1 and 15), `per_page` is capped at
+ * `maxPerPage` (100), and anything that is not a whole number of at least 1 fails with a 422
+ * naming the parameter.
+ */
+export function parsePageQuery(
+  query: Record<string, string | undefined>,
+  { defaultPerPage = DEFAULT_PER_PAGE, maxPerPage = MAX_PER_PAGE }: PageQueryOptions = {},
+): PageQuery {
+  const errors: Record<string, string[]> = {}
+  const page = readPositive(query.page, 1, 'page', errors)
+  const requested = readPositive(query.per_page, defaultPerPage, 'per_page', errors)
+  const perPage = Math.min(requested, maxPerPage)
+  if (errors.page === undefined && (page - 1) * perPage > Number.MAX_SAFE_INTEGER) {
+    errors.page = ['is too large']
+  }
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors)
+  return { page, perPage, offset: (page - 1) * perPage }
+}
+
+function readPositive(
+  raw: string | undefined,
+  fallback: number,
+  name: string,
+  errors: Record<string, string[]>,
+): number {
+  if (raw === undefined) return fallback
+  const value = positiveInteger.test(raw) ? Number(raw) : Number.NaN
+  if (!Number.isSafeInteger(value) || value < 1) {
+    errors[name] = ['must be a whole number of at least 1']
+    return fallback
+  }
+  return value
+}
+
+/**
+ * Wraps one page of records in the list envelope. Links are relative to `path` (the request
+ * path, e.g. `/api/v1/posts`) as `?page=<n>`; a non-default `per_page` is carried along so
+ * following `next` keeps the page size. `prev` and `next` are null at the ends.
+ */
+export function paginated<T>(
+  data: T[],
+  query: PageQuery,
+  total: number,
+  path: string,
+  { defaultPerPage = DEFAULT_PER_PAGE }: Pick<PageQueryOptions, 'defaultPerPage'> = {},
+): Paginated<T> {
+  const { page, perPage, offset } = query
+  const lastPage = Math.max(1, Math.ceil(total / perPage))
+  const suffix = perPage === defaultPerPage ? '' : `&per_page=${perPage}`
+  const link = (n: number) => `${path}?page=${n}${suffix}`
+  return {
+    data,
+    meta: {
+      current_page: page,
+      per_page: perPage,
+      total,
+      last_page: lastPage,
+      from: data.length === 0 ? 0 : offset + 1,
+      to: data.length === 0 ? 0 : offset + data.length,
+    },
+    links: {
+      first: link(1),
+      last: link(lastPage),
+      prev: page > 1 ? link(Math.min(page - 1, lastPage)) : null,
+      next: page < lastPage ? link(page + 1) : null,
+    },
+  }
+}

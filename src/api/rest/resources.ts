@@ -1,0 +1,51 @@
+/**
+ * Field names a generated resource leaves out unless `--include-all` is given. Matching is on
+ * the whole name, case-insensitive: `token` is excluded, `token_count` is not.
+ */
+export const AUTO_EXCLUDED_FIELDS: readonly string[] = [
+  'password',
+  'password_hash',
+  'hashed_password',
+  'secret',
+  'token',
+  'api_key',
+  'hashed_key',
+  'remember_token',
+]
+
+export interface ExclusionOptions {
+  /** Further fields to leave out (`--exclude a,b`); they stack with the automatic ones. */
+  exclude?: readonly string[]
+  /** Turn the automatic exclusion off (`--include-all`); `exclude` still applies. */
+  includeAll?: boolean
+}
+
+/**
+ * Whether a field stays out of a resource. `names` are the field's names (its column name
+ * and its property name, e.g. `password_hash` and `passwordHash`): any of them matching
+ * excludes it.
+ */
+export function isExcludedField(
+  names: string | readonly string[],
+  { exclude = [], includeAll = false }: ExclusionOptions = {},
+): boolean {
+  const candidates = (typeof names === 'string' ? [names] : names).map((n) => n.toLowerCase())
+  const extra = exclude.map((n) => n.trim().toLowerCase()).filter(Boolean)
+  return candidates.some(
+    (name) => extra.includes(name) || (!includeAll && AUTO_EXCLUDED_FIELDS.includes(name)),
+  )
+}
+
+/**
+ * A conditional resource field: the value when `condition` holds, otherwise undefined, which
+ * leaves the key out of the JSON response. `value` may be a function, evaluated only when the
+ * condition holds.
+ *
+ * ```ts
+ * internal_notes: when(canSeeNotes, post.internalNotes)
+ * ```
+ */
+export function when<T>(condition: unknown, value: T | (() => T)): T | undefined {
+  if (!condition) return undefined
+  return typeof value === 'function' ? (value as () => T)() : value
+}

@@ -1,0 +1,66 @@
+/**
+ * Just enough of the project formatter's layout (100 columns, 2 spaces, trailing commas) for
+ * the lines of generated code whose length depends on model names, so generated files pass
+ * `biome check` as written.
+ */
+export const LINE_WIDTH = 100
+
+function fits(line: string): boolean {
+  return line.length <= LINE_WIDTH
+}
+
+/** Splits `a.b(x).c(y)` at its top-level dots: `['a', 'b(x)', 'c(y)']`. */
+function segments(expr: string): string[] {
+  const parts: string[] = []
+  let depth = 0
+  let quote: string | undefined
+  let start = 0
+  for (let i = 0; i < expr.length; i++) {
+    const ch = expr[i]!
+    if (quote) {
+      if (ch === '\\') i++
+      else if (ch === quote) quote = undefined
+    } else if (ch === "'" || ch === '"' || ch === '`') quote = ch
+    else if ('([{'.includes(ch)) depth++
+    else if (')]}'.includes(ch)) depth--
+    else if (ch === '/' && depth === 0 && expr[i - 1] === '(') quote = '/'
+    else if (ch === '.' && depth === 0 && !/[0-9]/.test(expr[i + 1] ?? '')) {
+      parts.push(expr.slice(start, i))
+      start = i + 1
+    }
+  }
+  parts.push(expr.slice(start))
+  return parts
+}
+
+/**
+ * `prefix + expr + suffix` on one line when it fits, else a member chain broken one call per
+ * line: the head (an identifier and its plain property accesses) stays on the first line.
+ */
+export function chain(indent: string, prefix: string, expr: string, suffix: string): string {
+  const line = `${indent}${prefix}${expr}${suffix}`
+  const parts = segments(expr)
+  // Like Prettier, a chain of more than two calls breaks when a call takes an arrow function.
+  const calls = parts.filter((part) => part.includes('('))
+  const forced = calls.length > 2 && calls.some((part) => part.includes('=>'))
+  if (fits(line) && !forced) return line
+  let head = parts.shift() ?? ''
+  while (parts.length > 0 && !parts[0]!.includes('(')) head += `.${parts.shift()}`
+  if (parts.length === 0) return line
+  return [`${indent}${prefix}${head}`, ...parts.map((p) => `${indent}  .${p}`)].join('\n') + suffix
+}
+
+/** `import { a, b } from 'x'`, one name per line when it does not fit. */
+export function importLine(names: string[], from: string, typeOnly = false): string {
+  const keyword = typeOnly ? 'import type' : 'import'
+  const line = `${keyword} { ${names.join(', ')} } from '${from}'`
+  if (fits(line)) return line
+  return `${keyword} {\n${names.map((n) => `  ${n},`).join('\n')}\n} from '${from}'`
+}
+
+/** `prefix + fn(args) + suffix`, one argument per line when it does not fit. */
+export function call(indent: string, prefix: string, args: string[], suffix: string): string {
+  const line = `${indent}${prefix}(${args.join(', ')})${suffix}`
+  if (fits(line)) return line
+  return `${indent}${prefix}(\n${args.map((a) => `${indent}  ${a},`).join('\n')}\n${indent})${suffix}`
+}

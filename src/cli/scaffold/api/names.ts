@@ -1,0 +1,102 @@
+import { splitWords } from '../../../db/models/inflect.ts'
+import type { ModelInfo } from '../../../db/models/registry.ts'
+
+/** The identifiers and file names generated for one model. */
+export interface ModelNames {
+  /** `BlogPost` */
+  model: string
+  /** `blog_posts`: the URL segment and the OpenAPI tag. */
+  resource: string
+  /** `blogPosts`: the table's export in the schema module. */
+  table: string
+  /** `blogPost`: the parameter of the resource conversion. */
+  variable: string
+  /** `blogPostsController` */
+  controller: string
+  /** `BlogPostResource`, `toBlogPostResource` */
+  resourceType: string
+  toResource: string
+  /** `CreateBlogPostRequest`, `UpdateBlogPostRequest` */
+  createRequest: string
+  updateRequest: string
+  /** `blog-posts` (controller file) and `blog-post` (resource and request files). */
+  pluralFile: string
+  singularFile: string
+}
+
+const RESERVED = new Set([
+  'break',
+  'case',
+  'catch',
+  'class',
+  'const',
+  'continue',
+  'debugger',
+  'default',
+  'delete',
+  'do',
+  'else',
+  'enum',
+  'export',
+  'extends',
+  'false',
+  'finally',
+  'for',
+  'function',
+  'if',
+  'import',
+  'in',
+  'instanceof',
+  'new',
+  'null',
+  'return',
+  'super',
+  'switch',
+  'this',
+  'throw',
+  'true',
+  'try',
+  'typeof',
+  'var',
+  'void',
+  'while',
+  'with',
+  'yield',
+  'let',
+  'static',
+  'await',
+  'implements',
+  'interface',
+  'package',
+  'private',
+  'protected',
+  'public',
+  'z',
+  'c',
+  'db',
+  'id',
+  'input',
+])
+
+function camel(words: string[]): string {
+  return words.map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('')
+}
+
+export function modelNames(model: ModelInfo): ModelNames {
+  const singular = splitWords(model.name)
+  const plural = splitWords(model.resource)
+  const variable = camel(singular)
+  return {
+    model: model.name,
+    resource: model.resource,
+    table: model.exportName,
+    variable: RESERVED.has(variable) ? 'record' : variable,
+    controller: `${camel(plural)}Controller`,
+    resourceType: `${model.name}Resource`,
+    toResource: `to${model.name}Resource`,
+    createRequest: `Create${model.name}Request`,
+    updateRequest: `Update${model.name}Request`,
+    pluralFile: plural.join('-'),
+    singularFile: singular.join('-'),
+  }
+}
