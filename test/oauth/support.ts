@@ -217,7 +217,7 @@ export function hiddenField(html: string, name: string): string {
   return match[1].replace(/&amp;/g, '&').replace(/&quot;/g, '"')
 }
 
-export const VERIFIER = 'a'.repeat(20) + 'b'.repeat(23) + '-._~xyz'
+export const VERIFIER = `${'a'.repeat(20)}${'b'.repeat(23)}-._~xyz`
 export const CHALLENGE = s256Challenge(VERIFIER)
 
 export async function registerClient(
