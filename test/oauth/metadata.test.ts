@@ -54,7 +54,7 @@ describe('discovery', () => {
 })
 
 describe('CORS', () => {
-  const preflight = (path: string, method = 'POST') =>
+  const preflight = (method = 'POST') =>
     ({
       method: 'OPTIONS',
       headers: {
@@ -75,7 +75,7 @@ describe('CORS', () => {
       ['/device_authorization', 'POST'],
       ['/mcp', 'POST'],
     ] as const) {
-      const res = await harness.request(path, preflight(path, method))
+      const res = await harness.request(path, preflight(method))
       expect(res.status, path).toBe(204)
       expect(res.headers.get('access-control-allow-origin')).toBe('*')
       const allowed = (res.headers.get('access-control-allow-headers') ?? '').toLowerCase()
