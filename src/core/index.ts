@@ -27,5 +27,11 @@ export { type ErrorHandlerOptions, errorHandler } from './http-errors.ts'
 export * from './kv/index.ts'
 export { createLogger, type Logger, type LoggerOptions, Redactor, silentLogger } from './logger.ts'
 export * from './queue/index.ts'
-export { pingRedis, type Redis, RedisConnections } from './redis.ts'
+export {
+  type ConnectOptions,
+  pingRedis,
+  type Redis,
+  RedisConnections,
+  redisAddress,
+} from './redis.ts'
 export { createSharedState, type SharedState, type SharedStateOptions } from './shared-state.ts'

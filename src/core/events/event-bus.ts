@@ -6,6 +6,7 @@ export interface Listener<Event> {
   handle(event: Event): Promise<void> | void
 }
 
+/** Event type → event payload. An interface works too: `EventBus<MyEvents>`. */
 export type EventMap = Record<string, unknown>
 
 export interface EmitOptions {
@@ -51,7 +52,7 @@ interface Registration {
  * Typed events with listeners per type. Every listener runs even when another fails;
  * failures are logged and returned. Listeners run one after another, in registration order.
  */
-export class EventBus<Events extends EventMap> {
+export class EventBus<Events extends object = EventMap> {
   readonly #listeners = new Map<keyof Events, Registration[]>()
   readonly #logger: Logger | undefined
   readonly #store: KeyValueStore | undefined

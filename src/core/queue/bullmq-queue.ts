@@ -73,6 +73,7 @@ export class BullMqQueue implements Queue {
   #flushScheduled: NodeJS.Immediate | undefined
   #closed = false
   #reportedDown = false
+  #unreachable: { at: number; error: DependencyError } | undefined
 
   constructor(options: BullMqQueueOptions) {
     this.#options = options
@@ -162,10 +163,16 @@ export class BullMqQueue implements Queue {
     // A producer that is not connected asks Redis once, with bounded retries, instead of
     // waiting (as BullMQ would) for a connection that may never come.
     if (this.#producer.status !== 'ready') {
+      // During an outage, calls within a second of a failed check fail at once.
+      const known = this.#unreachable
+      if (known && Date.now() - known.at < 1_000) throw known.error
       try {
         await pingRedis(this.#producer, this.#connections.url)
+        this.#unreachable = undefined
       } catch (cause) {
-        throw new DependencyError((cause as Error).message, { cause })
+        const error = new DependencyError((cause as Error).message, { cause })
+        this.#unreachable = { at: Date.now(), error }
+        throw error
       }
     }
     if (batch.length === 1) {

@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { ConfigError, envBoolean, envUrl, loadAppConfig, parseEnv } from '../../src/core/index.ts'
+
+function configError(run: () => unknown): ConfigError {
+  try {
+    run()
+  } catch (error) {
+    if (error instanceof ConfigError) return error
+    throw error
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('loadAppConfig', () => {
+  it('has defaults for every variable', () => {
+    expect(loadAppConfig({})).toEqual({
+      env: 'development',
+      port: 3000,
+      host: '0.0.0.0',
+      appUrl: 'http://localhost:3000',
+      appUrlFromEnv: false,
+      appName: 'kiln',
+      databaseUrl: undefined,
+      redisUrl: undefined,
+      logLevel: 'info',
+      trustProxy: false,
+    })
+  })
+
+  it('reads and types every variable', () => {
+    const config = loadAppConfig({
+      NODE_ENV: 'production',
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      APP_URL: 'https://app.example.com/',
+      APP_NAME: 'shop',
+      DATABASE_URL: 'postgres://u:p@db:5432/shop',
+      REDIS_URL: 'redis://cache:6379',
+      LOG_LEVEL: 'warn',
+      TRUST_PROXY: 'yes',
+    })
+    expect(config).toEqual({
+      env: 'production',
+      port: 8080,
+      host: '127.0.0.1',
+      appUrl: 'https://app.example.com',
+      appUrlFromEnv: true,
+      appName: 'shop',
+      databaseUrl: 'postgres://u:p@db:5432/shop',
+      redisUrl: 'redis://cache:6379',
+      logLevel: 'warn',
+      trustProxy: true,
+    })
+  })
+
+  it('takes the APP_URL default from PORT', () => {
+    expect(loadAppConfig({ PORT: '4000' }).appUrl).toBe('http://localhost:4000')
+  })
+
+  it('accepts every database URL form', () => {
+    for (const url of [
+      'postgresql://h/db',
+      'sqlite::memory:',
+      'sqlite:data.db',
+      'file:x.db',
+      'pglite:',
+    ]) {
+      expect(loadAppConfig({ DATABASE_URL: url }).databaseUrl).toBe(url)
+    }
+  })
+
+  it('treats empty variables as unset, as a .env file line `NAME=` means', () => {
+    expect(loadAppConfig({ PORT: '', REDIS_URL: '', APP_URL: '' })).toMatchObject({
+      port: 3000,
+      redisUrl: undefined,
+      appUrlFromEnv: false,
+    })
+  })
+
+  it('reports every invalid variable in one message, naming each and never its value', () => {
+    const env = {
+      NODE_ENV: 'staging-secret-1',
+      PORT: 'port-secret-2',
+      APP_URL: 'ftp://secret-3.example.com',
+      DATABASE_URL: 'mysql://user:secret-4@db/app',
+      REDIS_URL: 'http://:secret-5@cache:6379',
+      LOG_LEVEL: 'secret-6',
+      TRUST_PROXY: 'secret-7',
+    }
+    const error = configError(() => loadAppConfig(env))
+    expect(Object.keys(error.problems).sort()).toEqual(Object.keys(env).sort())
+    expect(error.message).toBe(
+      [
+        'Invalid configuration:',
+        '  NODE_ENV: expected development, production or test',
+        '  PORT: expected a port number',
+        '  APP_URL: expected an absolute http(s) URL, e.g. https://app.example.com',
+        '  DATABASE_URL: expected a postgres://… URL, sqlite:<path> / file:<path> for SQLite, or pglite:<dir> for embedded Postgres',
+        '  REDIS_URL: expected a redis://… or rediss://… URL',
+        '  LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent',
+        '  TRUST_PROXY: expected true or false',
+      ].join('\n'),
+    )
+    expect(error.message).not.toMatch(/secret/)
+    expect(error.stack ?? '').not.toMatch(/secret-\d/)
+  })
+
+  it('checks the port range', () => {
+    expect(configError(() => loadAppConfig({ PORT: '70000' })).problems).toEqual({
+      PORT: 'expected a port from 1 to 65535',
+    })
+    expect(configError(() => loadAppConfig({ PORT: '80.5' })).problems).toEqual({
+      PORT: 'expected a port number',
+    })
+  })
+})
+
+describe('parseEnv with a capability schema', () => {
+  const messagingSchema = z.object({
+    MSG_ACCESS_TOKEN: z.string().min(10, 'expected the access token from the provider'),
+    MSG_APP_SECRET: z.string().min(10, 'expected the app secret'),
+    MSG_GRAPH_API_URL: envUrl('expected an http(s) URL', ['http:', 'https:']).default(
+      'https://graph.example.com',
+    ),
+    MSG_ENABLED: envBoolean.default(true),
+    MSG_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  })
+
+  it('returns typed values with defaults', () => {
+    const parsed = parseEnv(messagingSchema, {
+      MSG_ACCESS_TOKEN: 'token-0123456789',
+      MSG_APP_SECRET: 'secret-0123456789',
+      MSG_ENABLED: 'off',
+      UNRELATED: 'ignored',
+    })
+    expect(parsed).toEqual({
+      MSG_ACCESS_TOKEN: 'token-0123456789',
+      MSG_APP_SECRET: 'secret-0123456789',
+      MSG_GRAPH_API_URL: 'https://graph.example.com',
+      MSG_ENABLED: false,
+      MSG_TIMEOUT_MS: 10_000,
+    })
+  })
+
+  it('says which variables are missing and which are invalid, under its heading', () => {
+    const error = configError(() =>
+      parseEnv(
+        messagingSchema,
+        { MSG_APP_SECRET: 'short', MSG_GRAPH_API_URL: 'not a url', MSG_TIMEOUT_MS: '-1' },
+        'Messaging is not configured',
+      ),
+    )
+    expect(error.message.split('\n')[0]).toBe('Messaging is not configured:')
+    expect(error.problems).toEqual({
+      MSG_ACCESS_TOKEN: 'is required',
+      MSG_APP_SECRET: 'expected the app secret',
+      MSG_GRAPH_API_URL: 'expected an http(s) URL',
+      MSG_TIMEOUT_MS: expect.any(String),
+    })
+    expect(error.message).not.toContain('short')
+    expect(error.message).not.toContain('not a url')
+    expect(error.name).toBe('ConfigError')
+  })
+
+  it('envBoolean accepts the usual spellings', () => {
+    const schema = z.object({ FLAG: envBoolean })
+    for (const yes of ['true', '1', 'YES', 'on'])
+      expect(parseEnv(schema, { FLAG: yes }).FLAG).toBe(true)
+    for (const no of ['false', '0', 'no', 'Off'])
+      expect(parseEnv(schema, { FLAG: no }).FLAG).toBe(false)
+    expect(configError(() => parseEnv(schema, { FLAG: 'maybe' })).problems).toEqual({
+      FLAG: 'expected true or false',
+    })
+  })
+})
