@@ -1,0 +1,38 @@
+import { KilnError } from '../core/errors.ts'
+
+/** A purge path that no adapter can send (empty, a control character, a misplaced `*`…). */
+export class InvalidPurgePath extends KilnError {
+  override readonly code = 'invalid_purge_path'
+  override readonly status = 400
+}
+
+export interface FailedBatch {
+  /** The paths this request was purging. */
+  paths: string[]
+  /** The provider's HTTP status, when it answered. */
+  status?: number
+  reason: string
+}
+
+/**
+ * Some purge requests failed (after retries). `failures` lists each failed batch with its
+ * paths; every other batch was purged.
+ */
+export class PurgeFailed extends KilnError {
+  override readonly code = 'cdn_purge_failed'
+  override readonly status = 502
+  readonly failures: FailedBatch[]
+  readonly batches: number
+
+  constructor(provider: string, failures: FailedBatch[], batches: number) {
+    const list = failures
+      .map((f) => {
+        const shown = f.paths.slice(0, 3).join(', ') + (f.paths.length > 3 ? ', …' : '')
+        return `[${shown}] ${f.status ? `HTTP ${f.status}: ` : ''}${f.reason}`
+      })
+      .join('; ')
+    super(`CDN purge (${provider}) failed for ${failures.length} of ${batches} request(s): ${list}`)
+    this.failures = failures
+    this.batches = batches
+  }
+}
