@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { register as cdnPurge } from './cdn-purge.ts'
 import { register as makeMessaging } from './make-messaging.ts'
 import { register as migrate } from './migrate.ts'
 import { register as queueWork } from './queue-work.ts'
@@ -6,4 +7,4 @@ import { register as queueWork } from './queue-work.ts'
 /** Each command module exports one function that adds its command to the program. */
 export type RegisterCommand = (program: Command) => void
 
-export const commands: RegisterCommand[] = [migrate, queueWork, makeMessaging]
+export const commands: RegisterCommand[] = [migrate, queueWork, makeMessaging, cdnPurge]
