@@ -11,6 +11,13 @@ export {
 } from './crud.ts'
 export { DATA_TOOL_NAMES, type DataToolsOptions, registerDataTools } from './data-tools.ts'
 export {
+  callerFromAccessToken,
+  type McpEndpointOptions,
+  type McpHttpHandlerOptions,
+  mcpEndpoint,
+  mcpHttpHandler,
+} from './http.ts'
+export {
   isSensitiveField,
   type McpColumn,
   type McpModel,

@@ -1,0 +1,173 @@
+import { randomBytes } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js'
+import { Hono } from 'hono'
+import { MemoryKeyValueStore, silentLogger } from '../../../src/core/index.ts'
+import { type Database, type ModelRegistry, migrate } from '../../../src/db/index.ts'
+import { createMcpServer, mcpEndpoint } from '../../../src/mcp/index.ts'
+import { createBearerValidator, type OAuthSession, oauthServer } from '../../../src/oauth/index.ts'
+
+export const SECRET = 'mcp-test-secret-0123456789-abcdefghijkl'
+
+export interface McpTestApp {
+  origin: string
+  mcpUrl: URL
+  /** Signs a user in; returns the session cookie. */
+  signIn(userId: string, tenantId?: string): string
+  close(): Promise<void>
+}
+
+/**
+ * A small app on 127.0.0.1: kiln's OAuth server at the root, cookie sessions created by the
+ * test, and the protected MCP endpoint with the data tools at /mcp.
+ */
+export async function serveMcpTestApp(
+  database: Database,
+  models: ModelRegistry,
+): Promise<McpTestApp> {
+  await migrate(database, { logger: { info() {}, warn() {} } as never })
+  const sessions = new Map<string, OAuthSession>()
+  let app: Hono | undefined
+  const server = serve({
+    fetch: (request) => (app ? app.fetch(request) : new Response(null, { status: 503 })),
+    port: 0,
+    hostname: '127.0.0.1',
+  })
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const store = new MemoryKeyValueStore()
+  const built = new Hono()
+  built.route(
+    '/',
+    oauthServer({
+      database,
+      store,
+      secret: SECRET,
+      issuer: origin,
+      appName: 'MCP test',
+      session: async (request) => {
+        const sid = /(?:^|;\s*)sid=([^;]+)/.exec(request.headers.get('cookie') ?? '')?.[1]
+        return sid ? sessions.get(sid) : undefined
+      },
+    }),
+  )
+  built.route(
+    '/mcp',
+    mcpEndpoint({
+      validator: createBearerValidator({
+        secret: SECRET,
+        issuer: origin,
+        resource: `${origin}/mcp`,
+        store,
+      }),
+      resourceMetadataUrl: `${origin}/.well-known/oauth-protected-resource/mcp`,
+      createServer: (caller) =>
+        createMcpServer({ data: { database, models, caller, logger: silentLogger() } }),
+    }),
+  )
+  app = built
+  return {
+    origin,
+    mcpUrl: new URL(`${origin}/mcp`),
+    signIn(userId, tenantId) {
+      const sid = randomBytes(16).toString('hex')
+      sessions.set(sid, {
+        userId,
+        ...(tenantId ? { tenantId } : {}),
+        csrfToken: randomBytes(16).toString('hex'),
+      })
+      return `sid=${sid}`
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
+        server.close((error) => (error ? reject(error) : resolve()))
+      }),
+  }
+}
+
+/**
+ * The SDK's OAuth client provider, kept in memory, whose "browser" is fetch with the user's
+ * session cookie: it opens the authorization URL, approves on the consent page and keeps the
+ * code the redirect carries.
+ */
+export class HeadlessOAuthProvider implements OAuthClientProvider {
+  readonly redirectUrl = 'http://127.0.0.1:9/callback'
+  #client: OAuthClientInformationMixed | undefined
+  #tokens: OAuthTokens | undefined
+  #verifier = ''
+  /** The code of the last approval, for `transport.finishAuth`. */
+  code: string | undefined
+
+  constructor(private readonly cookie: string) {}
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'kiln MCP test client',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    }
+  }
+  clientInformation() {
+    return this.#client
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.#client = info
+  }
+  tokens() {
+    return this.#tokens
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.#tokens = tokens
+  }
+  saveCodeVerifier(verifier: string) {
+    this.#verifier = verifier
+  }
+  codeVerifier() {
+    return this.#verifier
+  }
+
+  async redirectToAuthorization(url: URL): Promise<void> {
+    const page = await fetch(url, { headers: { cookie: this.cookie }, redirect: 'manual' })
+    if (page.status !== 200) throw new Error(`consent page answered ${page.status}`)
+    const html = await page.text()
+    const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1]
+    const fields = new URLSearchParams()
+    for (const [, name, value] of html.matchAll(
+      /<input type="hidden" name="([^"]+)" value="([^"]*)">/g,
+    )) {
+      fields.set(name!, decodeEntities(value!))
+    }
+    fields.set('decision', 'approve')
+    if (!action) throw new Error('no consent form')
+    const decision = await fetch(new URL(decodeEntities(action), url), {
+      method: 'POST',
+      headers: { cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: fields,
+      redirect: 'manual',
+    })
+    const location = decision.headers.get('location')
+    if (decision.status < 300 || decision.status > 399 || !location)
+      throw new Error(`consent answered ${decision.status}`)
+    const code = new URL(location).searchParams.get('code')
+    if (!code) throw new Error(`no code in ${location}`)
+    this.code = code
+  }
+}
+
+function decodeEntities(value: string): string {
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+}
