@@ -22,7 +22,7 @@ export interface RecordCounter {
     table: string,
     page: PageQuery,
     rowsOnPage: number,
-    count: () => Promise<number>,
+    count: PromiseLike<number> | (() => PromiseLike<number>),
   ): Promise<number>
   /** Forgets the cached count of `table` after a write that adds or removes records. */
   invalidate(table: string): Promise<void>

@@ -1,5 +1,7 @@
 import type { Command } from 'commander'
+import { register as apiCheck } from './api-check.ts'
 import { register as cdnPurge } from './cdn-purge.ts'
+import { register as makeApi } from './make-api.ts'
 import { register as makeMessaging } from './make-messaging.ts'
 import { register as migrate } from './migrate.ts'
 import { register as queueWork } from './queue-work.ts'
@@ -7,4 +9,11 @@ import { register as queueWork } from './queue-work.ts'
 /** Each command module exports one function that adds its command to the program. */
 export type RegisterCommand = (program: Command) => void
 
-export const commands: RegisterCommand[] = [migrate, queueWork, makeMessaging, cdnPurge]
+export const commands: RegisterCommand[] = [
+  makeApi,
+  apiCheck,
+  migrate,
+  queueWork,
+  makeMessaging,
+  cdnPurge,
+]

@@ -277,7 +277,7 @@ export interface ApiContext {
   counts: RecordCounter
 }
 
-/** \`/api/v1\`: every route needs an API key and passes the \`api\` rate limiter. */
+/** \`/api/v1\`: every route passes the \`api\` rate limiter and needs an API key. */
 export function apiRoutes({
   database,
   apiKeys,
@@ -287,8 +287,8 @@ export function apiRoutes({
   const context: ApiContext = { db: database.db, counts }
   return new Hono<ApiEnv>()
     .basePath('/api/v1')
-    .use(apiKeyAuth({ provider: apiKeys }))
     .use(throttle(limiters, 'api'))
+    .use(apiKeyAuth({ provider: apiKeys }))
 ${sorted.map(({ names }) => `    .route('/${names.resource}', ${names.controller}(context))`).join('\n')}
 }
 

@@ -1,0 +1,176 @@
+import type { Command } from 'commander'
+import pc from 'picocolors'
+
+export interface ApiCheckOptions {
+  apiKey: string
+  /** The app's base URL; `APP_URL`, else http://localhost:3000. */
+  url?: string
+  /** Where the OpenAPI document is served (default `/api/openapi.json`). */
+  specPath?: string
+  env?: Record<string, string | undefined>
+  print?: (line: string) => void
+  /** Per-request time limit in milliseconds (default 10 s). */
+  timeoutMs?: number
+}
+
+export interface ApiCheckResult {
+  ok: boolean
+  /** The MCP registration command, on success. */
+  mcpCommand?: string
+}
+
+interface OpenApiLike {
+  openapi?: unknown
+  info?: { title?: unknown }
+  paths?: Record<string, Record<string, unknown>>
+}
+
+/**
+ * `kiln api:check`: (1) the server answers, (2) the spec path answers, (3) with a valid
+ * OpenAPI 3.x document, (4) the API key authenticates. One ✓/✗ line per check; stops at the
+ * first failure. On success prints the command registering the API with an MCP client.
+ */
+export async function runApiCheck(options: ApiCheckOptions): Promise<ApiCheckResult> {
+  const print = options.print ?? ((line: string) => console.log(line))
+  const env = options.env ?? process.env
+  const base = (options.url ?? env.APP_URL ?? 'http://localhost:3000').replace(/\/+$/, '')
+  const specPath = options.specPath ?? '/api/openapi.json'
+  const timeoutMs = options.timeoutMs ?? 10_000
+  const pass = (text: string) => print(`${pc.green('✓')} ${text}`)
+  const fail = (text: string): ApiCheckResult => {
+    print(`${pc.red('✗')} ${text}`)
+    return { ok: false }
+  }
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    fetch(new URL(path, `${base}/`), {
+      headers: { accept: 'application/json', ...headers },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    })
+
+  let baseUrl: URL
+  try {
+    baseUrl = new URL(base)
+    if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:') throw new TypeError()
+  } catch {
+    return fail(`Server: ${base} is not an http(s) URL`)
+  }
+
+  // 1. Connectivity: any HTTP answer will do.
+  try {
+    const response = await get(baseUrl.pathname)
+    await response.body?.cancel()
+    pass(`Server reachable at ${base}`)
+  } catch (error) {
+    return fail(`Server at ${base} is not reachable: ${networkReason(error)}`)
+  }
+
+  // 2. The spec path answers with JSON.
+  let document: OpenApiLike
+  try {
+    const response = await get(specPath)
+    if (response.status !== 200) {
+      await response.body?.cancel()
+      return fail(
+        `Spec path ${specPath} answered ${response.status}; expected 200 (see --spec-path)`,
+      )
+    }
+    const text = await response.text()
+    try {
+      document = JSON.parse(text) as OpenApiLike
+    } catch {
+      return fail(`Spec path ${specPath} did not answer JSON`)
+    }
+    pass(`Spec found at ${specPath}`)
+  } catch (error) {
+    return fail(`Spec path ${specPath}: ${networkReason(error)}`)
+  }
+
+  // 3. A valid OpenAPI 3.x document.
+  const problem = await validateOpenApi(document)
+  if (problem) return fail(`Invalid OpenAPI document: ${problem}`)
+  const operations = Object.values(document.paths ?? {}).reduce(
+    (n, item) => n + Object.keys(item).filter((k) => HTTP_METHODS.has(k)).length,
+    0,
+  )
+  pass(`Valid OpenAPI ${String(document.openapi)} document (${operations} operations)`)
+
+  // 4. The key authenticates on a GET operation without path parameters.
+  const target = Object.entries(document.paths ?? {}).find(
+    ([path, item]) => !path.includes('{') && 'get' in item && path !== specPath,
+  )?.[0]
+  if (!target) return fail('API key: the document has no GET operation without parameters to try')
+  try {
+    const response = await get(target, { authorization: `Bearer ${options.apiKey}` })
+    await response.body?.cancel()
+    if (response.status === 401 || response.status === 403) {
+      return fail(`API key rejected: GET ${target} answered ${response.status}`)
+    }
+    if (response.status < 200 || response.status >= 300) {
+      return fail(`API key: GET ${target} answered ${response.status}`)
+    }
+    pass(`API key accepted (GET ${target} answered ${response.status})`)
+  } catch (error) {
+    return fail(`API key: GET ${target} failed: ${networkReason(error)}`)
+  }
+
+  const name = slug(typeof document.info?.title === 'string' ? document.info.title : '') || 'api'
+  const mcpCommand = `claude mcp add ${name} -- npx kiln mcp --api-url ${base} --api-key ${options.apiKey}`
+  print('')
+  print('Register this API with an MCP client (Claude Code):')
+  print(`  ${mcpCommand}`)
+  return { ok: true, mcpCommand }
+}
+
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
+
+/** The first validation error of a document, or undefined when it is valid OpenAPI 3.x. */
+async function validateOpenApi(document: OpenApiLike): Promise<string | undefined> {
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) {
+    return 'not a JSON object'
+  }
+  if (typeof document.openapi !== 'string' || !/^3\.\d+\.\d+/.test(document.openapi)) {
+    return `expected "openapi": "3.x.y", found ${JSON.stringify(document.openapi ?? null)}`
+  }
+  const { default: SwaggerParser } = await import('@apidevtools/swagger-parser')
+  try {
+    await SwaggerParser.validate(structuredClone(document) as never)
+    return undefined
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    return (
+      message
+        .split('\n')
+        .find((line) => line.trim() !== '')
+        ?.trim() ?? message
+    )
+  }
+}
+
+function networkReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause
+  if (cause?.code === 'ECONNREFUSED') return 'connection refused'
+  if (cause?.code === 'ENOTFOUND') return 'host not found'
+  if ((error as Error).name === 'TimeoutError') return 'timed out'
+  return cause?.message ?? (error as Error).message ?? String(error)
+}
+
+function slug(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+}
+
+export function register(program: Command): void {
+  program
+    .command('api:check')
+    .description('Check that a running API answers, documents itself and accepts an API key')
+    .requiredOption('--api-key <key>', 'an API key of the app')
+    .option('--url <url>', 'the base URL of the app (default: APP_URL, else http://localhost:3000)')
+    .option('--spec-path <path>', 'path of the OpenAPI document', '/api/openapi.json')
+    .action(async (flags: { apiKey: string; url?: string; specPath: string }) => {
+      const { ok } = await runApiCheck(flags)
+      if (!ok) process.exitCode = 1
+    })
+}
