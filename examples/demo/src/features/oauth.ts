@@ -1,0 +1,73 @@
+import type { Hono } from 'hono'
+import {
+  createBearerValidator,
+  loadOAuthConfig,
+  type OAuthConfig,
+  oauthServer,
+  type ValidateBearer,
+} from 'kiln/oauth'
+import type { DemoContext } from '../context.ts'
+
+export interface DemoOAuth {
+  config: OAuthConfig
+  /** The canonical MCP URL: the audience of every token. */
+  resource: string
+  resourceMetadataUrl: string
+  /** Validates bearer tokens for `/mcp` (revocations included, through the shared store). */
+  validator: ValidateBearer
+}
+
+const configured = new WeakMap<DemoContext, DemoOAuth>()
+
+/**
+ * The demo's OAuth settings, read once per context from MCP_TOKEN_SECRET and APP_URL. In
+ * development a missing secret is generated (with a warning); in production both are required.
+ * The MCP feature uses the same validator.
+ */
+export function demoOAuth(ctx: DemoContext): DemoOAuth {
+  let oauth = configured.get(ctx)
+  if (!oauth) {
+    const config = loadOAuthConfig(ctx.env, {
+      production: ctx.config.env === 'production',
+      fallbackUrl: ctx.config.appUrl,
+      logger: ctx.logger,
+    })
+    ctx.redactor.add(config.secret)
+    const resource = `${config.issuer}/mcp`
+    oauth = {
+      config,
+      resource,
+      resourceMetadataUrl: `${config.issuer}/.well-known/oauth-protected-resource/mcp`,
+      validator: createBearerValidator({
+        secret: config.secret,
+        issuer: config.issuer,
+        resource,
+        store: ctx.shared.kv,
+      }),
+    }
+    configured.set(ctx, oauth)
+  }
+  return oauth
+}
+
+/** Mounts the authorization server: discovery, /register, /authorize, /token, /device. */
+export function mountOAuth(app: Hono, ctx: DemoContext): void {
+  const { config } = demoOAuth(ctx)
+  app.route(
+    '/',
+    oauthServer({
+      database: ctx.database,
+      store: ctx.shared.kv,
+      secret: config.secret,
+      issuer: config.issuer,
+      loginPath: '/login',
+      appName: ctx.config.appName,
+      logger: ctx.logger,
+      trustProxy: ctx.config.trustProxy,
+      session: async (request) => {
+        const session = await ctx.sessions.current(request)
+        return session && { userId: session.userId, csrfToken: session.csrfToken }
+      },
+    }),
+  )
+}
