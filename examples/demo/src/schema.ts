@@ -45,6 +45,29 @@ export const comments = pgTable('comments', {
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 })
 
+/**
+ * Messaging: inbound text messages and the delivery status of sent ones, one row per provider
+ * message id (`wamid`). The demo's messaging listeners write here; a status never moves back.
+ */
+export const messages = pgTable('messages', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  wamid: varchar('wamid', { length: 255 }).notNull().unique(),
+  /** `inbound` (a customer or owner wrote) or `outbound` (a message this number sent). */
+  direction: varchar('direction', { length: 8 }).notNull(),
+  /** The other party: the sender of an inbound message, the recipient of an outbound one. */
+  phone: varchar('phone', { length: 20 }),
+  /** `Owner` or `Customer`, for inbound messages. */
+  senderKind: varchar('sender_kind', { length: 10 }),
+  body: text('body'),
+  /** `Sent`, `Delivered`, `Read`, `Failed` or `Unknown`, for outbound messages. */
+  status: varchar('status', { length: 10 }),
+  errorCode: integer('error_code'),
+  sentAt: timestamp('sent_at', { withTimezone: true }),
+  statusAt: timestamp('status_at', { withTimezone: true }),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+})
+
 export const usersRelations = relations(users, ({ many }) => ({ posts: many(posts) }))
 export const postsRelations = relations(posts, ({ one, many }) => ({
   author: one(users, { fields: [posts.authorId], references: [users.id] }),

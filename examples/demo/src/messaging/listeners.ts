@@ -1,0 +1,60 @@
+import { sql } from 'drizzle-orm'
+import type { Listener } from 'kiln/core'
+import type { PostgresDb } from 'kiln/db'
+import type { MessagingStatusUpdate, MessagingTextReceived } from 'kiln/messaging'
+import { messages } from '../schema.ts'
+
+/** Stores each inbound text message once (a redelivery changes nothing). */
+export class StoreInboundMessage implements Listener<MessagingTextReceived> {
+  constructor(private readonly db: PostgresDb) {}
+
+  async handle(event: MessagingTextReceived): Promise<void> {
+    await this.db
+      .insert(messages)
+      .values({
+        wamid: event.wamid,
+        direction: 'inbound',
+        phone: event.sender_identity.phone,
+        senderKind: event.sender_identity.kind,
+        body: event.text,
+        sentAt: event.timestamp,
+      })
+      .onConflictDoNothing({ target: messages.wamid })
+  }
+}
+
+/** The order statuses move in; `Failed` is final and anything unknown ranks lowest. */
+const rank = (status: ReturnType<typeof sql>) =>
+  sql`(CASE ${status} WHEN 'Sent' THEN 1 WHEN 'Delivered' THEN 2 WHEN 'Read' THEN 3 WHEN 'Failed' THEN 4 ELSE 0 END)`
+
+/**
+ * Records the delivery status of a sent message. Statuses arrive out of order: one upsert
+ * keeps the furthest status (read stays read when a late delivered arrives), atomically, so
+ * two workers handling two statuses of one message at once cannot move it back either.
+ */
+export class StoreDeliveryStatus implements Listener<MessagingStatusUpdate> {
+  constructor(private readonly db: PostgresDb) {}
+
+  async handle(event: MessagingStatusUpdate): Promise<void> {
+    const newer = sql`${rank(sql`excluded.status`)} > ${rank(sql`${messages.status}`)}`
+    await this.db
+      .insert(messages)
+      .values({
+        wamid: event.wamid,
+        direction: 'outbound',
+        phone: event.recipient ?? null,
+        status: event.status,
+        errorCode: event.errors[0]?.code ?? null,
+        statusAt: event.timestamp,
+      })
+      .onConflictDoUpdate({
+        target: messages.wamid,
+        set: {
+          status: sql`CASE WHEN ${newer} THEN excluded.status ELSE ${messages.status} END`,
+          statusAt: sql`CASE WHEN ${newer} THEN excluded.status_at ELSE ${messages.statusAt} END`,
+          errorCode: sql`CASE WHEN ${newer} THEN excluded.error_code ELSE ${messages.errorCode} END`,
+          updatedAt: sql`now()`,
+        },
+      })
+  }
+}
