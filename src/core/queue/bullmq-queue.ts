@@ -37,6 +37,8 @@ export interface BullMqQueueOptions {
   keepCompleted?: number
   /** An enqueue that Redis has not confirmed within this time rejects (default 10 s). */
   enqueueTimeoutMs?: number
+  /** Most jobs sent in one `addBulk`; a larger burst goes out as several pipelines (default 50). */
+  maxBatch?: number
 }
 
 interface PendingAdd {
@@ -47,9 +49,6 @@ interface PendingAdd {
   resolve(value: { id: string }): void
   reject(error: unknown): void
 }
-
-/** Above this many waiting calls a batch is sent at once instead of at the end of the turn. */
-const MAX_BATCH = 500
 
 /**
  * BullMQ on Redis. Producers fail fast when Redis is down (the caller answers 500 and the
@@ -74,6 +73,8 @@ export class BullMqQueue implements Queue {
   #closed = false
   #reportedDown = false
   #unreachable: { at: number; error: DependencyError } | undefined
+  /** The one reachability check in flight, shared by every call that waits on it. */
+  #checking: Promise<void> | undefined
 
   constructor(options: BullMqQueueOptions) {
     this.#options = options
@@ -113,7 +114,10 @@ export class BullMqQueue implements Queue {
     }
     return new Promise((resolve, reject) => {
       this.#batch.push({ name, data, opts, callerId, resolve, reject })
-      if (this.#options.coalesce === false || this.#batch.length >= MAX_BATCH) {
+      if (
+        this.#options.coalesce === false ||
+        this.#batch.length >= (this.#options.maxBatch ?? 50)
+      ) {
         this.#flush()
       } else {
         this.#flushScheduled ??= setImmediate(() => this.#flush())
@@ -166,14 +170,19 @@ export class BullMqQueue implements Queue {
       // During an outage, calls within a second of a failed check fail at once.
       const known = this.#unreachable
       if (known && Date.now() - known.at < 1_000) throw known.error
-      try {
-        await pingRedis(this.#producer, this.#connections.url)
-        this.#unreachable = undefined
-      } catch (cause) {
-        const error = new DependencyError((cause as Error).message, { cause })
-        this.#unreachable = { at: Date.now(), error }
-        throw error
-      }
+      this.#checking ??= pingRedis(this.#producer, this.#connections.url)
+        .then(() => {
+          this.#unreachable = undefined
+        })
+        .catch((cause: Error) => {
+          const error = new DependencyError(cause.message, { cause })
+          this.#unreachable = { at: Date.now(), error }
+          throw error
+        })
+        .finally(() => {
+          this.#checking = undefined
+        })
+      await this.#checking
     }
     if (batch.length === 1) {
       const [only] = batch as [PendingAdd]
