@@ -16,9 +16,9 @@ const ATTEMPTS_PER_MINUTE = 10
  * scheme would send the user elsewhere (an open redirect), so they fall back to `/`.
  */
 export function safeReturnPath(value: string | undefined): string {
-  if (!value || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\'))
-    return '/'
-  if (/[\u0000-\u001f\\]/.test(value)) return '/'
+  if (!value?.startsWith('/') || value.startsWith('//') || value.includes('\\')) return '/'
+  // Control characters (tabs, newlines) are dropped by URL parsers and can turn `/` into `//`.
+  for (const char of value) if (char.charCodeAt(0) < 0x20 || char === '\u007f') return '/'
   return value
 }
 
