@@ -22,30 +22,32 @@ export interface DeduplicationStore {
 export interface MemoryDeduplicationStoreOptions {
   clock?: Clock
   ttlMs?: number
-  /** Expired ids are swept every this many inserts. */
-  sweepEvery?: number
 }
 
-/** Ids seen by this process in the last 5 minutes. One instance only: use the KeyValueStore one for many. */
+/**
+ * Ids seen by this process in the last 5 minutes. One instance only: use the KeyValueStore
+ * one for many. Every id lives equally long and the map keeps insertion order, so the oldest
+ * ids are at the front: each insert drops the expired ones from there, in amortized constant
+ * time, however many ids a busy number has in its window.
+ */
 export class MemoryDeduplicationStore implements DeduplicationStore {
   readonly #seen = new Map<string, number>()
   readonly #clock: Clock
   readonly #ttlMs: number
-  readonly #sweepEvery: number
-  #inserts = 0
 
   constructor(options: MemoryDeduplicationStoreOptions = {}) {
     this.#clock = options.clock ?? systemClock
     this.#ttlMs = options.ttlMs ?? DEDUP_TTL_MS
-    this.#sweepEvery = options.sweepEvery ?? 1000
   }
 
   async checkAndInsert(id: string): Promise<boolean> {
     const now = this.#clock.now()
+    this.#expire(now)
     const expiresAt = this.#seen.get(id)
     if (expiresAt !== undefined && expiresAt > now) return true
+    // Delete first, so the re-inserted id moves to the back and the order stays by expiry.
+    this.#seen.delete(id)
     this.#seen.set(id, now + this.#ttlMs)
-    if (++this.#inserts % this.#sweepEvery === 0) this.#sweep(now)
     return false
   }
 
@@ -53,13 +55,16 @@ export class MemoryDeduplicationStore implements DeduplicationStore {
     this.#seen.delete(id)
   }
 
-  /** Ids held, expired ones included until the next sweep. */
+  /** Ids held. */
   get size(): number {
     return this.#seen.size
   }
 
-  #sweep(now: number): void {
-    for (const [id, expiresAt] of this.#seen) if (expiresAt <= now) this.#seen.delete(id)
+  #expire(now: number): void {
+    for (const [id, expiresAt] of this.#seen) {
+      if (expiresAt > now) return
+      this.#seen.delete(id)
+    }
   }
 }
 

@@ -63,12 +63,32 @@ describe('MemoryDeduplicationStore', () => {
     expect(await store.checkAndInsert('wamid.F')).toBe(false)
   })
 
-  it('sweeps expired ids so memory stays bounded', async () => {
+  it('drops expired ids as new ones arrive, so memory stays bounded', async () => {
     const clock = new ManualClock()
-    const store = new MemoryDeduplicationStore({ clock, sweepEvery: 10 })
+    const store = new MemoryDeduplicationStore({ clock })
     for (let i = 0; i < 9; i++) await store.checkAndInsert(`old-${i}`)
-    clock.advance(DEDUP_TTL_MS)
+    clock.advance(DEDUP_TTL_MS / 2)
+    await store.checkAndInsert('middle')
+    await store.checkAndInsert('old-0') // still seen: keeps its place and expiry
+    clock.advance(DEDUP_TTL_MS / 2)
     await store.checkAndInsert('new')
+    expect(store.size).toBe(2)
+    expect(await store.checkAndInsert('middle')).toBe(true)
+    expect(await store.checkAndInsert('old-1')).toBe(false)
+  })
+
+  it('an id seen again after it expired gets a fresh 5 minutes', async () => {
+    const clock = new ManualClock()
+    const store = new MemoryDeduplicationStore({ clock })
+    await store.checkAndInsert('a')
+    clock.advance(DEDUP_TTL_MS)
+    await store.checkAndInsert('b')
+    expect(await store.checkAndInsert('a')).toBe(false)
+    clock.advance(DEDUP_TTL_MS - 1)
+    expect(await store.checkAndInsert('a')).toBe(true)
+    expect(await store.checkAndInsert('b')).toBe(true)
+    clock.advance(1)
+    expect(await store.checkAndInsert('a')).toBe(false)
     expect(store.size).toBe(1)
   })
 })
