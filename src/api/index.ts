@@ -1,10 +1,10 @@
-// API keys, scopes and rate limits
+// API keys, scopes and rate limits: auth, errors, keys, provider, rate-limit.
+// The generated REST API's runtime helpers, OpenAPI document and ReDoc docs: rest, openapi, docs.
 export * from './auth/index.ts'
+export * from './docs/index.ts'
 export { ApiKeyRejectedError, type ApiKeyRejection } from './errors.ts'
 export * from './keys/index.ts'
+export * from './openapi/index.ts'
 export * from './provider/index.ts'
 export * from './rate-limit/index.ts'
-// Generated REST API: runtime helpers, OpenAPI document, ReDoc docs
-export * from './docs/index.ts'
-export * from './openapi/index.ts'
 export * from './rest/index.ts'

@@ -36,6 +36,8 @@ export interface DatabaseApiKeyProvider extends ApiKeyProvider {
   flush(): Promise<void>
   /** Drops cached verifications: one key's, or all. */
   invalidate(id?: number): void
+  /** For health checks and tests: cached keys, and whether changes are being heard. */
+  status(): { cacheEntries: number; changeFeed: 'live' | 'down' | 'off' }
   /** Flushes, stops listening for changes and drops the cache. The database stays open. */
   close(): Promise<void>
 }
@@ -153,6 +155,10 @@ export function createDatabaseApiKeyProvider(
     flush: () => lastUsed.flush(),
     invalidate(id?: number) {
       onChange(id)
+    },
+    status() {
+      const changeFeed = feed ? (feed.trusted() ? 'live' : 'down') : 'off'
+      return { cacheEntries: cache.size, changeFeed }
     },
     async close() {
       stopLocal()

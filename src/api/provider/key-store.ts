@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lt, or } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, lte, or } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import type { Database, PostgresDatabase } from '../../db/database.ts'
 import { apiKeysPg, apiKeysSqlite } from '../../db/tables/api-keys.ts'
@@ -165,7 +165,7 @@ export async function writeLastUsed(
       .where(
         and(
           inArray(apiKeysPg.id, ids),
-          or(isNull(apiKeysPg.lastUsedAt), lt(apiKeysPg.lastUsedAt, threshold)),
+          or(isNull(apiKeysPg.lastUsedAt), lte(apiKeysPg.lastUsedAt, threshold)),
         ),
       )
     return
@@ -176,7 +176,7 @@ export async function writeLastUsed(
     .where(
       and(
         inArray(apiKeysSqlite.id, ids),
-        or(isNull(apiKeysSqlite.lastUsedAt), lt(apiKeysSqlite.lastUsedAt, threshold)),
+        or(isNull(apiKeysSqlite.lastUsedAt), lte(apiKeysSqlite.lastUsedAt, threshold)),
       ),
     )
     .run()
