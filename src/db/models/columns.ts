@@ -29,7 +29,7 @@ export interface ColumnInfo {
   sqlType: string
   dataType: ColumnDataType
   nullable: boolean
-  /** The database or Drizzle fills the value when it is not given. */
+  /** The database or Drizzle fills the value when it is not given (auto-increment keys included). */
   hasDefault: boolean
   /** Part of the table's primary key. */
   primaryKey: boolean
@@ -92,15 +92,16 @@ export function describeColumn(
   dialect: Dialect,
   options: { inPrimaryKey: boolean; singlePrimaryKey: boolean },
 ): ColumnInfo {
+  const autoIncrement = isAutoIncrement(column, dialect, options.singlePrimaryKey)
   const info: ColumnInfo = {
     name: column.name,
     key,
     sqlType: column.getSQLType(),
     dataType: dataTypeOf(column),
     nullable: !column.notNull,
-    hasDefault: column.hasDefault,
+    hasDefault: column.hasDefault || autoIncrement,
     primaryKey: column.primary || options.inPrimaryKey,
-    autoIncrement: isAutoIncrement(column, dialect, options.singlePrimaryKey),
+    autoIncrement,
   }
   const length = lengthOf(column)
   if (length !== undefined) info.length = length

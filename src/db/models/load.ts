@@ -30,12 +30,21 @@ function nearestTsconfig(dir: string): string | false {
   }
 }
 
-/** Imports a TypeScript (or JavaScript) module at run time through tsx. */
+/**
+ * Imports a TypeScript (or JavaScript) module at run time through tsx. Outside a
+ * `"type": "module"` package tsx compiles it to CommonJS, whose exports then arrive as the
+ * `default` export: they are unwrapped so both module kinds look the same.
+ */
 async function importModule(file: string): Promise<Record<string, unknown>> {
-  return tsImport(pathToFileURL(file).href, {
+  const loaded = (await tsImport(pathToFileURL(file).href, {
     parentURL: import.meta.url,
     tsconfig: nearestTsconfig(dirname(file)),
-  }) as Promise<Record<string, unknown>>
+  })) as Record<string, unknown>
+  const commonJs = loaded.default
+  if (typeof commonJs === 'object' && commonJs !== null && '__esModule' in commonJs) {
+    return { ...(commonJs as Record<string, unknown>) }
+  }
+  return loaded
 }
 
 function describeFailure(error: unknown): string {

@@ -53,18 +53,19 @@ function dialectOf(table: Table): Dialect | 'other' {
 
 function describeTable(exportName: string, table: PgTable | SQLiteTable, dialect: Dialect) {
   const config = is(table, PgTable) ? getPgTableConfig(table) : getSqliteTableConfig(table)
-  const compositeKeyColumns = new Set<Column>(
-    config.primaryKeys.flatMap((pk): Column[] => pk.columns),
+  // getTableConfig builds the columns of constraints separately: compare them by name.
+  const compositeKeyColumns = new Set<string>(
+    config.primaryKeys.flatMap((pk): Column[] => pk.columns).map((column) => column.name),
   )
   const entries = Object.entries(getTableColumns(table))
   const primaryCount = entries.filter(
-    ([, column]) => column.primary || compositeKeyColumns.has(column),
+    ([, column]) => column.primary || compositeKeyColumns.has(column.name),
   ).length
   const generated = new Set<string>()
   const columns = entries.map(([key, column]) => {
     if (column.generated) generated.add(key)
     return describeColumn(key, column, dialect, {
-      inPrimaryKey: compositeKeyColumns.has(column),
+      inPrimaryKey: compositeKeyColumns.has(column.name),
       singlePrimaryKey: primaryCount === 1,
     })
   })
