@@ -53,6 +53,9 @@ afterEach(async () => {
 })
 
 describe('kiln queue:work refuses what it cannot run', () => {
+  // A Redis URL that these failures never get to use.
+  const unused = { REDIS_URL: 'redis://127.0.0.1:6390' }
+
   it('without REDIS_URL: jobs run in the web process', async () => {
     const run = kiln(['queue:work', '--config', fixture])
     expect(await run.exited).toBe(1)
@@ -62,14 +65,22 @@ describe('kiln queue:work refuses what it cannot run', () => {
     expect(run.output()).not.toContain('    at ')
   })
 
+  it('a worker module whose queue is in memory after all', async () => {
+    const run = kiln(['queue:work', '--config', fixture], { ...unused, KILN_FIXTURE_MEMORY: '1' })
+    expect(await run.exited).toBe(1)
+    expect(run.output().trim()).toBe(
+      'queue:work needs REDIS_URL: without it, jobs run inside the web process',
+    )
+  })
+
   it('a config without a worker module', async () => {
-    const run = kiln(['queue:work', '--config', `${fixture}/no-worker/kiln.config.ts`])
+    const run = kiln(['queue:work', '--config', `${fixture}/no-worker/kiln.config.ts`], unused)
     expect(await run.exited).toBe(1)
     expect(run.output()).toContain('kiln.config.ts has no `worker`')
   })
 
   it('a folder without kiln.config.ts', async () => {
-    const run = kiln(['queue:work'], {}, fileURLToPath(new URL('../fixtures', import.meta.url)))
+    const run = kiln(['queue:work'], unused, fileURLToPath(new URL('../fixtures', import.meta.url)))
     expect(await run.exited).toBe(1)
     expect(run.output()).toContain('No kiln.config.ts in')
   })

@@ -33,8 +33,11 @@ const NOT_ON_REDIS = 'queue:work needs REDIS_URL: without it, jobs run inside th
  */
 export async function startQueueWorker(options: QueueWorkOptions = {}): Promise<RunningWorker> {
   const logger = options.logger ?? createLogger({ level: logLevel(), name: 'kiln-worker' })
+  // Refuse before the app's module opens its database just to find an in-process queue.
+  if (!process.env.REDIS_URL) throw new CliError(NOT_ON_REDIS)
   const definition = await loadWorkerDefinition(options.config)
   const concurrency = options.concurrency ?? definition.concurrency ?? 1
+  // The module decides its queue: whatever it read, only a Redis queue can be worked from here.
   if (definition.queue.kind !== 'bullmq') {
     await definition.close()
     throw new CliError(NOT_ON_REDIS)
