@@ -154,7 +154,7 @@ function printWiring(
   },
 ): void {
   const routes = info.files.find((f) => f.path.endsWith('routes.ts'))
-  const apiImport = importSpecifier(resolve(info.root, 'src'), resolve(info.outDir, 'index.ts'))
+  const apiImport = importSpecifier(info.root, resolve(info.outDir, 'index.ts'))
   print('')
   print(pc.bold('Next steps'))
   if (routes?.exists) {
@@ -163,7 +163,7 @@ function printWiring(
       print(pc.dim(`       .route('/${model.resource}', ${modelNames(model).controller}(context))`))
     }
   }
-  print(`  1. Import the API module (from a file in src/: '${apiImport}'):`)
+  print(`  1. Import the generated module (${apiImport}, relative to the app root):`)
   print(pc.dim(`       import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`))
   print('  2. Register apiRoutes() in your app:')
   print(pc.dim('       const limiters = createRateLimiters()            // kiln/api'))

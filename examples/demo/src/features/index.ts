@@ -1,5 +1,6 @@
 import type { Hono } from 'hono'
 import type { DemoContext } from '../context.ts'
+import { mountApi } from './api.ts'
 import { mountMessaging } from './messaging.ts'
 import { mountOAuth } from './oauth.ts'
 
@@ -7,4 +8,4 @@ import { mountOAuth } from './oauth.ts'
 export type Feature = (app: Hono, ctx: DemoContext) => void | Promise<void>
 
 /** Every capability of the demo, mounted in this order (each lives in its own file here). */
-export const features: Feature[] = [mountMessaging, mountOAuth]
+export const features: Feature[] = [mountMessaging, mountOAuth, mountApi]

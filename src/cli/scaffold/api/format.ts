@@ -47,7 +47,16 @@ export function chain(indent: string, prefix: string, expr: string, suffix: stri
   let head = parts.shift() ?? ''
   while (parts.length > 0 && !parts[0]!.includes('(')) head += `.${parts.shift()}`
   if (parts.length === 0) return line
-  return [`${indent}${prefix}${head}`, ...parts.map((p) => `${indent}  .${p}`)].join('\n') + suffix
+  return [`${indent}${prefix}${head}`, ...parts.map((p) => callLine(`${indent}  `, p))].join('\n') + suffix
+}
+
+/** `.name({ a: true, b: true })`, its object broken one property per line when too long. */
+function callLine(indent: string, part: string): string {
+  const line = `${indent}.${part}`
+  const object = /^(\w+)\(\{ (.*) \}\)$/.exec(part)
+  if (fits(line) || !object) return line
+  const properties = object[2]!.split(', ').map((property) => `${indent}  ${property},`)
+  return `${indent}.${object[1]}({\n${properties.join('\n')}\n${indent}})`
 }
 
 /** `import { a, b } from 'x'`, one name per line when it does not fit. */

@@ -1,0 +1,70 @@
+import { eq } from 'drizzle-orm'
+import { Hono } from 'hono'
+import {
+  type ApiEnv,
+  found,
+  paginated,
+  parseId,
+  parseJsonBody,
+  parsePageQuery,
+  rejectBlockedDelete,
+  rejectConstraintViolation,
+} from 'kiln/api'
+import { comments } from '../../schema.ts'
+import { CreateCommentRequest, UpdateCommentRequest } from '../requests/comment.ts'
+import { toCommentResource } from '../resources/comment.ts'
+import type { ApiContext } from '../routes.ts'
+
+/** `/api/v1/comments`: index, show, store, update and destroy. */
+export function commentsController({ db, counts }: ApiContext) {
+  return new Hono<ApiEnv>()
+    .get('/', async function index(c) {
+      const page = parsePageQuery(c.req.query())
+      const rows = await db
+        .select()
+        .from(comments)
+        .orderBy(comments.id)
+        .limit(page.perPage)
+        .offset(page.offset)
+      const total = await counts.total('comments', page, rows.length, db.$count(comments))
+      const data = rows.map(toCommentResource)
+      return c.json(paginated(data, page, total, c.req.path))
+    })
+    .post('/', async function store(c) {
+      const input = await parseJsonBody(c.req.raw, CreateCommentRequest)
+      const [comment] = await db
+        .insert(comments)
+        .values(input)
+        .returning()
+        .catch(rejectConstraintViolation)
+      await counts.invalidate('comments')
+      return c.json({ data: toCommentResource(found(comment)) }, 201)
+    })
+    .get('/:id', async function show(c) {
+      const id = parseId(c.req.param('id'))
+      const [comment] = await db.select().from(comments).where(eq(comments.id, id))
+      return c.json({ data: toCommentResource(found(comment)) })
+    })
+    .put('/:id', async function update(c) {
+      const id = parseId(c.req.param('id'))
+      const input = await parseJsonBody(c.req.raw, UpdateCommentRequest)
+      const [comment] = await db
+        .update(comments)
+        .set({ ...input, updatedAt: new Date() })
+        .where(eq(comments.id, id))
+        .returning()
+        .catch(rejectConstraintViolation)
+      return c.json({ data: toCommentResource(found(comment)) })
+    })
+    .delete('/:id', async function destroy(c) {
+      const id = parseId(c.req.param('id'))
+      const [comment] = await db
+        .delete(comments)
+        .where(eq(comments.id, id))
+        .returning()
+        .catch(rejectBlockedDelete)
+      found(comment)
+      await counts.invalidate('comments')
+      return c.json({ message: 'Deleted' })
+    })
+}

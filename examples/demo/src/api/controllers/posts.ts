@@ -1,0 +1,70 @@
+import { eq } from 'drizzle-orm'
+import { Hono } from 'hono'
+import {
+  type ApiEnv,
+  found,
+  paginated,
+  parseId,
+  parseJsonBody,
+  parsePageQuery,
+  rejectBlockedDelete,
+  rejectConstraintViolation,
+} from 'kiln/api'
+import { posts } from '../../schema.ts'
+import { CreatePostRequest, UpdatePostRequest } from '../requests/post.ts'
+import { toPostResource } from '../resources/post.ts'
+import type { ApiContext } from '../routes.ts'
+
+/** `/api/v1/posts`: index, show, store, update and destroy. */
+export function postsController({ db, counts }: ApiContext) {
+  return new Hono<ApiEnv>()
+    .get('/', async function index(c) {
+      const page = parsePageQuery(c.req.query())
+      const rows = await db
+        .select()
+        .from(posts)
+        .orderBy(posts.id)
+        .limit(page.perPage)
+        .offset(page.offset)
+      const total = await counts.total('posts', page, rows.length, db.$count(posts))
+      const data = rows.map(toPostResource)
+      return c.json(paginated(data, page, total, c.req.path))
+    })
+    .post('/', async function store(c) {
+      const input = await parseJsonBody(c.req.raw, CreatePostRequest)
+      const [post] = await db
+        .insert(posts)
+        .values(input)
+        .returning()
+        .catch(rejectConstraintViolation)
+      await counts.invalidate('posts')
+      return c.json({ data: toPostResource(found(post)) }, 201)
+    })
+    .get('/:id', async function show(c) {
+      const id = parseId(c.req.param('id'))
+      const [post] = await db.select().from(posts).where(eq(posts.id, id))
+      return c.json({ data: toPostResource(found(post)) })
+    })
+    .put('/:id', async function update(c) {
+      const id = parseId(c.req.param('id'))
+      const input = await parseJsonBody(c.req.raw, UpdatePostRequest)
+      const [post] = await db
+        .update(posts)
+        .set({ ...input, updatedAt: new Date() })
+        .where(eq(posts.id, id))
+        .returning()
+        .catch(rejectConstraintViolation)
+      return c.json({ data: toPostResource(found(post)) })
+    })
+    .delete('/:id', async function destroy(c) {
+      const id = parseId(c.req.param('id'))
+      const [post] = await db
+        .delete(posts)
+        .where(eq(posts.id, id))
+        .returning()
+        .catch(rejectBlockedDelete)
+      found(post)
+      await counts.invalidate('posts')
+      return c.json({ message: 'Deleted' })
+    })
+}

@@ -1,0 +1,6 @@
+export { apiKeyProvider, apiKeys } from './api-keys.ts'
+export { commentsController } from './controllers/comments.ts'
+export { messagesController } from './controllers/messages.ts'
+export { postsController } from './controllers/posts.ts'
+export { usersController } from './controllers/users.ts'
+export { type ApiContext, type ApiDeps, apiResources, apiRoutes, docsRoutes } from './routes.ts'

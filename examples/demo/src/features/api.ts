@@ -1,0 +1,41 @@
+import type { Hono } from 'hono'
+import { createRateLimiters, createRecordCounter, type DatabaseApiKeyProvider } from 'kiln/api'
+import { apiKeyProvider, apiRoutes, docsRoutes } from '../api/index.ts'
+import type { DemoContext } from '../context.ts'
+
+const providers = new WeakMap<DemoContext, DatabaseApiKeyProvider>()
+
+/**
+ * The demo's API-key provider, once per context (other features verifying keys share it).
+ * It is closed with the context.
+ */
+export function demoApiKeys(ctx: DemoContext): DatabaseApiKeyProvider {
+  let provider = providers.get(ctx)
+  if (!provider) {
+    const created = apiKeyProvider({ database: ctx.database, logger: ctx.logger })
+    const closeContext = ctx.close.bind(ctx)
+    ctx.close = async () => {
+      await created.close()
+      await closeContext()
+    }
+    providers.set(ctx, created)
+    provider = created
+  }
+  return provider
+}
+
+/**
+ * The generated REST API (`kiln make:api --all`, in ../api) under /api/v1, with its OpenAPI
+ * document at /api/openapi.json and ReDoc at /api/docs. Rate limits and list totals live in
+ * Redis when REDIS_URL is set, so every instance shares them.
+ */
+export function mountApi(app: Hono, ctx: DemoContext): void {
+  const limiters = createRateLimiters({
+    redis: ctx.shared.client,
+    trustProxy: ctx.config.trustProxy,
+    logger: ctx.logger,
+  })
+  const counts = createRecordCounter({ store: ctx.shared.kv })
+  app.route('/', apiRoutes({ database: ctx.database, apiKeys: demoApiKeys(ctx), limiters, counts }))
+  app.route('/', docsRoutes({ app, title: ctx.config.appName }))
+}
