@@ -1,10 +1,10 @@
 import { decodeJwt } from 'jose'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RedisKeyValueStore } from '../../src/core/index.ts'
 import { createDatabase, type Database } from '../../src/db/index.ts'
 import { createPostgresTestDatabase } from '../support/databases.ts'
-import { postgresUrl } from '../support/env.ts'
-import { createTestRedis, describeWithRedis, type TestRedis } from '../support/redis.ts'
+import { postgresUrl, redisUrl } from '../support/env.ts'
+import { createTestRedis, type TestRedis } from '../support/redis.ts'
 import {
   approve,
   CHALLENGE,
@@ -19,7 +19,7 @@ import {
   VERIFIER,
 } from './support.ts'
 
-describeWithRedis.skipIf(postgresUrl === undefined)(
+describe.skipIf(postgresUrl === undefined || redisUrl === undefined)(
   'two instances sharing Redis and Postgres',
   () => {
     let redis: TestRedis
