@@ -2,6 +2,7 @@ import { afterEach, expect, it } from 'vitest'
 import {
   backoffDelay,
   type JobContext,
+  MemoryQueue,
   type QueueWorker,
   UnrecoverableJobError,
 } from '../../src/core/index.ts'
@@ -368,4 +369,16 @@ it('backoff doubles from the base delay', () => {
   expect([1, 2, 3, 4].map((attempt) => backoffDelay(policy, attempt))).toEqual([
     1_000, 2_000, 4_000, 8_000,
   ])
+})
+
+it('the memory queue starts a job only after the code that queued it has run to its end', async () => {
+  const queue = new MemoryQueue()
+  const order: string[] = []
+  queue.work({ job: async () => void order.push('job') })
+  await queue.enqueue('job', {})
+  // Still the caller's turn (a request handler answering): the job has not started.
+  order.push('response')
+  await queue.drain()
+  expect(order).toEqual(['response', 'job'])
+  await queue.close()
 })

@@ -78,7 +78,8 @@ export class MemoryQueue implements Queue {
       attempt: 1,
       attempts: options.attempts ?? this.#policy.attempts,
     })
-    queueMicrotask(() => this.#pump())
+    // After the current turn: the request that queued the job answers before the job starts.
+    setImmediate(() => this.#pump())
     return { id }
   }
 
@@ -86,7 +87,7 @@ export class MemoryQueue implements Queue {
     if (this.#handlers) throw new TypeError('MemoryQueue: work() was already called')
     this.#handlers = handlers
     this.#concurrency = Math.max(1, options.concurrency ?? 1)
-    queueMicrotask(() => this.#pump())
+    setImmediate(() => this.#pump())
     return {
       close: async () => {
         await this.drain()
