@@ -184,6 +184,16 @@ describe('openAppDatabase without a URL', () => {
       } finally {
         await app.close()
       }
+      const lines: string[] = []
+      const applied = await runMigrate({ cwd: dir, env: {}, print: (line) => lines.push(line) })
+      expect(lines[0]).toBe(`Migrating the running app's embedded database (pid ${process.pid})`)
+      expect(applied).toContain('kiln/0001_api_keys.sql')
+      const tables = await pglite.query<{ tablename: string }>(
+        "select tablename from pg_tables where schemaname = 'public'",
+      )
+      expect(tables.rows.map((row) => row.tablename)).toEqual(
+        expect.arrayContaining(['api_keys', 'kiln_migrations', 'shared_marker']),
+      )
       expect(existsSync(join(dir, 'storage', 'pgdata'))).toBe(false)
     } finally {
       await server.stop()

@@ -1,5 +1,14 @@
 import { resolve } from 'node:path'
-import { integer as pgInteger, pgTable, primaryKey, serial } from 'drizzle-orm/pg-core'
+import { sql } from 'drizzle-orm'
+import {
+  pgEnum,
+  integer as pgInteger,
+  pgTable,
+  text as pgText,
+  primaryKey,
+  serial,
+  uuid,
+} from 'drizzle-orm/pg-core'
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 import { describe, expect, it } from 'vitest'
 import * as demoSchema from '../../examples/demo/src/schema.ts'
@@ -285,6 +294,37 @@ describe('createModelRegistry on the SQLite fixture schema', () => {
       ['tag_id', true, false],
     ])
     expect(link.writableFields.map((c) => c.name)).toEqual(['post_id', 'tag_id'])
+  })
+})
+
+describe('createModelRegistry on other column kinds', () => {
+  it('treats identity columns as auto-increment and leaves generated columns out of writable fields', () => {
+    const mood = pgEnum('mood', ['happy', 'sad'])
+    const things = pgTable('things', {
+      id: pgInteger('id').primaryKey().generatedAlwaysAsIdentity(),
+      ref: uuid('ref').defaultRandom().notNull(),
+      label: pgText('label'),
+      shout: pgText('shout').generatedAlwaysAs(sql`upper(label)`),
+      mood: mood('mood'),
+    })
+    const model = createModelRegistry({ things, mood }, 'postgres').get('Thing')!
+    expect(column(model.columns, 'id')).toMatchObject({
+      sqlType: 'integer',
+      autoIncrement: true,
+      hasDefault: true,
+    })
+    expect(column(model.columns, 'ref')).toMatchObject({
+      sqlType: 'uuid',
+      dataType: 'string',
+      hasDefault: true,
+      autoIncrement: false,
+    })
+    expect(column(model.columns, 'shout')).toMatchObject({ hasDefault: true })
+    expect(column(model.columns, 'mood')).toMatchObject({
+      dataType: 'string',
+      enumValues: ['happy', 'sad'],
+    })
+    expect(model.writableFields.map((c) => c.name)).toEqual(['ref', 'label', 'mood'])
   })
 })
 

@@ -29,7 +29,7 @@ export interface ColumnInfo {
   sqlType: string
   dataType: ColumnDataType
   nullable: boolean
-  /** The database or Drizzle fills the value when it is not given (auto-increment keys included). */
+  /** The database or Drizzle fills the value when it is not given (auto-increment and generated columns included). */
   hasDefault: boolean
   /** Part of the table's primary key. */
   primaryKey: boolean
@@ -99,7 +99,7 @@ export function describeColumn(
     sqlType: column.getSQLType(),
     dataType: dataTypeOf(column),
     nullable: !column.notNull,
-    hasDefault: column.hasDefault || autoIncrement,
+    hasDefault: column.hasDefault || autoIncrement || column.generated !== undefined,
     primaryKey: column.primary || options.inPrimaryKey,
     autoIncrement,
   }
