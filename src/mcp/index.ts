@@ -11,12 +11,20 @@ export {
 } from './crud.ts'
 export { DATA_TOOL_NAMES, type DataToolsOptions, registerDataTools } from './data-tools.ts'
 export {
+  DEFAULT_MESSAGING_DIR,
+  DEVELOPER_TOOL_NAMES,
+  type DeveloperToolsOptions,
+  LISTENER_FILE,
+  registerDeveloperTools,
+} from './developer-tools.ts'
+export {
   callerFromAccessToken,
   type McpEndpointOptions,
   type McpHttpHandlerOptions,
   mcpEndpoint,
   mcpHttpHandler,
 } from './http.ts'
+export { findListenerImplementations, type ListenerImplementation } from './listeners.ts'
 export {
   isSensitiveField,
   type McpColumn,
@@ -24,4 +32,24 @@ export {
   type McpModelSource,
   SENSITIVE_FIELDS,
 } from './models.ts'
+export {
+  type BridgeOperation,
+  callOperation,
+  createOpenApiBridgeServer,
+  DEFAULT_SPEC_PATH,
+  fetchOpenApiDocument,
+  OpenApiBridgeError,
+  type OpenApiBridgeOptions,
+  operationsFromDocument,
+  toolName,
+} from './openapi-bridge.ts'
 export { type CreateMcpServerOptions, createMcpServer } from './server.ts'
+export { serveStdio } from './stdio.ts'
+export {
+  CODE_TEMPLATES,
+  type CodeTemplate,
+  type CodeTemplateInfo,
+  readCodeTemplates,
+  TEMPLATE_CATEGORIES,
+  type TemplateCategory,
+} from './templates.ts'

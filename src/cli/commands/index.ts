@@ -3,6 +3,7 @@ import { register as apiCheck } from './api-check.ts'
 import { register as cdnPurge } from './cdn-purge.ts'
 import { register as makeApi } from './make-api.ts'
 import { register as makeMessaging } from './make-messaging.ts'
+import { register as mcp } from './mcp.ts'
 import { register as migrate } from './migrate.ts'
 import { register as queueWork } from './queue-work.ts'
 
@@ -16,4 +17,5 @@ export const commands: RegisterCommand[] = [
   queueWork,
   makeMessaging,
   cdnPurge,
+  mcp,
 ]

@@ -1,0 +1,108 @@
+import { join } from 'node:path'
+import type { Command } from 'commander'
+import pino from 'pino'
+import { createLogger, type Logger, Redactor } from '../../core/index.ts'
+import { loadModelRegistry } from '../../db/index.ts'
+import {
+  createMcpServer,
+  createOpenApiBridgeServer,
+  DEFAULT_SPEC_PATH,
+  fetchOpenApiDocument,
+  OpenApiBridgeError,
+  operationsFromDocument,
+  registerDeveloperTools,
+  serveStdio,
+} from '../../mcp/index.ts'
+import { openAppDatabase } from '../app-context.ts'
+import { CliError } from '../cli-error.ts'
+
+interface McpCommandOptions {
+  apiUrl?: string
+  apiKey?: string
+  specPath?: string
+}
+
+/** Logs to standard error: standard output belongs to the MCP protocol. */
+function stderrLogger(redactor: Redactor): Logger {
+  return createLogger({
+    level: process.env.LOG_LEVEL ?? 'warn',
+    redactor,
+    destination: pino.destination({ dest: 2, sync: true }),
+    name: 'kiln-mcp',
+  })
+}
+
+/**
+ * `kiln mcp`: the local stdio MCP server of the app in the current folder (data tools over its
+ * models, messaging status and listeners, code templates). With `--api-url` and `--api-key`
+ * it is instead a bridge exposing each operation of that API's OpenAPI document as a tool.
+ */
+export async function runMcp(options: McpCommandOptions): Promise<void> {
+  const redactor = new Redactor()
+  if (options.apiUrl !== undefined || options.apiKey !== undefined) {
+    const apiKey = options.apiKey ?? process.env.KILN_API_KEY
+    if (!options.apiUrl || !apiKey) {
+      throw new CliError('kiln mcp: --api-url and --api-key (or KILN_API_KEY) go together')
+    }
+    redactor.add(apiKey)
+    let apiUrl: URL
+    try {
+      apiUrl = new URL(options.apiUrl)
+      if (apiUrl.protocol !== 'http:' && apiUrl.protocol !== 'https:') throw new TypeError()
+    } catch {
+      throw new CliError(`--api-url expects an absolute http(s) URL, got "${options.apiUrl}"`)
+    }
+    const bridgeOptions = {
+      apiUrl: apiUrl.toString(),
+      apiKey,
+      specPath: options.specPath ?? DEFAULT_SPEC_PATH,
+    }
+    let document: Record<string, unknown>
+    try {
+      document = await fetchOpenApiDocument(bridgeOptions)
+    } catch (error) {
+      if (error instanceof OpenApiBridgeError) throw new CliError(error.message)
+      throw error
+    }
+    const server = createOpenApiBridgeServer(operationsFromDocument(document), bridgeOptions)
+    await serveStdio(server)
+    return
+  }
+
+  const logger = stderrLogger(redactor)
+  const app = await openAppDatabase()
+  try {
+    const models = await loadModelRegistry({
+      config: app.kilnConfig,
+      root: app.root,
+      path: join(app.root, 'kiln.config.ts'),
+    })
+    const server = createMcpServer({
+      data: { database: app.database, models, logger },
+      register: [(s) => registerDeveloperTools(s, { root: app.root, kilnConfig: app.kilnConfig })],
+    })
+    await serveStdio(server, () => app.close())
+  } catch (error) {
+    await app.close().catch(() => {})
+    throw error
+  }
+}
+
+export function register(program: Command): void {
+  program
+    .command('mcp')
+    .description(
+      "Serve an MCP server on stdio: the app's data tools, messaging status and code templates; " +
+        "or, with --api-url and --api-key, one tool per operation of the API's OpenAPI document",
+    )
+    .option('--api-url <url>', 'bridge mode: the base URL of a kiln API')
+    .option('--api-key <key>', 'bridge mode: the API key to call it with (or set KILN_API_KEY)')
+    .option(
+      '--spec-path <path>',
+      `bridge mode: where the OpenAPI document is (default ${DEFAULT_SPEC_PATH})`,
+    )
+    .action(async (options: McpCommandOptions) => {
+      await runMcp(options)
+      process.exit(0)
+    })
+}

@@ -1,0 +1,369 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js'
+
+export const DEFAULT_SPEC_PATH = '/api/openapi.json'
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
+type HttpMethod = (typeof METHODS)[number]
+
+type JsonObject = Record<string, unknown>
+
+interface BridgeParameter {
+  name: string
+  in: 'path' | 'query'
+  required: boolean
+}
+
+/** One API operation exposed as a tool. */
+export interface BridgeOperation {
+  tool: Tool
+  method: HttpMethod
+  /** The path template, with `{param}` segments. */
+  path: string
+  parameters: BridgeParameter[]
+  hasBody: boolean
+  bodyRequired: boolean
+}
+
+export interface OpenApiBridgeOptions {
+  /** The API's base URL, e.g. `http://localhost:3000`. */
+  apiUrl: string
+  /** Sent as `Authorization: Bearer <key>`; never logged nor returned. */
+  apiKey: string
+  /** Where the OpenAPI document is served. Default `/api/openapi.json`. */
+  specPath?: string
+  fetch?: typeof globalThis.fetch
+  /** Per request. Default 30 s. */
+  timeoutMs?: number
+}
+
+/** A failure to read the API's document; its message never contains the key. */
+export class OpenApiBridgeError extends Error {}
+
+/** Fetches the API's OpenAPI document (with the key, in case the docs are protected). */
+export async function fetchOpenApiDocument(options: OpenApiBridgeOptions): Promise<JsonObject> {
+  const fetcher = options.fetch ?? globalThis.fetch
+  const url = new URL(options.specPath ?? DEFAULT_SPEC_PATH, options.apiUrl)
+  let response: Response
+  try {
+    response = await fetcher(url, {
+      headers: { Accept: 'application/json', Authorization: `Bearer ${options.apiKey}` },
+      signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+    })
+  } catch (error) {
+    throw new OpenApiBridgeError(
+      `Could not reach ${url.origin}: ${redact(errorMessage(error), options.apiKey)}`,
+    )
+  }
+  if (!response.ok) throw new OpenApiBridgeError(`${url} answered ${response.status}`)
+  let document: unknown
+  try {
+    document = await response.json()
+  } catch {
+    throw new OpenApiBridgeError(`${url} did not answer JSON`)
+  }
+  if (!isObject(document) || typeof document.openapi !== 'string' || !isObject(document.paths)) {
+    throw new OpenApiBridgeError(`${url} is not an OpenAPI 3 document`)
+  }
+  return document
+}
+
+/**
+ * The tools of an OpenAPI document: one per operation, named from method and path with the
+ * `/api` and version segments left out (`GET /api/v1/posts/{id}` → `get_posts_by_id`), and an
+ * input schema made of the path and query parameters plus `body` for a JSON request body.
+ */
+export function operationsFromDocument(document: JsonObject): BridgeOperation[] {
+  const resolve = refResolver(document)
+  const operations: BridgeOperation[] = []
+  const names = new Set<string>()
+  for (const [path, rawItem] of Object.entries(document.paths as JsonObject)) {
+    const item = resolve(rawItem)
+    if (!isObject(item)) continue
+    const shared = Array.isArray(item.parameters) ? item.parameters : []
+    for (const method of METHODS) {
+      const operation = resolve(item[method])
+      if (!isObject(operation)) continue
+      const properties: Record<string, object> = {}
+      const required: string[] = []
+      const parameters: BridgeParameter[] = []
+      const byKey = new Map<string, JsonObject>()
+      for (const raw of [
+        ...shared,
+        ...(Array.isArray(operation.parameters) ? operation.parameters : []),
+      ]) {
+        const parameter = resolve(raw)
+        if (!isObject(parameter) || typeof parameter.name !== 'string') continue
+        if (parameter.in !== 'path' && parameter.in !== 'query') continue
+        byKey.set(`${parameter.in}:${parameter.name}`, parameter)
+      }
+      for (const parameter of byKey.values()) {
+        const name = parameter.name as string
+        const location = parameter.in as 'path' | 'query'
+        const isRequired = location === 'path' || parameter.required === true
+        const schema = toJsonSchema(resolveDeep(parameter.schema ?? { type: 'string' }, resolve))
+        if (typeof parameter.description === 'string' && isObject(schema) && !schema.description) {
+          schema.description = parameter.description
+        }
+        properties[name] = schema
+        if (isRequired) required.push(name)
+        parameters.push({ name, in: location, required: isRequired })
+      }
+      const requestBody = resolve(operation.requestBody)
+      const bodySchema = isObject(requestBody)
+        ? jsonBodySchema(requestBody.content, resolve)
+        : undefined
+      const bodyRequired = isObject(requestBody) && requestBody.required === true
+      if (bodySchema) {
+        properties.body = bodySchema
+        if (bodyRequired) required.push('body')
+      }
+      const name = unique(toolName(method, path), names)
+      const summary = typeof operation.summary === 'string' ? operation.summary : undefined
+      const description = [
+        summary,
+        `${method.toUpperCase()} ${path}`,
+        typeof operation.description === 'string' ? operation.description : undefined,
+      ]
+        .filter(Boolean)
+        .join(' — ')
+      operations.push({
+        tool: {
+          name,
+          description,
+          inputSchema: { type: 'object', properties, ...(required.length > 0 ? { required } : {}) },
+          annotations: { readOnlyHint: method === 'get', destructiveHint: method === 'delete' },
+        },
+        method,
+        path,
+        parameters,
+        hasBody: bodySchema !== undefined,
+        bodyRequired,
+      })
+    }
+  }
+  return operations
+}
+
+/** `get` + `/api/v1/posts/{id}/comments` → `get_posts_by_id_comments`. */
+export function toolName(method: string, path: string): string {
+  const segments = path.split('/').filter((segment) => segment !== '')
+  while (segments.length > 0 && /^(api|v\d+(\.\d+)*)$/i.test(segments[0]!)) segments.shift()
+  const words = segments.map((segment) => {
+    const parameter = /^\{(.+)\}$/.exec(segment)
+    return parameter ? `by_${parameter[1]}` : segment
+  })
+  const name = [method.toLowerCase(), ...words]
+    .join('_')
+    .replace(/[^A-Za-z0-9_]+/g, '_')
+    .replace(/_+/g, '_')
+    .replace(/_$/, '')
+    .toLowerCase()
+  return name.slice(0, 64)
+}
+
+function unique(name: string, taken: Set<string>): string {
+  let candidate = name
+  for (let n = 2; taken.has(candidate); n++) candidate = `${name.slice(0, 60)}_${n}`
+  taken.add(candidate)
+  return candidate
+}
+
+/**
+ * A low-level MCP server whose tools are the API's operations: each call sends one request
+ * with `Authorization: Bearer <key>` and returns the response body (a tool error for 4xx/5xx).
+ */
+export function createOpenApiBridgeServer(
+  operations: BridgeOperation[],
+  options: OpenApiBridgeOptions,
+): Server {
+  const server = new Server(
+    { name: 'kiln-openapi-bridge', version: '0.1.0' },
+    { capabilities: { tools: {} } },
+  )
+  const byName = new Map(operations.map((operation) => [operation.tool.name, operation]))
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: operations.map((operation) => operation.tool),
+  }))
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const operation = byName.get(request.params.name)
+    if (!operation) return toolError(`Unknown tool ${request.params.name}`)
+    try {
+      return await callOperation(operation, request.params.arguments ?? {}, options)
+    } catch (error) {
+      return toolError(redact(errorMessage(error), options.apiKey))
+    }
+  })
+  return server
+}
+
+/** Sends one operation's request. Arguments are checked against its parameters first. */
+export async function callOperation(
+  operation: BridgeOperation,
+  args: Record<string, unknown>,
+  options: OpenApiBridgeOptions,
+): Promise<CallToolResult> {
+  const known = new Set([
+    ...operation.parameters.map((p) => p.name),
+    ...(operation.hasBody ? ['body'] : []),
+  ])
+  const unknown = Object.keys(args).filter((key) => !known.has(key))
+  if (unknown.length > 0) {
+    return toolError(
+      `Unknown argument(s): ${unknown.join(', ')}. Valid: ${[...known].join(', ') || '(none)'}`,
+    )
+  }
+  const missing = operation.parameters
+    .filter((p) => p.required && isAbsent(args[p.name]))
+    .map((p) => p.name)
+  if (operation.bodyRequired && isAbsent(args.body)) missing.push('body')
+  if (missing.length > 0) return toolError(`Missing required argument(s): ${missing.join(', ')}`)
+
+  let path = operation.path
+  const query = new URLSearchParams()
+  for (const parameter of operation.parameters) {
+    const value = args[parameter.name]
+    if (isAbsent(value)) continue
+    if (parameter.in === 'path') {
+      if (typeof value === 'object')
+        return toolError(`${parameter.name} must be a string or a number`)
+      path = path.replace(`{${parameter.name}}`, encodeURIComponent(String(value)))
+    } else {
+      for (const item of Array.isArray(value) ? value : [value]) {
+        query.append(parameter.name, typeof item === 'object' ? JSON.stringify(item) : String(item))
+      }
+    }
+  }
+  const url = new URL(
+    path.replace(/^\//, ''),
+    options.apiUrl.endsWith('/') ? options.apiUrl : `${options.apiUrl}/`,
+  )
+  url.search = query.toString()
+  const headers: Record<string, string> = {
+    Accept: 'application/json',
+    Authorization: `Bearer ${options.apiKey}`,
+  }
+  let body: string | undefined
+  if (operation.hasBody && !isAbsent(args.body)) {
+    headers['Content-Type'] = 'application/json'
+    body = JSON.stringify(args.body)
+  }
+  const response = await (options.fetch ?? globalThis.fetch)(url, {
+    method: operation.method.toUpperCase(),
+    headers,
+    ...(body === undefined ? {} : { body }),
+    signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+  })
+  const text = redact(await response.text(), options.apiKey)
+  let pretty = text
+  try {
+    pretty = JSON.stringify(JSON.parse(text), null, 2)
+  } catch {
+    // Not JSON: returned as it came.
+  }
+  if (!response.ok)
+    return toolError(
+      `${operation.method.toUpperCase()} ${url.pathname} answered ${response.status}: ${pretty}`,
+    )
+  return {
+    content: [{ type: 'text', text: pretty || `${response.status} ${response.statusText}` }],
+  }
+}
+
+function toolError(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true }
+}
+
+function isAbsent(value: unknown): boolean {
+  return value === undefined || value === null
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ''
+    return `${error.message}${cause}`
+  }
+  return String(error)
+}
+
+function redact(text: string, secret: string): string {
+  return secret ? text.split(secret).join('[redacted]') : text
+}
+
+/** Follows a local `$ref` (`#/components/…`) one level. */
+function refResolver(document: JsonObject): (value: unknown) => unknown {
+  return function resolveRef(value: unknown, seen = new Set<string>()): unknown {
+    if (!isObject(value) || typeof value.$ref !== 'string') return value
+    const ref = value.$ref
+    if (!ref.startsWith('#/') || seen.has(ref)) return {}
+    seen.add(ref)
+    let target: unknown = document
+    for (const part of ref.slice(2).split('/')) {
+      const key = part.replace(/~1/g, '/').replace(/~0/g, '~')
+      target = isObject(target) ? target[key] : undefined
+    }
+    return resolveRef(target, seen)
+  }
+}
+
+/** Inlines every `$ref` of a schema (a recursive one is cut off as `{}`), copying as it goes. */
+function resolveDeep(
+  value: unknown,
+  resolve: (value: unknown) => unknown,
+  stack: unknown[] = [],
+): unknown {
+  const resolved = resolve(value)
+  if (Array.isArray(resolved)) return resolved.map((item) => resolveDeep(item, resolve, stack))
+  if (!isObject(resolved)) return resolved
+  if (stack.includes(resolved) || stack.length > 32) return {}
+  const out: JsonObject = {}
+  for (const [key, child] of Object.entries(resolved))
+    out[key] = resolveDeep(child, resolve, [...stack, resolved])
+  return out
+}
+
+/** OpenAPI 3.0 schema → JSON Schema: `nullable: true` becomes a `null` type. */
+function toJsonSchema(schema: unknown): JsonObject {
+  if (!isObject(schema)) return {}
+  const out: JsonObject = {}
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'nullable' || key === 'example' || key === 'xml' || key === 'externalDocs') continue
+    if (key === 'properties' && isObject(value)) {
+      out.properties = Object.fromEntries(
+        Object.entries(value).map(([name, child]) => [name, toJsonSchema(child)]),
+      )
+    } else if (
+      (key === 'items' || key === 'additionalProperties' || key === 'not') &&
+      isObject(value)
+    ) {
+      out[key] = toJsonSchema(value)
+    } else if ((key === 'allOf' || key === 'anyOf' || key === 'oneOf') && Array.isArray(value)) {
+      out[key] = value.map(toJsonSchema)
+    } else {
+      out[key] = value
+    }
+  }
+  if (schema.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null']
+  return out
+}
+
+function jsonBodySchema(
+  content: unknown,
+  resolve: (value: unknown) => unknown,
+): JsonObject | undefined {
+  if (!isObject(content)) return undefined
+  const media = Object.entries(content).find(([type]) =>
+    /^application\/(.+\+)?json/i.test(type),
+  )?.[1]
+  if (!isObject(media)) return undefined
+  return toJsonSchema(resolveDeep(media.schema ?? {}, resolve))
+}

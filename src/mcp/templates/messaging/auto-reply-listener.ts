@@ -1,0 +1,23 @@
+import type { Listener, Logger } from 'kiln/core'
+import { type MessagingClient, type MessagingTextReceived, Text } from 'kiln/messaging'
+
+/**
+ * Answers customers' texts with an acknowledgement and leaves owners' messages alone. The reply
+ * falls inside the 24-hour window the customer's message opened, so a free-form text is
+ * allowed. Register it with `bus.on('MessagingTextReceived', new AutoReplyListener(client, logger))`.
+ */
+export class AutoReplyListener implements Listener<MessagingTextReceived> {
+  constructor(
+    private readonly client: MessagingClient,
+    private readonly logger: Logger,
+  ) {}
+
+  async handle(event: MessagingTextReceived): Promise<void> {
+    if (event.sender_identity.kind !== 'Customer') return
+    const result = await this.client.send(
+      event.sender_identity.phone,
+      Text('Thanks for your message! We will get back to you shortly.'),
+    )
+    this.logger.info({ inReplyTo: event.wamid, wamid: result.wamid }, 'auto-reply sent')
+  }
+}
