@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { ConfigError, type Env, envBoolean, envUrl, parseEnv } from '../core/config/index.ts'
+import type { Redactor } from '../core/logger.ts'
 import { local } from './local.ts'
 import { s3 } from './s3.ts'
 import {
@@ -99,9 +100,11 @@ export function loadStorageConfig(env: Env = process.env): StorageConfig {
  */
 export function createStorageFromEnv(
   env: Env = process.env,
-  options: { temporaryUrls?: TemporaryUrlOptions } = {},
+  options: { temporaryUrls?: TemporaryUrlOptions; redactor?: Redactor } = {},
 ): Storage {
   const config = loadStorageConfig(env)
+  // The object-store secret and the URL signing secret never reach a log line.
+  options.redactor?.add(config.objectStore?.secretAccessKey, options.temporaryUrls?.secret)
   const disks: Record<string, DiskConfig> = {
     local: {
       driver: local(config.local.root),

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util'
 import { Hono } from 'hono'
-import { ConfigError, ManualClock } from 'kiln/core'
+import { ConfigError, ManualClock, Redactor } from 'kiln/core'
 import {
   createStorage,
   createStorageFromEnv,
@@ -237,5 +237,23 @@ describe('storage configuration from the environment', () => {
     expect(storage.disk('s3').url('a.png')).toBe('https://media.example.com/a.png')
     expect(storage.disk('s3').cdnUrl('a.png')).toBe('https://cdn.example.com/a.png')
     expect(() => storage.disk('local').url('a.png')).toThrow(Unsupported)
+  })
+})
+
+describe('storage secrets in logs', () => {
+  it('registers the object-store secret and the signing secret with the Redactor', () => {
+    const redactor = new Redactor()
+    createStorageFromEnv(
+      {
+        FILESYSTEM_LOCAL_ROOT: '/tmp/kiln-never-written-local',
+        OBJSTORE_BUCKET: 'media',
+        OBJSTORE_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+        OBJSTORE_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      },
+      { temporaryUrls: { secret: SECRET, baseUrl: '/signed' }, redactor },
+    )
+    expect(redactor.scrub(`s3 wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY and ${SECRET}`)).toBe(
+      's3 <redacted> and <redacted>',
+    )
   })
 })

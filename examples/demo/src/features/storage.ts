@@ -37,10 +37,12 @@ export function demoStorage(ctx: DemoContext): Storage {
         'STORAGE_URL_SECRET is not set: signed file links use a generated secret until restart',
       )
     }
-    ctx.redactor.add(secret)
     storage = createStorageFromEnv(
       { FILESYSTEM_LOCAL_ROOT: 'storage/files', ...withoutEmpty(ctx.env) },
-      { temporaryUrls: { secret, baseUrl: `${ctx.config.appUrl}/files/signed` } },
+      {
+        temporaryUrls: { secret, baseUrl: `${ctx.config.appUrl}/files/signed` },
+        redactor: ctx.redactor,
+      },
     )
     created.set(ctx, storage)
   }
