@@ -37,7 +37,13 @@ function segments(expr: string): string[] {
  * `prefix + expr + suffix` on one line when it fits, else a member chain broken one call per
  * line: the head (an identifier and its plain property accesses) stays on the first line.
  */
-export function chain(indent: string, prefix: string, expr: string, suffix: string): string {
+export function chain(
+  indent: string,
+  prefix: string,
+  expr: string,
+  suffix: string,
+  continuation = `${indent}  `,
+): string {
   const line = `${indent}${prefix}${expr}${suffix}`
   const parts = segments(expr)
   // Like Prettier, a chain of more than two calls breaks when a call takes an arrow function.
@@ -47,7 +53,10 @@ export function chain(indent: string, prefix: string, expr: string, suffix: stri
   let head = parts.shift() ?? ''
   while (parts.length > 0 && !parts[0]!.includes('(')) head += `.${parts.shift()}`
   if (parts.length === 0) return line
-  return [`${indent}${prefix}${head}`, ...parts.map((p) => callLine(`${indent}  `, p))].join('\n') + suffix
+  return (
+    [`${indent}${prefix}${head}`, ...parts.map((p) => callLine(continuation, p))].join('\n') +
+    suffix
+  )
 }
 
 /** `.name({ a: true, b: true })`, its object broken one property per line when too long. */
@@ -63,7 +72,7 @@ function callLine(indent: string, part: string): string {
 export function importLine(names: string[], from: string, typeOnly = false): string {
   const keyword = typeOnly ? 'import type' : 'import'
   const line = `${keyword} { ${names.join(', ')} } from '${from}'`
-  if (fits(line)) return line
+  if (fits(line) || names.length === 1) return line
   return `${keyword} {\n${names.map((n) => `  ${n},`).join('\n')}\n} from '${from}'`
 }
 
@@ -72,4 +81,11 @@ export function call(indent: string, prefix: string, args: string[], suffix: str
   const line = `${indent}${prefix}(${args.join(', ')})${suffix}`
   if (fits(line)) return line
   return `${indent}${prefix}(\n${args.map((a) => `${indent}  ${a},`).join('\n')}\n${indent})${suffix}`
+}
+
+/** `key: value,` in an object literal, the value on its own line when too long. */
+export function property(indent: string, key: string, value: string): string {
+  const line = `${indent}${key}: ${value},`
+  if (fits(line)) return line
+  return `${indent}${key}:\n${indent}  ${value},`
 }

@@ -1,7 +1,7 @@
 import type { ColumnInfo } from '../../../db/models/columns.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
 import { INT32, requestSchema, resourceSchema, resourceValue } from './fields.ts'
-import { call, chain, importLine, LINE_WIDTH } from './format.ts'
+import { call, chain, importLine, LINE_WIDTH, property } from './format.ts'
 import type { ModelNames } from './names.ts'
 
 /** What the templates need to know about the app. */
@@ -65,7 +65,7 @@ export function controllerTemplate(
         `            .where(${where})`,
         `            .returning()`,
         `            .catch(rejectConstraintViolation)`,
-        `        : await db.select().from(${t}).where(${where})`,
+        chain('        ', ': await ', `db.select().from(${t}).where(${where})`, '', '            '),
       ].join('\n')
   const kiln = [
     'type ApiEnv',
@@ -78,7 +78,13 @@ export function controllerTemplate(
     'rejectBlockedDelete',
     'rejectConstraintViolation',
   ]
-  const respond = `return c.json({ data: ${names.toResource}(found(${row})) })`
+  const respond = (status = '') => {
+    const line = `      return c.json({ data: ${names.toResource}(found(${row})) }${status})`
+    if (line.length <= LINE_WIDTH) return line
+    return `${call('      ', `const data = ${names.toResource}`, [`found(${row})`], '')}\n      return c.json({ data }${status})`
+  }
+  const body = (schema: string) =>
+    call('      ', 'const input = await parseJsonBody', ['c.req.raw', schema], '')
   return `import { eq } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
@@ -105,25 +111,25 @@ ${call('      ', 'const total = await counts.total', [`'${model.tableName}'`, 'p
       return c.json(paginated(data, page, total, c.req.path))
     })
     .post('/', async function store(c) {
-      const input = await parseJsonBody(c.req.raw, ${names.createRequest})
+${body(names.createRequest)}
       const [${row}] = await db
         .insert(${t})
         .values(input)
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('${model.tableName}')
-${chain('      ', 'return ', `c.json({ data: ${names.toResource}(found(${row})) }, 201)`, '')}
+${respond(', 201')}
     })
     .get('/:id', async function show(c) {
       const id = ${idExpr}
 ${chain('      ', `const [${row}] = await `, `db.select().from(${t}).where(${where})`, '')}
-${chain('      ', '', respond, '')}
+${respond()}
     })
     .put('/:id', async function update(c) {
       const id = ${idExpr}
-      const input = await parseJsonBody(c.req.raw, ${names.updateRequest})
+${body(names.updateRequest)}
 ${update}
-${chain('      ', '', respond, '')}
+${respond()}
     })
     .delete('/:id', async function destroy(c) {
       const id = ${idExpr}
@@ -150,6 +156,10 @@ export function resourceTemplate(
     hidden.length > 0
       ? `\n * Left out: ${hidden.map((column) => `\`${column.name}\``).join(', ')}.`
       : ''
+  const typeLine =
+    `export type ${names.resourceType} = z.infer<typeof ${names.resourceType}>`.length <= LINE_WIDTH
+      ? `export type ${names.resourceType} = z.infer<typeof ${names.resourceType}>`
+      : `export type ${names.resourceType} = z.infer<\n  typeof ${names.resourceType}\n>`
   const signature = `export function ${names.toResource}(${row}: typeof ${names.table}.$inferSelect): ${names.resourceType} {`
   const signatureLines =
     signature.length <= LINE_WIDTH
@@ -165,11 +175,11 @@ export const ${names.resourceType} = z.object({
 ${shown.map((column) => chain('  ', `${column.name}: `, resourceSchema(column), ',')).join('\n')}
 })
 
-export type ${names.resourceType} = z.infer<typeof ${names.resourceType}>
+${typeLine}
 
 ${signatureLines}
   return {
-${shown.map((column) => `    ${column.name}: ${resourceValue(column, row)},`).join('\n')}
+${shown.map((column) => property('    ', column.name, resourceValue(column, row))).join('\n')}
   }
 }
 `
@@ -237,9 +247,8 @@ export function routesTemplate({ models }: AppTemplateInput, ctx: TemplateContex
     ...byFile('pluralFile').map(
       ({ names }) => `import { ${names.controller} } from './controllers/${names.pluralFile}.ts'`,
     ),
-    ...byFile('singularFile').map(
-      ({ names }) =>
-        `import { ${names.createRequest}, ${names.updateRequest} } from './requests/${names.singularFile}.ts'`,
+    ...byFile('singularFile').map(({ names }) =>
+      importLine([names.createRequest, names.updateRequest], `./requests/${names.singularFile}.ts`),
     ),
     ...byFile('singularFile').map(
       ({ names }) => `import { ${names.resourceType} } from './resources/${names.singularFile}.ts'`,
