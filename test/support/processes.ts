@@ -98,9 +98,9 @@ export async function freePort(): Promise<number> {
 /** Starts the demo as a process on a free port and waits until /health answers. */
 export async function startDemoProcess(
   env: Record<string, string>,
-  options: { cwd?: string } = {},
+  options: { cwd?: string; port?: number } = {},
 ): Promise<RunningProcess & { url: string; port: number }> {
-  const port = await freePort()
+  const port = options.port ?? (await freePort())
   const url = `http://127.0.0.1:${port}`
   const running = spawnTs('examples/demo/src/main.ts', [], {
     cwd: options.cwd,

@@ -68,7 +68,8 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
     shared = await createSharedState({
       redisUrl: config.redisUrl,
       logger,
-      prefix: options.redisPrefix ?? 'kiln-demo',
+      // Several apps (or test runs) can share one Redis under different prefixes.
+      prefix: options.redisPrefix ?? env.REDIS_PREFIX ?? 'kiln-demo',
     })
     const demoUser = await ensureDemoUser(database, env)
     const sessions = new SessionStore({ kv: shared.kv, secure: config.appUrl.startsWith('https:') })
