@@ -1,0 +1,203 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runMakeMessaging } from '../../src/cli/commands/make-messaging.ts'
+import { createDatabase, type Database, migrate } from '../../src/db/index.ts'
+import { createPostgresTestDatabase } from '../support/databases.ts'
+import { postgresUrl } from '../support/env.ts'
+import { repoRoot } from '../support/processes.ts'
+import { call, ok } from './support/client.ts'
+
+const MSG_SECRET = 'stdio-app-secret-value-4242'
+const quietMigrations = { logger: { info() {}, warn() {} } as never }
+
+interface StdioApp {
+  dialect: 'sqlite' | 'postgres'
+  schema: string
+  migrations: string
+  /** The database the child process opens, set up by the test. */
+  open(
+    root: string,
+  ): Promise<{
+    database: Database
+    env: Record<string, string>
+    configUrl?: string
+    cleanup(): Promise<void>
+  }>
+}
+
+const apps: Record<string, StdioApp> = {
+  sqlite: {
+    dialect: 'sqlite',
+    schema: join(repoRoot, 'test/fixtures/sqlite-app/schema.ts'),
+    migrations: join(repoRoot, 'test/fixtures/sqlite-app/migrations'),
+    async open(root) {
+      const file = join(root, 'app.db')
+      const database = await createDatabase(`sqlite:${file}`)
+      return { database, env: {}, configUrl: `sqlite:./app.db`, cleanup: () => database.close() }
+    },
+  },
+  postgres: {
+    dialect: 'postgres',
+    schema: join(repoRoot, 'examples/demo/src/schema.ts'),
+    migrations: join(repoRoot, 'examples/demo/migrations'),
+    async open() {
+      const { url, drop } = await createPostgresTestDatabase()
+      const database = await createDatabase(url, { poolMax: 2 })
+      return {
+        database,
+        env: { DATABASE_URL: url },
+        async cleanup() {
+          await database.close()
+          await drop()
+        },
+      }
+    },
+  },
+}
+
+for (const [name, app] of Object.entries(apps)) {
+  describe.skipIf(name === 'postgres' && !postgresUrl)(`kiln mcp over stdio [${name}]`, () => {
+    let root: string
+    let opened: Awaited<ReturnType<StdioApp['open']>>
+    let client: Client
+    let transport: StdioClientTransport
+    let stderr = ''
+
+    beforeAll(async () => {
+      root = mkdtempSync(join(tmpdir(), 'kiln-mcp-stdio-'))
+      opened = await app.open(root)
+      await migrate(opened.database, { ...quietMigrations, appMigrationsDir: app.migrations })
+      writeFileSync(
+        join(root, 'kiln.config.ts'),
+        `export default ${JSON.stringify({
+          dialect: app.dialect,
+          schema: app.schema,
+          out: './api',
+          messaging: './src/messaging',
+          ...(opened.configUrl ? { databaseUrl: opened.configUrl } : {}),
+        })}\n`,
+      )
+      await runMakeMessaging({ cwd: root, env: {}, print: () => {} })
+      transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [join(repoRoot, 'bin/kiln.js'), 'mcp'],
+        cwd: root,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? root,
+          MSG_APP_SECRET: MSG_SECRET,
+          ...opened.env,
+        },
+        stderr: 'pipe',
+      })
+      transport.stderr?.on('data', (chunk) => {
+        stderr += chunk
+      })
+      client = new Client({ name: 'kiln-stdio-test', version: '1.0.0' })
+      await client.connect(transport)
+    }, 120_000)
+
+    afterAll(async () => {
+      await client?.close()
+      await opened?.cleanup()
+      rmSync(root, { recursive: true, force: true })
+    })
+
+    it('lists the data and developer tools', async () => {
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).toEqual([
+        'crud_create',
+        'crud_list',
+        'crud_update',
+        'crud_delete',
+        'messaging_config_status',
+        'messaging_webhook_events',
+        'code_templates',
+      ])
+    })
+
+    it('creates, lists, updates and deletes through the data tools', async () => {
+      const user = await ok(client, 'crud_create', {
+        model: 'users',
+        data: {
+          email: 'stdio@example.com',
+          name: 'Stdio',
+          password_hash: 'h4sh',
+          remember_token: 'tok',
+        },
+      })
+      expect(user).toMatchObject({ email: 'stdio@example.com', name: 'Stdio' })
+      expect(user).not.toHaveProperty('password_hash')
+      expect(user).not.toHaveProperty('remember_token')
+      const post = await ok(client, 'crud_create', {
+        model: 'Post',
+        data: { title: 'Over stdio', body: 'text', author_id: user.id, token_count: 3 },
+      })
+      expect(post).toMatchObject({ title: 'Over stdio', published: false, token_count: 3 })
+      const page = await ok<{ records: unknown[]; total: number; per_page: number }>(
+        client,
+        'crud_list',
+        {
+          model: 'posts',
+          filters: { author_id: user.id },
+          per_page: 500,
+        },
+      )
+      expect(page).toMatchObject({ total: 1, per_page: 100 })
+      const updated = await ok(client, 'crud_update', {
+        model: 'posts',
+        id: post.id,
+        data: { published: true },
+      })
+      expect(updated.published).toBe(true)
+      expect(await ok(client, 'crud_delete', { model: 'posts', id: post.id })).toEqual({
+        message: 'Deleted',
+        id: post.id,
+      })
+      const dangling = await call(client, 'crud_create', {
+        model: 'posts',
+        data: { title: 't', body: 'b', author_id: 999_999 },
+      })
+      expect(dangling).toMatchObject({
+        isError: true,
+        text: 'Could not create posts: a referenced record does not exist, or other records still reference this one',
+      })
+      const unknown = await call(client, 'crud_list', { model: 'invoices' })
+      expect(unknown.isError).toBe(true)
+      expect(unknown.text).toMatch(/^Unknown model "invoices"\. Valid models: /)
+      const huge = await call(client, 'crud_list', { model: 'posts', per_page: 1e300 })
+      expect(huge.isError).toBe(true)
+    })
+
+    it('reports messaging status without values and finds the scaffold listeners', async () => {
+      const status = await call(client, 'messaging_config_status', {})
+      expect(status.json).toMatchObject({
+        configured: false,
+        variables: {
+          present: ['MSG_APP_SECRET'],
+          missing: ['MSG_ACCESS_TOKEN', 'MSG_PHONE_NUMBER_ID', 'MSG_VERIFY_TOKEN'],
+        },
+        scaffold: { directory: join('src', 'messaging'), exists: true },
+      })
+      expect(status.text).not.toContain(MSG_SECRET)
+      const events = await ok(client, 'messaging_webhook_events', {})
+      expect(events.listeners).toEqual([
+        { event: 'MessagingTextReceived', listener: 'TextReceivedListener' },
+        { event: 'MessagingStatusUpdate', listener: 'StatusUpdateListener' },
+      ])
+      const templates = await ok<{ templates: Array<{ name: string }> }>(client, 'code_templates', {
+        category: 'storage',
+      })
+      expect(templates.templates.map((t) => t.name)).toEqual([
+        'single-file-upload',
+        'avatar-upload',
+        'temporary-url',
+      ])
+      expect(stderr).not.toContain(MSG_SECRET)
+    })
+  })
+}
