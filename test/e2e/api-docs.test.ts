@@ -1,0 +1,82 @@
+import { existsSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import { type Browser, chromium } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createDemoApp } from '../../examples/demo/src/app.ts'
+import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
+import { silentLogger } from '../../src/core/index.ts'
+import { isCI } from '../support/env.ts'
+
+const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'
+const hasChromium = existsSync(executablePath)
+if (!hasChromium && !isCI) {
+  console.warn(
+    `kiln tests: no chromium at ${executablePath}; the API docs browser test is skipped.`,
+  )
+}
+
+describe.skipIf(!hasChromium && !isCI)('API docs (ReDoc) in a headless browser (demo app)', () => {
+  let browser: Browser
+  let ctx: DemoContext
+  let base: string
+  let server: ReturnType<typeof serve>
+
+  beforeAll(async () => {
+    if (!hasChromium) throw new Error(`CI=true needs chromium at ${executablePath}`)
+    ctx = await createDemoContext({
+      databaseUrl: 'pglite:',
+      logger: silentLogger(),
+      env: { APP_NAME: 'Kiln Demo Docs', MCP_TOKEN_SECRET: 'docs-test-secret-0123456789-abcdefgh' },
+    })
+    const app = await createDemoApp(ctx)
+    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    browser = await chromium.launch({
+      executablePath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    })
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
+    await ctx?.close()
+  })
+
+  it('renders offline: title and every resource tag, with no request to another host', async () => {
+    const page = await browser.newPage()
+    const foreign: string[] = []
+    const failed: string[] = []
+    // Offline: anything not served by the app itself is refused and recorded.
+    await page.route('**/*', (route) => {
+      const url = route.request().url()
+      if (url.startsWith(base) || url.startsWith('data:') || url.startsWith('blob:')) {
+        return route.continue()
+      }
+      foreign.push(url)
+      return route.abort()
+    })
+    page.on('requestfailed', (request) => failed.push(request.url()))
+    const response = await page.goto(`${base}/api/docs`)
+    expect(response?.status()).toBe(200)
+    await page
+      .getByRole('heading', { name: /Kiln Demo Docs/ })
+      .first()
+      .waitFor({ timeout: 30_000 })
+    const spec = (await (await fetch(`${base}/api/openapi.json`)).json()) as {
+      tags: Array<{ name: string }>
+    }
+    const tags = spec.tags.map((tag) => tag.name)
+    expect(tags).toEqual(expect.arrayContaining(['comments', 'posts', 'users']))
+    const menu = page.locator('.menu-content')
+    for (const tag of tags) {
+      await expect.poll(() => menu.getByText(tag, { exact: true }).count()).toBeGreaterThan(0)
+    }
+    await expect.poll(() => page.getByText('List posts').count()).toBeGreaterThan(0)
+    expect(foreign).toEqual([])
+    expect(failed.filter((url) => url.startsWith(base))).toEqual([])
+    await page.close()
+  }, 60_000)
+})
