@@ -17,11 +17,12 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown): z.outp
 
 /** Groups zod issues by field. */
 export function fieldErrors(issues: readonly z.core.$ZodIssue[]): FieldErrors {
-  const errors: FieldErrors = {}
+  // A Map: field names come from the request (`__proto__`, `constructor`, …).
+  const errors = new Map<string, string[]>()
   const add = (field: string, message: string) => {
-    const list = errors[field] ?? []
+    const list = errors.get(field) ?? []
     if (!list.includes(message)) list.push(message)
-    errors[field] = list
+    errors.set(field, list)
   }
   for (const issue of issues) {
     const path = issue.path.map(String).join('.')
@@ -31,7 +32,7 @@ export function fieldErrors(issues: readonly z.core.$ZodIssue[]): FieldErrors {
       add(path || BODY_FIELD, describe(issue))
     }
   }
-  return errors
+  return Object.fromEntries(errors)
 }
 
 function describe(issue: z.core.$ZodIssue): string {
