@@ -1,7 +1,10 @@
 import type { Command } from 'commander'
 import { register as apiCheck } from './api-check.ts'
+import { register as apiKeyList } from './api-key-list.ts'
+import { register as apiKeyRevoke } from './api-key-revoke.ts'
 import { register as cdnPurge } from './cdn-purge.ts'
 import { register as makeApi } from './make-api.ts'
+import { register as makeApiKey } from './make-api-key.ts'
 import { register as makeMessaging } from './make-messaging.ts'
 import { register as mcp } from './mcp.ts'
 import { register as migrate } from './migrate.ts'
@@ -12,6 +15,9 @@ export type RegisterCommand = (program: Command) => void
 
 export const commands: RegisterCommand[] = [
   makeApi,
+  makeApiKey,
+  apiKeyList,
+  apiKeyRevoke,
   apiCheck,
   migrate,
   queueWork,
