@@ -19,9 +19,7 @@ interface StdioApp {
   schema: string
   migrations: string
   /** The database the child process opens, set up by the test. */
-  open(
-    root: string,
-  ): Promise<{
+  open(root: string): Promise<{
     database: Database
     env: Record<string, string>
     configUrl?: string
