@@ -38,7 +38,7 @@ function kiln(args: string[], env: Record<string, string> = {}, cwd = root): Run
 }
 
 async function until(check: () => boolean | Promise<boolean>, what: string, run?: Run) {
-  const deadline = Date.now() + 25_000
+  const deadline = Date.now() + 60_000
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${run?.output()}`)
     await sleep(50)
@@ -52,7 +52,10 @@ afterEach(async () => {
   }
 })
 
-describe('kiln queue:work refuses what it cannot run', () => {
+// Each test starts one or two kiln processes: generous bounds for a loaded machine, not speed checks.
+const SPAWNING = { timeout: 120_000 }
+
+describe('kiln queue:work refuses what it cannot run', SPAWNING, () => {
   // A Redis URL that these failures never get to use.
   const unused = { REDIS_URL: 'redis://127.0.0.1:6390' }
 
@@ -105,7 +108,7 @@ describe('kiln queue:work refuses what it cannot run', () => {
   })
 })
 
-describeWithRedis('kiln queue:work on Redis', () => {
+describeWithRedis('kiln queue:work on Redis', SPAWNING, () => {
   let redis: TestRedis
   let producer: BullMqQueue
   let client: Redis
