@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { stripVTControlCharacters } from 'node:util'
 import { PGlite } from '@electric-sql/pglite'
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 import { sql } from 'drizzle-orm'
@@ -69,72 +70,94 @@ afterEach(async () => {
 })
 
 describeEachDatabase('openAppDatabase and kiln migrate', (backend) => {
-  let test: TestDatabase
+  // Only a server needs a test database; SQLite and PGlite apps get files in the app folder.
+  let test: TestDatabase | undefined
   beforeEach(async () => {
-    test = await backend.create()
+    if (backend.name === 'postgres') test = await backend.create()
   })
   afterEach(async () => {
-    await test.cleanup()
+    await test?.cleanup()
+    test = undefined
   })
 
   /** A URL of this backend another handle can open, relative paths left relative. */
   const urlFor = (name: string) =>
-    test.url ?? (backend.name === 'sqlite' ? `sqlite:${name}.db` : `pglite:${name}-pg`)
+    test?.url ?? (backend.name === 'sqlite' ? `sqlite:${name}.db` : `pglite:${name}-pg`)
+  // Each embedded PGlite start takes seconds on a busy machine; these tests open several.
+  const timeout = 120_000
 
-  it('prefers DATABASE_URL to the config, resolving relative paths against the cwd', async () => {
-    await writeApp(dir, { dialect: backend.dialect, databaseUrl: urlFor('from-config') })
-    const cwd = join(dir)
-    const app = await openAppDatabase({ cwd, env: { DATABASE_URL: urlFor('from-env') } })
-    try {
-      expect(app.source).toBe('DATABASE_URL')
-      expect(app.root).toBe(dir)
-      expect(app.kilnConfig.dialect).toBe(backend.dialect)
-      expect(app.database.dialect).toBe(backend.dialect)
-      await app.database.ping()
-    } finally {
-      await app.close()
-    }
-    if (!test.url) {
-      expect(existsSync(join(dir, backend.name === 'sqlite' ? 'from-env.db' : 'from-env-pg'))).toBe(
-        true,
+  it(
+    'prefers DATABASE_URL to the config, resolving relative paths against the cwd',
+    async () => {
+      await writeApp(dir, { dialect: backend.dialect, databaseUrl: urlFor('from-config') })
+      const cwd = join(dir)
+      const app = await openAppDatabase({ cwd, env: { DATABASE_URL: urlFor('from-env') } })
+      try {
+        expect(app.source).toBe('DATABASE_URL')
+        expect(app.root).toBe(dir)
+        expect(app.kilnConfig.dialect).toBe(backend.dialect)
+        expect(app.database.dialect).toBe(backend.dialect)
+        await app.database.ping()
+      } finally {
+        await app.close()
+      }
+      if (!test?.url) {
+        expect(
+          existsSync(join(dir, backend.name === 'sqlite' ? 'from-env.db' : 'from-env-pg')),
+        ).toBe(true)
+        expect(
+          existsSync(join(dir, backend.name === 'sqlite' ? 'from-config.db' : 'from-config-pg')),
+        ).toBe(false)
+      }
+    },
+    timeout,
+  )
+
+  it(
+    "uses the config's databaseUrl without DATABASE_URL, and migrates kiln's tables and the app's",
+    async () => {
+      await mkdir(join(dir, 'migrations'))
+      await writeFile(
+        join(dir, 'migrations', '0001_things.sql'),
+        'CREATE TABLE things (id integer PRIMARY KEY);',
       )
+      await writeApp(dir, {
+        dialect: backend.dialect,
+        databaseUrl: urlFor('data'),
+        migrations: './migrations',
+      })
+      const lines: string[] = []
+      const applied = await runMigrate({
+        cwd: dir,
+        env: {},
+        print: (line) => lines.push(stripVTControlCharacters(line)),
+      })
+      expect(applied).toEqual(
+        expect.arrayContaining(['kiln/0001_api_keys.sql', 'app/0001_things.sql']),
+      )
+      expect(lines.at(-1)).toContain('app/0001_things.sql')
+      expect(lines).toContainEqual(expect.stringContaining('kiln/0001_api_keys.sql'))
+      const again: string[] = []
       expect(
-        existsSync(join(dir, backend.name === 'sqlite' ? 'from-config.db' : 'from-config-pg')),
-      ).toBe(false)
-    }
-  })
-
-  it("uses the config's databaseUrl without DATABASE_URL, and migrates kiln's tables and the app's", async () => {
-    await mkdir(join(dir, 'migrations'))
-    await writeFile(
-      join(dir, 'migrations', '0001_things.sql'),
-      'CREATE TABLE things (id integer PRIMARY KEY);',
-    )
-    await writeApp(dir, {
-      dialect: backend.dialect,
-      databaseUrl: urlFor('data'),
-      migrations: './migrations',
-    })
-    const lines: string[] = []
-    const applied = await runMigrate({ cwd: dir, env: {}, print: (line) => lines.push(line) })
-    expect(applied).toEqual(
-      expect.arrayContaining(['kiln/0001_api_keys.sql', 'app/0001_things.sql']),
-    )
-    expect(lines.at(-1)).toContain('app/0001_things.sql')
-    expect(lines).toContainEqual(expect.stringContaining('kiln/0001_api_keys.sql'))
-    const again: string[] = []
-    expect(await runMigrate({ cwd: dir, env: {}, print: (line) => again.push(line) })).toEqual([])
-    expect(again.at(-1)).toBe('Nothing to migrate')
-    const app = await openAppDatabase({ cwd: dir, env: {} })
-    try {
-      expect(app.source).toBe('kiln.config.ts')
-      expect(await tableNames(app.database)).toEqual(
-        expect.arrayContaining(['api_keys', 'oauth_clients', 'kiln_migrations', 'things']),
-      )
-    } finally {
-      await app.close()
-    }
-  })
+        await runMigrate({
+          cwd: dir,
+          env: {},
+          print: (line) => again.push(stripVTControlCharacters(line)),
+        }),
+      ).toEqual([])
+      expect(again.at(-1)).toBe('Nothing to migrate')
+      const app = await openAppDatabase({ cwd: dir, env: {} })
+      try {
+        expect(app.source).toBe('kiln.config.ts')
+        expect(await tableNames(app.database)).toEqual(
+          expect.arrayContaining(['api_keys', 'oauth_clients', 'kiln_migrations', 'things']),
+        )
+      } finally {
+        await app.close()
+      }
+    },
+    timeout,
+  )
 })
 
 describe('openAppDatabase without a URL', () => {
@@ -157,7 +180,7 @@ describe('openAppDatabase without a URL', () => {
     expect(app.source).toBe('embedded')
     expect(app.database.driver).toBe('pglite')
     expect(existsSync(join(dir, 'storage', 'pgdata', 'PG_VERSION'))).toBe(true)
-  })
+  }, 60_000)
 
   it("connects to the running app's shared PGlite socket", async () => {
     await writeApp(dir, { dialect: 'postgres' })
@@ -185,7 +208,11 @@ describe('openAppDatabase without a URL', () => {
         await app.close()
       }
       const lines: string[] = []
-      const applied = await runMigrate({ cwd: dir, env: {}, print: (line) => lines.push(line) })
+      const applied = await runMigrate({
+        cwd: dir,
+        env: {},
+        print: (line) => lines.push(stripVTControlCharacters(line)),
+      })
       expect(lines[0]).toBe(`Migrating the running app's embedded database (pid ${process.pid})`)
       expect(applied).toContain('kiln/0001_api_keys.sql')
       const tables = await pglite.query<{ tablename: string }>(
