@@ -132,7 +132,9 @@ function toStatusError(error: Record<string, unknown>): StatusError {
 function toDate(value: unknown): Date | undefined {
   const seconds = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value
   if (typeof seconds !== 'number' || !Number.isFinite(seconds)) return undefined
-  return new Date(seconds * 1000)
+  const date = new Date(seconds * 1000)
+  // Beyond ±8.64e15 ms a Date is invalid, and no listener can store it.
+  return Number.isNaN(date.getTime()) ? undefined : date
 }
 
 function asArray(value: unknown): unknown[] {
