@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { validate } from '../../src/api/index.ts'
 import { ValidationError } from '../../src/core/index.ts'
+import { extractWebhookEvents } from '../../src/messaging/index.ts'
 
 /** Bugs the fuzz suites found, each pinned by the smallest request or call that showed it. */
 describe('fuzz regressions', () => {
@@ -22,6 +23,28 @@ describe('fuzz regressions', () => {
       expect(JSON.parse(JSON.stringify(errors))).toEqual(
         JSON.parse(`{${JSON.stringify(field)}:["is not a known field"]}`),
       )
+    },
+  )
+
+  it.each(['99999999999999999999', '1e400', 8.7e12])(
+    'a webhook timestamp (%s) beyond the dates JavaScript holds is skipped, not an Invalid Date event',
+    (timestamp) => {
+      const item = {
+        from: '12025550143',
+        id: 'wamid.t',
+        timestamp,
+        type: 'text',
+        text: { body: 'x' },
+      }
+      const status = { id: 'wamid.s', status: 'read', timestamp, recipient_id: '12025550143' }
+      const payload = {
+        entry: [
+          { changes: [{ field: 'messages', value: { messages: [item], statuses: [status] } }] },
+        ],
+      }
+      const events = extractWebhookEvents(payload, { isOwner: () => false })
+      for (const { event } of events) expect(Number.isNaN(event.timestamp.getTime())).toBe(false)
+      expect(events).toEqual([])
     },
   )
 })
