@@ -36,12 +36,11 @@ export function clientAddress(c: Context, trustProxy: TrustProxy): string {
 }
 
 function socketAddress(c: Context): string | undefined {
-  try {
-    return getConnInfo(c).remote.address
-  } catch {
-    // No Node.js socket: an in-process request or another runtime's adapter.
-    return undefined
-  }
+  // No Node.js socket (an in-process `app.request()`, another runtime's adapter): checked
+  // first, because building the exception getConnInfo would throw costs more than the rest.
+  const env = c.env as { server?: { incoming?: unknown }; incoming?: unknown } | undefined
+  if (!(env?.server ?? env)?.incoming) return undefined
+  return getConnInfo(c).remote.address
 }
 
 /** A valid IP address in canonical form (IPv4-mapped IPv6 becomes IPv4), or undefined. */
