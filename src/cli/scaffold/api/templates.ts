@@ -20,8 +20,6 @@ export interface ModelTemplateInput {
   hidden: ColumnInfo[]
 }
 
-const INT32_MAX = 2_147_483_647
-
 /** `controllers/<resource>.ts`: index, show, store, update and destroy on one Hono sub-app. */
 export function controllerTemplate(
   { model, names }: ModelTemplateInput,
