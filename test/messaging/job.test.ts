@@ -181,6 +181,31 @@ describe('ProcessMessagingWebhook', () => {
     )
   })
 
+  it('a timestamp no Date can hold is skipped and logged, never an Invalid Date', async () => {
+    const { handler, texts, statuses, logs } = setup()
+    const payload = JSON.stringify({
+      entry: [
+        {
+          changes: [
+            {
+              field: 'messages',
+              value: {
+                messages: [
+                  { ...text('wamid.far', CUSTOMER, 'far'), timestamp: '99999999999999999' },
+                ],
+                statuses: [{ id: 'wamid.far', status: 'read', timestamp: 1e300 }],
+              },
+            },
+          ],
+        },
+      ],
+    })
+    await handler({ payload_json: payload }, job)
+    expect([...texts, ...statuses]).toEqual([])
+    expect(logs()).toContain('text message without body or timestamp skipped')
+    expect(logs()).toContain('webhook status without timestamp skipped')
+  })
+
   it('a payload without entries, or an unknown object, is skipped without an event', async () => {
     const { handler, texts, statuses } = setup()
     await handler({ payload_json: '{"object":"page"}' }, job)
