@@ -140,14 +140,11 @@ export function createCrud(options: CrudOptions): Crud {
         if (database.dialect === 'postgres') {
           const db = pgDb(database)
           const table = model.table as PgTable
-          const rows = await db
-            .select()
-            .from(table)
-            .where(where)
-            .orderBy(asc(order))
-            .limit(perPage)
-            .offset(offset)
-          const [counted] = await db.select({ total: count() }).from(table).where(where)
+          // Two statements on the pool at once: the page and its total.
+          const [rows, [counted]] = await Promise.all([
+            db.select().from(table).where(where).orderBy(asc(order)).limit(perPage).offset(offset),
+            db.select({ total: count() }).from(table).where(where),
+          ])
           return { rows, total: counted?.total ?? 0 }
         }
         const table = model.table as SQLiteTable

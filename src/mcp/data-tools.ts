@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { type CrudOptions, createCrud, DEFAULT_PER_PAGE, MAX_PER_PAGE } from './crud.ts'
+import type { McpModelSource } from './models.ts'
 import { runTool } from './tool-result.ts'
 
 export type DataToolsOptions = CrudOptions
@@ -19,15 +20,7 @@ export function registerDataTools(server: McpServer, options: DataToolsOptions):
       { error: error instanceof Error ? error.message : String(error) },
       'mcp: tool failed',
     )
-  const names = options.models.models.map((model) => model.resource)
-  const model = z
-    .string()
-    .min(1)
-    .describe(`The model (resource name). One of: ${names.join(', ') || '(none)'}`)
-  const id = z.union([z.int(), z.string().min(1)]).describe('The primary key of the record')
-  const data = z
-    .record(z.string(), z.unknown())
-    .describe('Field values keyed by column name (snake_case, as crud_list returns them)')
+  const { model, id, data, filters, page, perPage } = schemasFor(options.models)
 
   server.registerTool(
     'crud_create',
@@ -51,16 +44,9 @@ export function registerDataTools(server: McpServer, options: DataToolsOptions):
         `equality matches on fields (null matches NULL). per_page is capped at ${MAX_PER_PAGE}.`,
       inputSchema: {
         model,
-        filters: z
-          .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
-          .optional()
-          .describe('Equality filters keyed by column name'),
-        page: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
-        per_page: z
-          .int()
-          .min(1)
-          .optional()
-          .describe(`Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`),
+        filters,
+        page,
+        per_page: perPage,
       },
       annotations: { readOnlyHint: true },
     },
@@ -88,4 +74,43 @@ export function registerDataTools(server: McpServer, options: DataToolsOptions):
     },
     (args) => runTool(() => crud.delete(args), onUnexpected),
   )
+}
+
+const schemaCache = new WeakMap<McpModelSource, ReturnType<typeof buildSchemas>>()
+
+/**
+ * The tools' zod schemas, built once per model source: the HTTP endpoint creates a server per
+ * request, and rebuilding the schemas each time was a measurable part of that cost.
+ */
+function schemasFor(models: McpModelSource): ReturnType<typeof buildSchemas> {
+  let schemas = schemaCache.get(models)
+  if (!schemas) {
+    schemas = buildSchemas(models)
+    schemaCache.set(models, schemas)
+  }
+  return schemas
+}
+
+function buildSchemas(models: McpModelSource) {
+  const names = models.models.map((model) => model.resource)
+  return {
+    model: z
+      .string()
+      .min(1)
+      .describe(`The model (resource name). One of: ${names.join(', ') || '(none)'}`),
+    id: z.union([z.int(), z.string().min(1)]).describe('The primary key of the record'),
+    data: z
+      .record(z.string(), z.unknown())
+      .describe('Field values keyed by column name (snake_case, as crud_list returns them)'),
+    filters: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+      .optional()
+      .describe('Equality filters keyed by column name'),
+    page: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
+    perPage: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(`Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`),
+  }
 }
