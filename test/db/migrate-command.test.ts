@@ -22,7 +22,7 @@ function kiln(args: string[], options: { cwd: string; env: Record<string, string
       {
         cwd: options.cwd,
         env: { PATH: process.env.PATH ?? '', NO_COLOR: '1', ...options.env },
-        timeout: 60_000,
+        timeout: 110_000,
       },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0
@@ -31,6 +31,9 @@ function kiln(args: string[], options: { cwd: string; env: Record<string, string
     )
   })
 }
+
+// Each run starts node + tsx and compiles the CLI: seconds on a busy machine.
+const timeout = 120_000
 
 describe('kiln migrate', () => {
   let dir: string
@@ -41,37 +44,49 @@ describe('kiln migrate', () => {
     await rm(dir, { recursive: true, force: true })
   })
 
-  it('prints one clear line and exits 1 on a bad DATABASE_URL', async () => {
-    const run = await kiln(['migrate'], {
-      cwd: root,
-      env: { DATABASE_URL: 'mysql://root@localhost/app' },
-    })
-    expect(run.code).toBe(1)
-    expect(run.stdout).toBe('')
-    expect(run.stderr.trimEnd().split('\n')).toEqual([
-      'DATABASE_URL is not a database URL: expected postgres://user:password@host:5432/database, sqlite:<path> or file:<path> (sqlite::memory: in memory), or pglite:<dir> (pglite: in memory)',
-    ])
-  })
+  it(
+    'prints one clear line and exits 1 on a bad DATABASE_URL',
+    async () => {
+      const run = await kiln(['migrate'], {
+        cwd: root,
+        env: { DATABASE_URL: 'mysql://root@localhost/app' },
+      })
+      expect(run.code).toBe(1)
+      expect(run.stdout).toBe('')
+      expect(run.stderr.trimEnd().split('\n')).toEqual([
+        'DATABASE_URL is not a database URL: expected postgres://user:password@host:5432/database, sqlite:<path> or file:<path> (sqlite::memory: in memory), or pglite:<dir> (pglite: in memory)',
+      ])
+    },
+    timeout,
+  )
 
-  it("applies the SQLite fixture's migrations, then has nothing to migrate", async () => {
-    const env = { DATABASE_URL: `sqlite:${join(dir, 'app.db')}` }
-    const first = await kiln(['migrate'], { cwd: fixture, env })
-    expect(first.stderr).toBe('')
-    expect(first.code).toBe(0)
-    const lines = first.stdout.trimEnd().split('\n')
-    expect(lines[0]).toBe(`Migrating DATABASE_URL (sqlite:${join(dir, 'app.db')})`)
-    expect(lines).toContain('✓ kiln/0001_api_keys.sql')
-    expect(lines.at(-1)).toBe('✓ app/0001_init.sql')
-    const second = await kiln(['migrate'], { cwd: fixture, env })
-    expect(second.code).toBe(0)
-    expect(second.stdout.trimEnd().split('\n').at(-1)).toBe('Nothing to migrate')
-  })
+  it(
+    "applies the SQLite fixture's migrations, then has nothing to migrate",
+    async () => {
+      const env = { DATABASE_URL: `sqlite:${join(dir, 'app.db')}` }
+      const first = await kiln(['migrate'], { cwd: fixture, env })
+      expect(first.stderr).toBe('')
+      expect(first.code).toBe(0)
+      const lines = first.stdout.trimEnd().split('\n')
+      expect(lines[0]).toBe(`Migrating DATABASE_URL (sqlite:${join(dir, 'app.db')})`)
+      expect(lines).toContain('✓ kiln/0001_api_keys.sql')
+      expect(lines).toContain('✓ app/0001_init.sql')
+      const second = await kiln(['migrate'], { cwd: fixture, env })
+      expect(second.code).toBe(0)
+      expect(second.stdout.trimEnd().split('\n').at(-1)).toBe('Nothing to migrate')
+    },
+    timeout,
+  )
 
-  it('says when there is no kiln.config.ts', async () => {
-    const run = await kiln(['migrate'], { cwd: dir, env: {} })
-    expect(run.code).toBe(1)
-    expect(run.stderr.trimEnd().split('\n')).toEqual([
-      `No kiln.config.ts in ${dir}: run kiln from your app's root, or create one (see docs/models.md)`,
-    ])
-  })
+  it(
+    'says when there is no kiln.config.ts',
+    async () => {
+      const run = await kiln(['migrate'], { cwd: dir, env: {} })
+      expect(run.code).toBe(1)
+      expect(run.stderr.trimEnd().split('\n')).toEqual([
+        `No kiln.config.ts in ${dir}: run kiln from your app's root, or create one (see docs/models.md)`,
+      ])
+    },
+    timeout,
+  )
 })
