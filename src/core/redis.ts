@@ -17,6 +17,9 @@ export interface ConnectOptions {
  * The one place kiln opens Redis connections. Every connection it hands out is tracked and
  * closed by `close()`, so a shutting-down process leaves nothing open.
  */
+/** The last connection error of each connection since it was last ready. */
+const lastErrors = new WeakMap<Redis, Error>()
+
 export class RedisConnections {
   readonly url: string
   readonly #open = new Set<Redis>()
@@ -33,18 +36,33 @@ export class RedisConnections {
   }
 
   connect(options: ConnectOptions = {}): Redis {
+    const blocking = Boolean(options.blocking)
     const redis = new Redis(this.url, {
       lazyConnect: false,
       connectionName: options.name,
-      maxRetriesPerRequest: options.blocking ? null : 2,
+      maxRetriesPerRequest: blocking ? null : 2,
+      // Commands issued before the first connection wait for it (bounded by the retries above).
+      // After that, request-path commands run now or fail now: queued or re-sent after an
+      // outage, a command its caller already gave up on (a webhook's dedup mark, say) would
+      // still land behind the caller's back. Blocking connections wait for Redis by design.
       enableOfflineQueue: true,
+      autoResendUnfulfilledCommands: blocking,
+      // Retries only count failed connection attempts: a peer that accepts and then drops every
+      // connection (a proxy in front of a dead Redis) would otherwise hold commands for ever.
+      commandTimeout: blocking ? undefined : 5_000,
       connectTimeout: 5_000,
       retryStrategy: (times) => Math.min(times * 200, 2_000),
       ...this.#defaults,
     })
-    // Errors surface on the commands that fail; the event only needs a listener so that
-    // ioredis does not print unhandled-error warnings while it reconnects.
-    redis.on('error', () => {})
+    // Errors surface on the commands that fail; the listener keeps ioredis from printing
+    // unhandled-error warnings while it reconnects, and remembers why for pingRedis.
+    redis.on('error', (error: Error) => lastErrors.set(redis, error))
+    redis.on('ready', () => {
+      lastErrors.delete(redis)
+      if (!blocking && this.#defaults.enableOfflineQueue === undefined) {
+        redis.options.enableOfflineQueue = false
+      }
+    })
     this.#open.add(redis)
     redis.once('end', () => this.#open.delete(redis))
     return redis
@@ -84,11 +102,6 @@ export function redisAddress(url: string): string {
  * URL's host and port (never its password): a start-up check that cannot hang.
  */
 export async function pingRedis(redis: Redis, url: string, timeoutMs = 5_000): Promise<void> {
-  let lastError: Error | undefined
-  const remember = (error: Error) => {
-    lastError = error
-  }
-  redis.on('error', remember)
   let timer: NodeJS.Timeout | undefined
   try {
     await Promise.race([
@@ -98,13 +111,13 @@ export async function pingRedis(redis: Redis, url: string, timeoutMs = 5_000): P
       }),
     ])
   } catch (error) {
-    const reason = withoutPassword(oneLine(lastError?.message ?? (error as Error).message), url)
-    throw new Error(`Redis at ${redisAddress(url)} is unreachable (${reason})`, {
-      cause: error,
-    })
+    // The connection's own error (refused, unknown host, wrong password) says more than the
+    // command's ("max retries", "stream isn't writeable").
+    const known = lastErrors.get(redis)?.message ?? (error as Error).message
+    const reason = withoutPassword(oneLine(known), url)
+    throw new Error(`Redis at ${redisAddress(url)} is unreachable (${reason})`, { cause: error })
   } finally {
     clearTimeout(timer)
-    redis.off('error', remember)
   }
 }
 
