@@ -18,7 +18,15 @@ import {
   staticOwners,
 } from '../../src/messaging/index.ts'
 import { createTestRedis, describeWithRedis, type TestRedis } from '../support/redis.ts'
-import { APP_SECRET, fixtureBytes, listen, OWNER, signatureOf, testConfig } from './support.ts'
+import {
+  APP_SECRET,
+  fixtureBytes,
+  listen,
+  OWNER,
+  readyClient,
+  signatureOf,
+  testConfig,
+} from './support.ts'
 
 const CUSTOMER_WAMID = 'wamid.HBgLMTIwMjU1NTAxNDMVAgASGBRGQUtFMDAwMDAwMDAwMDAwMDAw01AA=='
 
@@ -44,7 +52,9 @@ describeWithRedis('messaging on Redis: webhook → BullMQ → worker → listene
       logger: silentLogger(),
     })
     closers.push(() => queue.close())
-    const kv = new RedisKeyValueStore(redis.connections.connect(), { prefix: `${redis.prefix}:` })
+    const kv = new RedisKeyValueStore(await readyClient(redis.connections), {
+      prefix: `${redis.prefix}:`,
+    })
     const app = new Hono()
     app.route(
       '/',

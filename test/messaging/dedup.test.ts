@@ -7,6 +7,7 @@ import {
   MemoryDeduplicationStore,
 } from '../../src/messaging/index.ts'
 import { createTestRedis, describeWithRedis, type TestRedis } from '../support/redis.ts'
+import { readyClient } from './support.ts'
 
 /** The DeduplicationStore contract, run on every implementation. */
 function contract(
@@ -111,7 +112,7 @@ describeWithRedis('KeyValueDeduplicationStore on Redis', () => {
   })
 
   contract(async () => {
-    const client = redis.connections.connect()
+    const client = await readyClient(redis.connections)
     const store = new KeyValueDeduplicationStore(
       new RedisKeyValueStore(client, { prefix: `${redis.prefix}:` }),
       { ttlMs: 60_000 },
@@ -128,7 +129,7 @@ describeWithRedis('KeyValueDeduplicationStore on Redis', () => {
   })
 
   it('sets the 5-minute lifetime on the Redis key', async () => {
-    const client = redis.connections.connect()
+    const client = await readyClient(redis.connections)
     const store = new KeyValueDeduplicationStore(
       new RedisKeyValueStore(client, { prefix: `${redis.prefix}:` }),
     )
@@ -140,10 +141,10 @@ describeWithRedis('KeyValueDeduplicationStore on Redis', () => {
 
   it("is shared by two instances (two connections): the second sees the first one's id", async () => {
     const a = new KeyValueDeduplicationStore(
-      new RedisKeyValueStore(redis.connections.connect(), { prefix: `${redis.prefix}:` }),
+      new RedisKeyValueStore(await readyClient(redis.connections), { prefix: `${redis.prefix}:` }),
     )
     const b = new KeyValueDeduplicationStore(
-      new RedisKeyValueStore(redis.connections.connect(), { prefix: `${redis.prefix}:` }),
+      new RedisKeyValueStore(await readyClient(redis.connections), { prefix: `${redis.prefix}:` }),
     )
     const results = await Promise.all([
       ...Array.from({ length: 20 }, () => a.checkAndInsert('wamid.H')),

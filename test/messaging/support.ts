@@ -3,7 +3,14 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import type { Hono } from 'hono'
-import { createLogger, type Logger, Redactor } from '../../src/core/index.ts'
+import {
+  createLogger,
+  type Logger,
+  pingRedis,
+  Redactor,
+  type Redis,
+  type RedisConnections,
+} from '../../src/core/index.ts'
 import { MessagingConfig } from '../../src/messaging/index.ts'
 
 const FIXTURES = new URL('../fixtures/whatsapp/', import.meta.url)
@@ -131,4 +138,11 @@ export async function startGraphStandIn(replies: StandInReply[]): Promise<{
         server.close(() => resolve())
       }),
   }
+}
+
+/** A request-path Redis connection, once it is ready (such connections fail commands before). */
+export async function readyClient(connections: RedisConnections): Promise<Redis> {
+  const client = connections.connect()
+  await pingRedis(client, connections.url)
+  return client
 }
