@@ -24,7 +24,7 @@ import {
   type RateLimiters,
   throttle,
 } from 'kiln/api'
-import { errorHandler, RedisConnections, silentLogger } from 'kiln/core'
+import { errorHandler, pingRedis, RedisConnections, silentLogger } from 'kiln/core'
 import { createDatabase, migrate } from 'kiln/db'
 import pg from 'pg'
 import { type BenchOptions, type BenchResult, measure } from './lib.ts'
@@ -97,7 +97,7 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
     let redisLimiters: RateLimiters | undefined
     if (redis) {
       const client = redis.connect({ name: 'bench-limiter' })
-      await client.ping()
+      await pingRedis(client, redis.url)
       redisLimiters = createRateLimiters({ redis: client, prefix: name, limiters: UNLIMITED })
     }
     const app = new Hono()

@@ -360,7 +360,7 @@ describeEachDatabase(
       await execSql(
         test.database,
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-         WHERE datname = current_database() AND query = 'LISTEN kiln_api_keys'`,
+         WHERE datname = current_database() AND application_name = 'kiln api_keys listener'`,
       )
       await vi.waitFor(() => expect(there.status().cacheEntries).toBe(0))
       // A change nobody is told about (triggers off) is still seen: nothing stale was kept.
@@ -415,3 +415,35 @@ describe('SQLite in a file shared by two processes', () => {
     }
   })
 })
+
+describeEachDatabase(
+  'an api_keys table without the change triggers',
+  (backend) => {
+    it('is never cached from (changes could go unheard), and says why', async () => {
+      const test = await backend.create()
+      const log = captureLog()
+      try {
+        const { readFileSync } = await import('node:fs')
+        const table = readFileSync(
+          new URL('../../migrations/postgres/0001_api_keys.sql', import.meta.url),
+          'utf8',
+        )
+        await execSql(test.database, table.replaceAll('--> statement-breakpoint', ''))
+        const provider = createDatabaseApiKeyProvider({
+          database: test.database,
+          logger: log.logger,
+        })
+        await vi.waitFor(() => expect(log.text()).toContain('change triggers are missing'))
+        const created = await createApiKey(test.database, { name: 'before' })
+        await provider.verifyKey(created.rawKey)
+        expect(provider.status()).toEqual({ cacheEntries: 0, changeFeed: 'down' })
+        await execSql(test.database, `UPDATE api_keys SET revoked_at = now()`)
+        expect((await rejection(provider.verifyKey(created.rawKey))).reason).toBe('revoked')
+        await provider.close()
+      } finally {
+        await test.cleanup()
+      }
+    })
+  },
+  { only: ['pglite', 'postgres'] },
+)

@@ -46,6 +46,17 @@ export function openKeyChangeFeed(
   return new PgListenFeed(pool.options as pg.ClientConfig, onChange, logger)
 }
 
+/** `application_name` of the LISTEN connection, to find it in `pg_stat_activity`. */
+export const LISTENER_NAME = 'kiln api_keys listener'
+
+/** Both triggers of the api_keys migration present: only then do changes reach the feed. */
+const TRIGGERS_SQL = `SELECT count(*)::int AS n FROM pg_trigger
+  WHERE tgrelid = to_regclass('api_keys')
+    AND tgname IN ('api_keys_notify_update', 'api_keys_notify_delete')`
+const TRIGGER_RECHECK_MS = 30_000
+const MISSING_TRIGGERS =
+  'API key cache off: the api_keys change triggers are missing (run `kiln migrate`); every request is verified against the database'
+
 export function parseChangePayload(payload: string | undefined): number | undefined {
   if (payload === undefined || !/^\d{1,15}$/.test(payload)) return undefined
   return Number(payload)
@@ -86,23 +97,42 @@ class SqliteDataVersionFeed implements KeyChangeFeed {
 
 class PgliteListenFeed implements KeyChangeFeed {
   readonly #pglite: PGlite
+  readonly #onChange: KeyChangeListener
+  readonly #logger: Logger | undefined
   #listening = false
   #unlisten: (() => Promise<void>) | undefined
   #closed = false
+  #recheck: NodeJS.Timeout | undefined
+  #warned = false
 
   constructor(pglite: PGlite, onChange: KeyChangeListener, logger: Logger | undefined) {
     this.#pglite = pglite
+    this.#onChange = onChange
+    this.#logger = logger
     pglite
       .listen(API_KEYS_CHANNEL, (payload) => onChange(parseChangePayload(payload)))
-      .then((unlisten) => {
+      .then(async (unlisten) => {
         if (this.#closed) return unlisten()
         this.#unlisten = unlisten
-        this.#listening = true
-        onChange(undefined)
+        await this.#checkTriggers()
       })
       .catch((error: unknown) => {
-        logger?.warn({ err: error }, 'API key cache disabled: LISTEN failed on PGlite')
+        logger?.warn({ err: error }, 'API key cache off: LISTEN failed on PGlite')
       })
+  }
+
+  async #checkTriggers(): Promise<void> {
+    if (this.#closed || this.#pglite.closed) return
+    const { rows } = await this.#pglite.query<{ n: number }>(TRIGGERS_SQL)
+    if (rows[0]?.n === 2) {
+      this.#listening = true
+      this.#onChange(undefined)
+      return
+    }
+    if (!this.#warned) this.#logger?.warn(MISSING_TRIGGERS)
+    this.#warned = true
+    this.#recheck = setTimeout(() => void this.#checkTriggers().catch(() => {}), TRIGGER_RECHECK_MS)
+    this.#recheck.unref()
   }
 
   trusted(): boolean {
@@ -112,6 +142,7 @@ class PgliteListenFeed implements KeyChangeFeed {
   async close(): Promise<void> {
     this.#closed = true
     this.#listening = false
+    if (this.#recheck) clearTimeout(this.#recheck)
     const unlisten = this.#unlisten
     this.#unlisten = undefined
     if (unlisten && !this.#pglite.closed) await unlisten().catch(() => {})
@@ -132,6 +163,7 @@ class PgListenFeed implements KeyChangeFeed {
   #closed = false
   #failures = 0
   #retry: NodeJS.Timeout | undefined
+  #warnedTriggers = false
 
   constructor(config: pg.ClientConfig, onChange: KeyChangeListener, logger: Logger | undefined) {
     this.#config = config
@@ -146,7 +178,11 @@ class PgListenFeed implements KeyChangeFeed {
 
   async #connect(): Promise<void> {
     if (this.#closed) return
-    const client = new pg.Client({ ...this.#config, connectionTimeoutMillis: 5_000 })
+    const client = new pg.Client({
+      ...this.#config,
+      connectionTimeoutMillis: 5_000,
+      application_name: LISTENER_NAME,
+    })
     this.#client = client
     client.on('error', () => this.#lost(client))
     client.on('end', () => this.#lost(client))
@@ -158,8 +194,18 @@ class PgListenFeed implements KeyChangeFeed {
       const socket = (client as unknown as { connection?: { stream?: Socket } }).connection?.stream
       socket?.unref?.()
       await client.query(`LISTEN ${API_KEYS_CHANNEL}`)
+      const { rows } = await client.query<{ n: number }>(TRIGGERS_SQL)
       if (this.#closed || this.#client !== client) {
         await client.end().catch(() => {})
+        return
+      }
+      if (rows[0]?.n !== 2) {
+        if (!this.#warnedTriggers) this.#logger?.warn(MISSING_TRIGGERS)
+        this.#warnedTriggers = true
+        this.#client = undefined
+        await client.end().catch(() => {})
+        this.#retry = setTimeout(() => void this.#connect(), TRIGGER_RECHECK_MS)
+        this.#retry.unref()
         return
       }
       if (this.#failures > 0) this.#logger?.info('API key change feed reconnected')
