@@ -13,13 +13,13 @@ export interface ConnectOptions {
   name?: string
 }
 
+/** The last connection error of each connection since it was last ready. */
+const lastErrors = new WeakMap<Redis, Error>()
+
 /**
  * The one place kiln opens Redis connections. Every connection it hands out is tracked and
  * closed by `close()`, so a shutting-down process leaves nothing open.
  */
-/** The last connection error of each connection since it was last ready. */
-const lastErrors = new WeakMap<Redis, Error>()
-
 export class RedisConnections {
   readonly url: string
   readonly #open = new Set<Redis>()
