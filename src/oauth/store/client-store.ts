@@ -38,7 +38,10 @@ type Row = {
 export function createDatabaseClientStore(database: Database): ClientStore {
   return {
     async get(clientId) {
-      if (clientId.length === 0 || clientId.length > 200) return undefined
+      // Issued ids are base64url; Postgres refuses text holding NUL, so such an id is just unknown.
+      if (clientId.length === 0 || clientId.length > 200 || clientId.includes('\u0000')) {
+        return undefined
+      }
       const rows = await wrap('read', async (): Promise<Row[]> => {
         if (database.dialect === 'postgres') {
           return database.db
