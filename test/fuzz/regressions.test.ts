@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { validate } from '../../src/api/index.ts'
 import { ValidationError } from '../../src/core/index.ts'
+import { createDatabase, migrate } from '../../src/db/index.ts'
 import { extractWebhookEvents } from '../../src/messaging/index.ts'
+import { createDatabaseClientStore } from '../../src/oauth/index.ts'
 
 /** Bugs the fuzz suites found, each pinned by the smallest request or call that showed it. */
 describe('fuzz regressions', () => {
@@ -47,4 +49,16 @@ describe('fuzz regressions', () => {
       expect(events).toEqual([])
     },
   )
+
+  it('a client_id holding a NUL character is an unknown client, not a database error (Postgres)', async () => {
+    const database = await createDatabase('pglite:')
+    try {
+      await migrate(database, { logger: { info() {}, warn() {} } as never })
+      const clients = createDatabaseClientStore(database)
+      await expect(clients.get('\u0000')).resolves.toBeUndefined()
+      await expect(clients.get('abc\u0000def')).resolves.toBeUndefined()
+    } finally {
+      await database.close()
+    }
+  }, 120_000)
 })
