@@ -42,6 +42,7 @@ describe.skipIf(!postgresUrl || !redisUrl)('two instances and a worker', () => {
   beforeAll(async () => {
     database = await createPostgresTestDatabase()
     pool = new pg.Pool({ connectionString: database.url, max: 3 })
+    pool.on('error', () => {})
     const portA = await freePort()
     env = {
       DATABASE_URL: database.url,

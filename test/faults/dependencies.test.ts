@@ -20,6 +20,7 @@ describe.skipIf(!postgresUrl || !redisUrl)('faults: dependencies going away', ()
   async function testDatabase() {
     const database = await createPostgresTestDatabase()
     const pool = new pg.Pool({ connectionString: database.url, max: 2 })
+    pool.on('error', () => {})
     cleanups.push(
       () => database.drop(),
       () => pool.end(),
