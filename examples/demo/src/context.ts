@@ -31,6 +31,8 @@ export interface DemoContext {
   sessions: SessionStore
   models: ModelRegistry
   demoUser: { email: string; password: string; generated: boolean }
+  /** Runs `cleanup` when the context closes, before shared state and the database close. */
+  onClose(cleanup: () => Promise<void>): void
   close(): Promise<void>
 }
 
@@ -75,6 +77,7 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
     const sessions = new SessionStore({ kv: shared.kv, secure: config.appUrl.startsWith('https:') })
     const models = createModelRegistry(schema, 'postgres')
     const opened = shared
+    const cleanups: (() => Promise<void>)[] = []
     return {
       config,
       env,
@@ -85,7 +88,12 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
       sessions,
       models,
       demoUser,
+      onClose(cleanup) {
+        cleanups.push(cleanup)
+      },
       async close() {
+        // Later registrations may depend on earlier ones: close in reverse order.
+        for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
         await opened.close()
         await database.close()
       },

@@ -13,11 +13,7 @@ export function demoApiKeys(ctx: DemoContext): DatabaseApiKeyProvider {
   let provider = providers.get(ctx)
   if (!provider) {
     const created = apiKeyProvider({ database: ctx.database, logger: ctx.logger })
-    const closeContext = ctx.close.bind(ctx)
-    ctx.close = async () => {
-      await created.close()
-      await closeContext()
-    }
+    ctx.onClose(() => created.close())
     providers.set(ctx, created)
     provider = created
   }
