@@ -46,6 +46,7 @@ describe('npm start (the demo process)', () => {
     ['DATABASE_URL', 'mysql://localhost/app', /DATABASE_URL: expected a postgres:\/\//],
     ['REDIS_URL', 'redis://127.0.0.1:6390', /Redis at 127\.0\.0\.1:6390 is unreachable/],
     ['PORT', 'eighty', /PORT: expected a port number/],
+    ['MSG_APP_SECRET', 'only-one-of-the-four-messaging-variables', /MSG_ACCESS_TOKEN/],
   ])('a bad %s gives one clear line and exit code 1', async (name, value, message) => {
     const cwd = mkdtempSync(join(tmpdir(), 'kiln-demo-'))
     cleanups.push(() => rmSync(cwd, { recursive: true, force: true }))

@@ -1,4 +1,5 @@
 import { type ServerType, serve } from '@hono/node-server'
+import type { Hono } from 'hono'
 import { ConfigError, type QueueWorker } from 'kiln/core'
 import pc from 'picocolors'
 import { createDemoApp } from './app.ts'
@@ -8,11 +9,14 @@ import { shareEmbeddedDatabase } from './share-database.ts'
 
 /** `npm start`: the demo on the embedded defaults, or on DATABASE_URL and REDIS_URL when set. */
 async function main(): Promise<void> {
-  let ctx: DemoContext
+  let ctx: DemoContext | undefined
+  let app: Hono
   try {
     ctx = await createDemoContext()
+    app = await createDemoApp(ctx)
   } catch (error) {
     // Configuration and unreachable services are one clear line, never a stack trace.
+    await ctx?.close().catch(() => {})
     const message =
       error instanceof ConfigError || error instanceof TypeError
         ? error.message
@@ -21,7 +25,6 @@ async function main(): Promise<void> {
     process.exit(1)
   }
 
-  const app = await createDemoApp(ctx)
   // Only the default embedded database (no DATABASE_URL) is shared; `pglite:` URLs stay private.
   const embedded = ctx.database.pglite && !ctx.config.databaseUrl ? ctx.database.pglite : undefined
   const shared = embedded ? await shareEmbeddedDatabase(embedded) : undefined
