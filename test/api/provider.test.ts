@@ -39,7 +39,13 @@ describeEachDatabase('createDatabaseApiKeyProvider', (backend) => {
   beforeEach(async () => {
     await execSql(database, 'DELETE FROM api_keys')
     clock = new ManualClock(Date.UTC(2026, 0, 1))
-    provider = createDatabaseApiKeyProvider({ database, clock, logger: log.logger })
+    // The cache is on by default except on PGlite; these tests exercise it everywhere.
+    provider = createDatabaseApiKeyProvider({
+      database,
+      clock,
+      logger: log.logger,
+      cacheTtlMs: 10_000,
+    })
     await vi.waitFor(() => expect(provider.status().changeFeed).toBe('live'))
   })
   afterEach(async () => {
@@ -277,7 +283,7 @@ describeEachDatabase(
     afterAll(() => test.cleanup())
     beforeEach(async () => {
       await execSql(test.database, 'DELETE FROM api_keys')
-      provider = createDatabaseApiKeyProvider({ database: test.database })
+      provider = createDatabaseApiKeyProvider({ database: test.database, cacheTtlMs: 10_000 })
       await vi.waitFor(() => expect(provider.status().changeFeed).toBe('live'))
     })
     afterEach(() => provider.close())
@@ -432,8 +438,11 @@ describeEachDatabase(
         const provider = createDatabaseApiKeyProvider({
           database: test.database,
           logger: log.logger,
+          cacheTtlMs: 10_000,
         })
-        await vi.waitFor(() => expect(log.text()).toContain('change triggers are missing'))
+        await vi.waitFor(() => expect(log.text()).toContain('change triggers are missing'), {
+          timeout: 10_000,
+        })
         const created = await createApiKey(test.database, { name: 'before' })
         await provider.verifyKey(created.rawKey)
         expect(provider.status()).toEqual({ cacheEntries: 0, changeFeed: 'down' })
@@ -447,3 +456,32 @@ describeEachDatabase(
   },
   { only: ['pglite', 'postgres'] },
 )
+
+describe('PGlite shared on a socket, as the demo shares it with the CLI', () => {
+  it('verifies every request by default, so a revocation over the socket applies at once', async () => {
+    const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
+    const app = await createDatabase('pglite:')
+    const { migrate } = await import('../../src/db/index.ts')
+    await migrate(app, { logger: { info: () => {}, warn: () => {} } })
+    if (app.dialect !== 'postgres' || !app.pglite) throw new Error('expected PGlite')
+    const server = new PGLiteSocketServer({ db: app.pglite, host: '127.0.0.1', port: 0 })
+    await server.start()
+    const provider = createDatabaseApiKeyProvider({ database: app })
+    const cli = await createDatabase(`postgres://postgres@${server.getServerConn()}/postgres`, {
+      poolMax: 1,
+    })
+    try {
+      expect(provider.status().changeFeed).toBe('off')
+      const created = await createApiKey(app, { name: 'ci' })
+      await provider.verifyKey(created.rawKey)
+      await provider.verifyKey(created.rawKey)
+      await revokeApiKey(cli, created.prefix)
+      expect((await rejection(provider.verifyKey(created.rawKey))).reason).toBe('revoked')
+    } finally {
+      await cli.close()
+      await provider.close()
+      await server.stop()
+      await app.close()
+    }
+  })
+})

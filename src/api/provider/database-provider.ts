@@ -20,7 +20,9 @@ export interface DatabaseApiKeyProviderOptions {
   logger?: Logger
   /**
    * How long a verified key may be answered from memory: the bound for changes the change
-   * feed cannot see (see docs/api-keys.md). 0 turns the cache off. Default 10 s.
+   * feed cannot see (see docs/api-keys.md). 0 turns the cache off. Default 10 s; 0 on PGlite,
+   * whose LISTEN does not hear changes made through its shared socket (the CLI while the app
+   * runs), and whose in-process lookups are cheap.
    */
   cacheTtlMs?: number
   /** Most keys held in the cache. Default 10,000. */
@@ -62,7 +64,8 @@ export function createDatabaseApiKeyProvider(
     throw new TypeError('createDatabaseApiKeyProvider: `database` must come from createDatabase()')
   }
   const clock = options.clock ?? systemClock
-  const ttlMs = options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS
+  const embedded = database.dialect === 'postgres' && database.driver === 'pglite'
+  const ttlMs = options.cacheTtlMs ?? (embedded ? 0 : DEFAULT_CACHE_TTL_MS)
   if (!Number.isFinite(ttlMs) || ttlMs < 0) {
     throw new TypeError('createDatabaseApiKeyProvider: cacheTtlMs must be a number >= 0')
   }
