@@ -1,43 +1,37 @@
-import {
-  and,
-  asc,
-  type Column,
-  count,
-  DrizzleQueryError,
-  eq,
-  getTableColumns,
-  isNull,
-  type SQL,
-  sql,
-} from 'drizzle-orm'
+import { and, asc, count, eq, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core'
 import type { SQLiteTable, SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
 import type { Logger } from '../core/index.ts'
 import type { Database, PostgresDatabase, SqliteDatabase } from '../db/index.ts'
 import {
-  columnNamed,
+  checkTenantValue,
+  drizzleColumn,
+  type JsonRecord,
+  type McpCaller,
+  notFound,
+  nowFor,
+  orderColumn,
+  parseData,
+  parseFilters,
+  requirePrimaryKey,
+  resolveModel,
+  rowCondition,
+  serialize,
+  tenantOf,
+  toRowObject,
+} from './crud-input.ts'
+import { guardDatabase } from './database-errors.ts'
+import {
   creatableColumns,
-  findModel,
-  isSensitiveField,
-  type McpColumn,
   type McpModel,
   type McpModelSource,
-  primaryKeyOf,
-  TENANT_FIELD,
   TIMESTAMP_FIELDS,
   updatableColumns,
-  visibleColumns,
 } from './models.ts'
-import { coerceValue, FieldValueError, toJsonValue } from './values.ts'
+import { ToolError } from './tool-error.ts'
 
-/** A failure the caller can fix; its message is returned as the tool error. */
-export class ToolError extends Error {}
-
-/** Who calls the tools: the access token's subject and tenant, or nobody (a local stdio server). */
-export interface McpCaller {
-  userId?: string | undefined
-  tenantId?: string | undefined
-}
+export type { JsonRecord, McpCaller }
+export { ToolError }
 
 export interface CrudOptions {
   database: Database
@@ -48,8 +42,6 @@ export interface CrudOptions {
 
 export const MAX_PER_PAGE = 100
 export const DEFAULT_PER_PAGE = 15
-
-export type JsonRecord = Record<string, unknown>
 
 export interface ListInput {
   model: string
@@ -229,173 +221,6 @@ export function createCrud(options: CrudOptions): Crud {
   }
 }
 
-function resolveModel(source: McpModelSource, name: string): McpModel {
-  const model = findModel(source, name)
-  if (model) return model
-  const valid = source.models.map((m) => m.resource).join(', ') || '(none)'
-  throw new ToolError(`Unknown model "${name}". Valid models: ${valid}`)
-}
-
-function requirePrimaryKey(model: McpModel): McpColumn {
-  const key = primaryKeyOf(model)
-  if (!key) throw new ToolError(`${model.resource} has no single-column primary key`)
-  return key
-}
-
-/** Checks the field names and values of `data` against the model; collects every problem. */
-function parseData(
-  model: McpModel,
-  data: Record<string, unknown>,
-  allowed: McpColumn[],
-  action: 'create' | 'update',
-): Map<McpColumn, unknown> {
-  const values = new Map<McpColumn, unknown>()
-  const unknown: string[] = []
-  const problems: string[] = []
-  for (const [name, value] of Object.entries(data)) {
-    const column = allowed.find((candidate) => candidate.name === name)
-    if (!column) {
-      unknown.push(name)
-      continue
-    }
-    try {
-      values.set(column, coerceValue(column, value, enumValuesOf(model, column)))
-    } catch (error) {
-      if (!(error instanceof FieldValueError)) throw error
-      problems.push(`${name}: ${error.message}`)
-    }
-  }
-  if (unknown.length > 0) {
-    throw new ToolError(
-      `Unknown field(s) for ${action} on ${model.resource}: ${unknown.map(quote).join(', ')}. ` +
-        `Valid fields: ${allowed.map((column) => column.name).join(', ')}`,
-    )
-  }
-  if (problems.length > 0)
-    throw new ToolError(`Invalid data for ${model.resource}: ${problems.join('; ')}`)
-  return values
-}
-
-/** Equality conditions from `filters`; sensitive fields cannot be filtered on. */
-function parseFilters(model: McpModel, filters: Record<string, unknown>): SQL[] {
-  const allowed = visibleColumns(model)
-  const conditions: SQL[] = []
-  const unknown: string[] = []
-  const problems: string[] = []
-  for (const [name, value] of Object.entries(filters)) {
-    const column = allowed.find((candidate) => candidate.name === name)
-    if (!column) {
-      unknown.push(name)
-      continue
-    }
-    if (value === null) {
-      conditions.push(isNull(drizzleColumn(model, column)))
-      continue
-    }
-    try {
-      const coerced = coerceValue(column, value, enumValuesOf(model, column))
-      conditions.push(eq(drizzleColumn(model, column), coerced))
-    } catch (error) {
-      if (!(error instanceof FieldValueError)) throw error
-      problems.push(`${name}: ${error.message}`)
-    }
-  }
-  if (unknown.length > 0) {
-    throw new ToolError(
-      `Unknown filter field(s) for ${model.resource}: ${unknown.map(quote).join(', ')}. ` +
-        `Valid fields: ${allowed.map((column) => column.name).join(', ')}`,
-    )
-  }
-  if (problems.length > 0)
-    throw new ToolError(`Invalid filters for ${model.resource}: ${problems.join('; ')}`)
-  return conditions
-}
-
-interface TenantScope {
-  column: McpColumn
-  value: unknown
-}
-
-/** The caller's tenant as a value of the model's `tenant_id` column, when both exist. */
-function tenantOf(model: McpModel, caller: McpCaller | undefined): TenantScope | undefined {
-  if (caller?.tenantId === undefined) return undefined
-  const column = columnNamed(model, TENANT_FIELD)
-  if (!column) return undefined
-  try {
-    return { column, value: coerceValue(column, caller.tenantId) }
-  } catch {
-    throw new ToolError(`Your tenant cannot be matched to ${model.resource}.${TENANT_FIELD}`)
-  }
-}
-
-function checkTenantValue(tenant: TenantScope, given: unknown): unknown {
-  if (given !== undefined && String(given) !== String(tenant.value)) {
-    throw new ToolError(
-      `${TENANT_FIELD} must be your own tenant; another tenant's id cannot be set`,
-    )
-  }
-  return tenant.value
-}
-
-function rowCondition(
-  model: McpModel,
-  key: McpColumn,
-  id: string | number,
-  tenant: TenantScope | undefined,
-): SQL {
-  let value: unknown
-  try {
-    value = coerceValue({ ...key, nullable: false }, id)
-  } catch (error) {
-    if (!(error instanceof FieldValueError)) throw error
-    throw new ToolError(`id: ${error.message}`)
-  }
-  const condition = eq(drizzleColumn(model, key), value)
-  return tenant ? and(condition, eq(drizzleColumn(model, tenant.column), tenant.value))! : condition
-}
-
-function notFound(model: McpModel, id: string | number): ToolError {
-  return new ToolError(`No ${model.resource} record with id ${JSON.stringify(id)}`)
-}
-
-function drizzleColumn(model: McpModel, column: McpColumn): Column {
-  const found = getTableColumns(model.table)[column.key]
-  if (!found) throw new TypeError(`Model ${model.name} has no column property ${column.key}`)
-  return found
-}
-
-function enumValuesOf(model: McpModel, column: McpColumn): readonly string[] | undefined {
-  return column.enumValues ?? drizzleColumn(model, column).enumValues
-}
-
-function orderColumn(model: McpModel): Column {
-  const key = primaryKeyOf(model) ?? model.columns[0]
-  if (!key) throw new TypeError(`Model ${model.name} has no columns`)
-  return drizzleColumn(model, key)
-}
-
-function nowFor(column: McpColumn): unknown {
-  if (column.dataType === 'date') return new Date()
-  if (column.dataType === 'string') return new Date().toISOString()
-  return undefined
-}
-
-function toRowObject(values: Map<McpColumn, unknown>): Record<string, unknown> {
-  const row: Record<string, unknown> = {}
-  for (const [column, value] of values) row[column.key] = value
-  return row
-}
-
-/** A database row as the tools return it: column names as keys, sensitive fields left out. */
-function serialize(model: McpModel, row: JsonRecord): JsonRecord {
-  const out: JsonRecord = {}
-  for (const column of model.columns) {
-    if (isSensitiveField(column.name)) continue
-    out[column.name] = toJsonValue(row[column.key])
-  }
-  return out
-}
-
 function pgDb(database: PostgresDatabase): PgDatabase<PgQueryResultHKT> {
   return database.db as unknown as PgDatabase<PgQueryResultHKT>
 }
@@ -426,52 +251,4 @@ async function insertSqlite(
     .where(sql`rowid = ${result.lastInsertRowid}`)
     .limit(1)
   return created
-}
-
-const CONSTRAINT_MESSAGES: Array<[RegExp, string]> = [
-  [
-    /^(23505|SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY))$/,
-    'a record with the same unique value already exists',
-  ],
-  [
-    /^(23503|SQLITE_CONSTRAINT_FOREIGNKEY)$/,
-    'a referenced record does not exist, or other records still reference this one',
-  ],
-  [/^(23502|SQLITE_CONSTRAINT_NOTNULL)$/, 'a required field is missing'],
-  [/^(23514|SQLITE_CONSTRAINT_CHECK)$/, 'a check constraint failed'],
-  [/^(22\w{3}|SQLITE_MISMATCH|SQLITE_TOOBIG)$/, 'a value does not fit its column'],
-  [/^(23\w{3}|SQLITE_CONSTRAINT\w*)$/, 'a constraint failed'],
-]
-
-/**
- * Runs a statement; a constraint or data error becomes a tool error that names the kind of
- * problem (never the statement or its parameters), anything else is logged and reported as a
- * database failure.
- */
-async function guardDatabase<T>(
-  action: string,
-  work: () => Promise<T>,
-  logger: Logger | undefined,
-): Promise<T> {
-  try {
-    return await work()
-  } catch (error) {
-    if (error instanceof ToolError) throw error
-    const cause = error instanceof DrizzleQueryError ? error.cause : error
-    const code = (cause as { code?: unknown } | undefined)?.code
-    if (typeof code === 'string') {
-      for (const [pattern, message] of CONSTRAINT_MESSAGES) {
-        if (pattern.test(code)) throw new ToolError(`Could not ${action}: ${message}`)
-      }
-    }
-    logger?.error(
-      { code, error: cause instanceof Error ? cause.message : String(cause) },
-      `mcp: ${action} failed`,
-    )
-    throw new ToolError(`Could not ${action}: the database failed (the error was logged)`)
-  }
-}
-
-function quote(name: string): string {
-  return JSON.stringify(name)
 }

@@ -6,9 +6,9 @@ import { z } from 'zod'
 import type { Env } from '../core/config/index.ts'
 import type { KilnConfig } from '../db/index.ts'
 import { messagingEnvStatus } from '../messaging/index.ts'
-import { ToolError } from './crud.ts'
 import { findListenerImplementations } from './listeners.ts'
 import { readCodeTemplates, TEMPLATE_CATEGORIES } from './templates.ts'
+import { ToolError } from './tool-error.ts'
 import { runTool } from './tool-result.ts'
 
 export interface DeveloperToolsOptions {

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { ToolError } from './crud.ts'
+import { ToolError } from './tool-error.ts'
 
 /** A successful tool result: the value as JSON text, and as structured content when an object. */
 export function jsonResult(value: unknown): CallToolResult {

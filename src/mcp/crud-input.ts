@@ -1,0 +1,198 @@
+import { and, type Column, eq, getTableColumns, isNull, type SQL } from 'drizzle-orm'
+import {
+  columnNamed,
+  findModel,
+  isSensitiveField,
+  type McpColumn,
+  type McpModel,
+  type McpModelSource,
+  primaryKeyOf,
+  TENANT_FIELD,
+  visibleColumns,
+} from './models.ts'
+import { ToolError } from './tool-error.ts'
+import { coerceValue, FieldValueError, toJsonValue } from './values.ts'
+
+/**
+ * The checks behind the data tools: model and field names against the model, values against
+ * their columns, the caller's tenant, and records as the tools return them.
+ */
+
+export type JsonRecord = Record<string, unknown>
+
+/** Who calls the tools: the access token's subject and tenant, or nobody (a local stdio server). */
+export interface McpCaller {
+  userId?: string | undefined
+  tenantId?: string | undefined
+}
+
+export function resolveModel(source: McpModelSource, name: string): McpModel {
+  const model = findModel(source, name)
+  if (model) return model
+  const valid = source.models.map((m) => m.resource).join(', ') || '(none)'
+  throw new ToolError(`Unknown model "${name}". Valid models: ${valid}`)
+}
+
+export function requirePrimaryKey(model: McpModel): McpColumn {
+  const key = primaryKeyOf(model)
+  if (!key) throw new ToolError(`${model.resource} has no single-column primary key`)
+  return key
+}
+
+/** Checks the field names and values of `data` against the model; collects every problem. */
+export function parseData(
+  model: McpModel,
+  data: Record<string, unknown>,
+  allowed: McpColumn[],
+  action: 'create' | 'update',
+): Map<McpColumn, unknown> {
+  const values = new Map<McpColumn, unknown>()
+  const unknown: string[] = []
+  const problems: string[] = []
+  for (const [name, value] of Object.entries(data)) {
+    const column = allowed.find((candidate) => candidate.name === name)
+    if (!column) {
+      unknown.push(name)
+      continue
+    }
+    try {
+      values.set(column, coerceValue(column, value, enumValuesOf(model, column)))
+    } catch (error) {
+      if (!(error instanceof FieldValueError)) throw error
+      problems.push(`${name}: ${error.message}`)
+    }
+  }
+  if (unknown.length > 0) {
+    throw new ToolError(
+      `Unknown field(s) for ${action} on ${model.resource}: ${unknown.map(quote).join(', ')}. ` +
+        `Valid fields: ${allowed.map((column) => column.name).join(', ')}`,
+    )
+  }
+  if (problems.length > 0)
+    throw new ToolError(`Invalid data for ${model.resource}: ${problems.join('; ')}`)
+  return values
+}
+
+/** Equality conditions from `filters`; sensitive fields cannot be filtered on. */
+export function parseFilters(model: McpModel, filters: Record<string, unknown>): SQL[] {
+  const allowed = visibleColumns(model)
+  const conditions: SQL[] = []
+  const unknown: string[] = []
+  const problems: string[] = []
+  for (const [name, value] of Object.entries(filters)) {
+    const column = allowed.find((candidate) => candidate.name === name)
+    if (!column) {
+      unknown.push(name)
+      continue
+    }
+    if (value === null) {
+      conditions.push(isNull(drizzleColumn(model, column)))
+      continue
+    }
+    try {
+      const coerced = coerceValue(column, value, enumValuesOf(model, column))
+      conditions.push(eq(drizzleColumn(model, column), coerced))
+    } catch (error) {
+      if (!(error instanceof FieldValueError)) throw error
+      problems.push(`${name}: ${error.message}`)
+    }
+  }
+  if (unknown.length > 0) {
+    throw new ToolError(
+      `Unknown filter field(s) for ${model.resource}: ${unknown.map(quote).join(', ')}. ` +
+        `Valid fields: ${allowed.map((column) => column.name).join(', ')}`,
+    )
+  }
+  if (problems.length > 0)
+    throw new ToolError(`Invalid filters for ${model.resource}: ${problems.join('; ')}`)
+  return conditions
+}
+
+export interface TenantScope {
+  column: McpColumn
+  value: unknown
+}
+
+/** The caller's tenant as a value of the model's `tenant_id` column, when both exist. */
+export function tenantOf(model: McpModel, caller: McpCaller | undefined): TenantScope | undefined {
+  if (caller?.tenantId === undefined) return undefined
+  const column = columnNamed(model, TENANT_FIELD)
+  if (!column) return undefined
+  try {
+    return { column, value: coerceValue(column, caller.tenantId) }
+  } catch {
+    throw new ToolError(`Your tenant cannot be matched to ${model.resource}.${TENANT_FIELD}`)
+  }
+}
+
+export function checkTenantValue(tenant: TenantScope, given: unknown): unknown {
+  if (given !== undefined && String(given) !== String(tenant.value)) {
+    throw new ToolError(
+      `${TENANT_FIELD} must be your own tenant; another tenant's id cannot be set`,
+    )
+  }
+  return tenant.value
+}
+
+export function rowCondition(
+  model: McpModel,
+  key: McpColumn,
+  id: string | number,
+  tenant: TenantScope | undefined,
+): SQL {
+  let value: unknown
+  try {
+    value = coerceValue({ ...key, nullable: false }, id)
+  } catch (error) {
+    if (!(error instanceof FieldValueError)) throw error
+    throw new ToolError(`id: ${error.message}`)
+  }
+  const condition = eq(drizzleColumn(model, key), value)
+  return tenant ? and(condition, eq(drizzleColumn(model, tenant.column), tenant.value))! : condition
+}
+
+export function notFound(model: McpModel, id: string | number): ToolError {
+  return new ToolError(`No ${model.resource} record with id ${JSON.stringify(id)}`)
+}
+
+export function drizzleColumn(model: McpModel, column: McpColumn): Column {
+  const found = getTableColumns(model.table)[column.key]
+  if (!found) throw new TypeError(`Model ${model.name} has no column property ${column.key}`)
+  return found
+}
+
+function enumValuesOf(model: McpModel, column: McpColumn): readonly string[] | undefined {
+  return column.enumValues ?? drizzleColumn(model, column).enumValues
+}
+
+export function orderColumn(model: McpModel): Column {
+  const key = primaryKeyOf(model) ?? model.columns[0]
+  if (!key) throw new TypeError(`Model ${model.name} has no columns`)
+  return drizzleColumn(model, key)
+}
+
+export function nowFor(column: McpColumn): unknown {
+  if (column.dataType === 'date') return new Date()
+  if (column.dataType === 'string') return new Date().toISOString()
+  return undefined
+}
+
+export function toRowObject(values: Map<McpColumn, unknown>): Record<string, unknown> {
+  const row: Record<string, unknown> = {}
+  for (const [column, value] of values) row[column.key] = value
+  return row
+}
+
+/** A database row as the tools return it: column names as keys, sensitive fields left out. */
+export function serialize(model: McpModel, row: JsonRecord): JsonRecord {
+  const out: JsonRecord = {}
+  for (const column of model.columns) {
+    if (isSensitiveField(column.name)) continue
+    out[column.name] = toJsonValue(row[column.key])
+  }
+  return out
+}
+
+function quote(name: string): string {
+  return JSON.stringify(name)
+}
