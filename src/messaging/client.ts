@@ -95,7 +95,7 @@ export function createMessagingClient(options: MessagingClientOptions): Messagin
       if (wamid) return { wamid }
       throw new MessagingError(`Graph API answered ${response.status} without a message id`)
     }
-    throw toProviderError(response.status, json)
+    throw toProviderError(response.status, json, config.secrets())
   }
 
   return {
@@ -170,7 +170,10 @@ function finalError(error: unknown): unknown {
   return error
 }
 
-function toProviderError(httpStatus: number, json: unknown): MessagingError {
+function toProviderError(httpStatus: number, json: unknown, secrets: string[]): MessagingError {
+  // A provider may quote the credential it refused ("Malformed access token EAA…").
+  const scrub = (text: string) =>
+    secrets.reduce((out, secret) => (secret ? out.split(secret).join('<redacted>') : out), text)
   const error = isObject(json) && isObject(json.error) ? json.error : undefined
   if (!error)
     return new MessagingApiError(`Graph API answered ${httpStatus}`, emptyFields(httpStatus))
@@ -179,12 +182,12 @@ function toProviderError(httpStatus: number, json: unknown): MessagingError {
     providerCode: typeof error.code === 'number' ? error.code : undefined,
     providerSubcode: typeof error.error_subcode === 'number' ? error.error_subcode : undefined,
     providerType: typeof error.type === 'string' ? error.type : undefined,
-    providerDetails: typeof data.details === 'string' ? data.details : undefined,
+    providerDetails: typeof data.details === 'string' ? scrub(data.details) : undefined,
     fbtraceId: typeof error.fbtrace_id === 'string' ? error.fbtrace_id : undefined,
     httpStatus,
   }
   const message =
-    typeof error.message === 'string' ? error.message : `Graph API answered ${httpStatus}`
+    typeof error.message === 'string' ? scrub(error.message) : `Graph API answered ${httpStatus}`
   switch (fields.providerCode) {
     case 131047:
       return new ReengagementRequiredError(message, fields)
