@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { inspect } from 'node:util'
 import { z } from 'zod'
 import { ConfigError, type Env, parseEnv } from '../core/config/parse-env.ts'
 import type { Logger } from '../core/logger.ts'
@@ -69,11 +70,22 @@ export function loadOAuthConfig(env: Env, options: LoadOAuthConfigOptions): OAut
     throw new ConfigError({ APP_URL: 'expected an absolute http(s) origin' }, 'OAuth configuration')
   }
   if (parsed.MCP_TOKEN_SECRET) {
-    return { secret: parsed.MCP_TOKEN_SECRET, issuer, secretGenerated: false }
+    return hideSecret({ secret: parsed.MCP_TOKEN_SECRET, issuer, secretGenerated: false })
   }
   options.logger?.warn(
     'MCP_TOKEN_SECRET is not set: using a random secret for this process only. Access tokens ' +
       'stop working when it restarts; set MCP_TOKEN_SECRET (32+ random characters) to keep them.',
   )
-  return { secret: randomBytes(32).toString('base64url'), issuer, secretGenerated: true }
+  return hideSecret({
+    secret: randomBytes(32).toString('base64url'),
+    issuer,
+    secretGenerated: true,
+  })
+}
+
+/** The config prints and serializes with `<redacted>` for its secret (`config.secret` still reads it). */
+function hideSecret(config: OAuthConfig): OAuthConfig {
+  const shown = () => ({ ...config, secret: '<redacted>' })
+  Object.defineProperties(config, { toJSON: { value: shown }, [inspect.custom]: { value: shown } })
+  return config
 }
