@@ -1,10 +1,11 @@
+import { inspect } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { validate } from '../../src/api/index.ts'
 import { ValidationError } from '../../src/core/index.ts'
 import { createDatabase, migrate } from '../../src/db/index.ts'
 import { extractWebhookEvents } from '../../src/messaging/index.ts'
-import { createDatabaseClientStore } from '../../src/oauth/index.ts'
+import { createDatabaseClientStore, loadOAuthConfig } from '../../src/oauth/index.ts'
 
 /** Bugs the fuzz suites found, each pinned by the smallest request or call that showed it. */
 describe('fuzz regressions', () => {
@@ -61,4 +62,13 @@ describe('fuzz regressions', () => {
       await database.close()
     }
   }, 120_000)
+
+  it('the OAuth config prints and serializes without MCP_TOKEN_SECRET', () => {
+    const secret = 'regression-mcp-token-secret-0123456789abcdef'
+    const config = loadOAuthConfig({ MCP_TOKEN_SECRET: secret }, { production: false })
+    expect(config.secret).toBe(secret)
+    expect(inspect(config)).not.toContain(secret)
+    expect(JSON.stringify(config)).not.toContain(secret)
+    expect(JSON.stringify({ config })).toContain('<redacted>')
+  })
 })
