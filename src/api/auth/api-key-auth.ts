@@ -43,7 +43,7 @@ export function apiKeyAuth(options: ApiKeyAuthOptions): MiddlewareHandler<ApiEnv
       }
       throw error
     }
-    const missing = missingScopes(info.scopes, required)
+    const missing = required.length === 0 ? required : missingScopes(info.scopes, required)
     if (missing.length > 0) {
       logger?.info({ keyId: info.id, missing, path: c.req.path }, 'API key lacks a scope')
       throw new ForbiddenError(missingScopeMessage(missing))

@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto'
 import { type Clock, systemClock } from '../../core/clock.ts'
 import { DependencyError } from '../../core/errors.ts'
 import type { Logger } from '../../core/logger.ts'
 import type { Database } from '../../db/database.ts'
 import { ApiKeyRejectedError, type ApiKeyRejection } from '../errors.ts'
-import { digestApiKey, digestMatches, parseApiKey } from '../keys/api-key.ts'
+import { digestMatches, parseApiKey } from '../keys/api-key.ts'
 import type { ApiKeyInfo, ApiKeyProvider } from './api-key-provider.ts'
 import { type KeyChangeFeed, openKeyChangeFeed } from './change-feed.ts'
 import { findKeysByPrefix, type StoredApiKey, writeLastUsed } from './key-store.ts'
@@ -137,8 +138,7 @@ export function createDatabaseApiKeyProvider(
   return {
     async verifyKey(rawKey: string): Promise<ApiKeyInfo> {
       const { prefix } = parseApiKey(rawKey)
-      const digest = digestApiKey(rawKey)
-      const cacheKey = digest.toString('base64')
+      const cacheKey = createHash('sha256').update(rawKey).digest('base64')
       if (feed?.trusted()) {
         const cached = cache.get(cacheKey, clock.now())
         if (cached) {
@@ -148,7 +148,9 @@ export function createDatabaseApiKeyProvider(
       }
       let pending = inflight.get(cacheKey)
       if (!pending) {
-        pending = lookUp(prefix, digest, cacheKey).finally(() => inflight.delete(cacheKey))
+        pending = lookUp(prefix, Buffer.from(cacheKey, 'base64'), cacheKey).finally(() =>
+          inflight.delete(cacheKey),
+        )
         inflight.set(cacheKey, pending)
       }
       const info = await pending

@@ -140,11 +140,14 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
     async consume(name, request) {
       const definition = definitions[name]
       if (!definition) throw new TypeError(`No rate limiter named ${JSON.stringify(name)}`)
-      const rule =
-        typeof definition === 'function'
-          ? definition(request)
-          : perIp(request, definition.points, definition.durationSeconds)
-      checkRule(name, rule)
+      let rule: LimitRule
+      if (typeof definition === 'function') {
+        rule = definition(request)
+        checkRule(name, rule)
+      } else {
+        // Checked when the limiters were created.
+        rule = perIp(request, definition.points, definition.durationSeconds)
+      }
       const durationSeconds = rule.durationSeconds ?? 60
       let res: RateLimiterRes
       try {

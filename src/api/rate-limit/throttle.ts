@@ -53,7 +53,7 @@ function rateLimitHeaders(result: LimitResult): [string, string][] {
 
 /** Handlers may return a fresh `Response` without the prepared headers: add them. */
 function applyHeaders(c: Context, headers: [string, string][]): void {
-  if (headers.every(([header, value]) => c.res.headers.get(header) === value)) return
+  if (c.res.headers.has('RateLimit-Remaining')) return
   try {
     for (const [header, value] of headers) c.res.headers.set(header, value)
   } catch {
