@@ -83,7 +83,11 @@ export function controllerTemplate(
   }
   const body = (schema: string) =>
     call('      ', 'const input = await parseJsonBody', ['c.req.raw', schema], '')
-  return `import { eq } from 'drizzle-orm'
+  // Postgres prepared statements are named per connection; SQLite's are anonymous.
+  const prepareName = (action: string) =>
+    ctx.dialect === 'postgres' ? `'kiln_${model.tableName}_${action}'` : ''
+  const run = ctx.dialect === 'postgres' ? 'execute' : 'all'
+  return `import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
 ${kiln.map((name) => `  ${name},`).join('\n')}
@@ -95,15 +99,23 @@ import type { ApiContext } from '../routes.ts'
 
 /** \`/api/v1/${names.resource}\`: index, show, store, update and destroy. */
 export function ${names.controller}({ db, counts }: ApiContext) {
+  // Prepared once: a request only binds its values, the SQL is not built again.
+  const pageQuery = db
+    .select()
+    .from(${t})
+    .orderBy(${t}.${pk.key})
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare(${prepareName('index')})
+  const showQuery = db
+    .select()
+    .from(${t})
+    .where(eq(${t}.${pk.key}, sql.placeholder('id')))
+    .prepare(${prepareName('show')})
   return new Hono<ApiEnv>()
     .get('/', async function index(c) {
       const page = parsePageQuery(c.req.query())
-      const rows = await db
-        .select()
-        .from(${t})
-        .orderBy(${t}.${pk.key})
-        .limit(page.perPage)
-        .offset(page.offset)
+${chain('      ', 'const rows = await ', `pageQuery.${run}({ limit: page.perPage, offset: page.offset })`, '')}
 ${call('      ', 'const total = await counts.total', [`'${model.tableName}'`, 'page', 'rows.length', `db.$count(${t})`], '')}
       const data = rows.map(${names.toResource})
       return c.json(paginated(data, page, total, c.req.path))
@@ -120,7 +132,7 @@ ${respond(', 201')}
     })
     .get('/:id', async function show(c) {
       const id = ${idExpr}
-${chain('      ', `const [${row}] = await `, `db.select().from(${t}).where(${where})`, '')}
+      const [${row}] = await showQuery.${run}({ id })
 ${respond()}
     })
     .put('/:id', async function update(c) {

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
@@ -17,15 +17,23 @@ import type { ApiContext } from '../routes.ts'
 
 /** `/api/v1/comments`: index, show, store, update and destroy. */
 export function commentsController({ db, counts }: ApiContext) {
+  // Prepared once: a request only binds its values, the SQL is not built again.
+  const pageQuery = db
+    .select()
+    .from(comments)
+    .orderBy(comments.id)
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare('kiln_comments_index')
+  const showQuery = db
+    .select()
+    .from(comments)
+    .where(eq(comments.id, sql.placeholder('id')))
+    .prepare('kiln_comments_show')
   return new Hono<ApiEnv>()
     .get('/', async function index(c) {
       const page = parsePageQuery(c.req.query())
-      const rows = await db
-        .select()
-        .from(comments)
-        .orderBy(comments.id)
-        .limit(page.perPage)
-        .offset(page.offset)
+      const rows = await pageQuery.execute({ limit: page.perPage, offset: page.offset })
       const total = await counts.total('comments', page, rows.length, db.$count(comments))
       const data = rows.map(toCommentResource)
       return c.json(paginated(data, page, total, c.req.path))
@@ -42,7 +50,7 @@ export function commentsController({ db, counts }: ApiContext) {
     })
     .get('/:id', async function show(c) {
       const id = parseId(c.req.param('id'))
-      const [comment] = await db.select().from(comments).where(eq(comments.id, id))
+      const [comment] = await showQuery.execute({ id })
       return c.json({ data: toCommentResource(found(comment)) })
     })
     .put('/:id', async function update(c) {

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
@@ -17,15 +17,23 @@ import type { ApiContext } from '../routes.ts'
 
 /** `/api/v1/messages`: index, show, store, update and destroy. */
 export function messagesController({ db, counts }: ApiContext) {
+  // Prepared once: a request only binds its values, the SQL is not built again.
+  const pageQuery = db
+    .select()
+    .from(messages)
+    .orderBy(messages.id)
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare('kiln_messages_index')
+  const showQuery = db
+    .select()
+    .from(messages)
+    .where(eq(messages.id, sql.placeholder('id')))
+    .prepare('kiln_messages_show')
   return new Hono<ApiEnv>()
     .get('/', async function index(c) {
       const page = parsePageQuery(c.req.query())
-      const rows = await db
-        .select()
-        .from(messages)
-        .orderBy(messages.id)
-        .limit(page.perPage)
-        .offset(page.offset)
+      const rows = await pageQuery.execute({ limit: page.perPage, offset: page.offset })
       const total = await counts.total('messages', page, rows.length, db.$count(messages))
       const data = rows.map(toMessageResource)
       return c.json(paginated(data, page, total, c.req.path))
@@ -42,7 +50,7 @@ export function messagesController({ db, counts }: ApiContext) {
     })
     .get('/:id', async function show(c) {
       const id = parseId(c.req.param('id'))
-      const [message] = await db.select().from(messages).where(eq(messages.id, id))
+      const [message] = await showQuery.execute({ id })
       return c.json({ data: toMessageResource(found(message)) })
     })
     .put('/:id', async function update(c) {

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
@@ -17,15 +17,23 @@ import type { ApiContext } from '../routes.ts'
 
 /** `/api/v1/posts`: index, show, store, update and destroy. */
 export function postsController({ db, counts }: ApiContext) {
+  // Prepared once: a request only binds its values, the SQL is not built again.
+  const pageQuery = db
+    .select()
+    .from(posts)
+    .orderBy(posts.id)
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare('kiln_posts_index')
+  const showQuery = db
+    .select()
+    .from(posts)
+    .where(eq(posts.id, sql.placeholder('id')))
+    .prepare('kiln_posts_show')
   return new Hono<ApiEnv>()
     .get('/', async function index(c) {
       const page = parsePageQuery(c.req.query())
-      const rows = await db
-        .select()
-        .from(posts)
-        .orderBy(posts.id)
-        .limit(page.perPage)
-        .offset(page.offset)
+      const rows = await pageQuery.execute({ limit: page.perPage, offset: page.offset })
       const total = await counts.total('posts', page, rows.length, db.$count(posts))
       const data = rows.map(toPostResource)
       return c.json(paginated(data, page, total, c.req.path))
@@ -42,7 +50,7 @@ export function postsController({ db, counts }: ApiContext) {
     })
     .get('/:id', async function show(c) {
       const id = parseId(c.req.param('id'))
-      const [post] = await db.select().from(posts).where(eq(posts.id, id))
+      const [post] = await showQuery.execute({ id })
       return c.json({ data: toPostResource(found(post)) })
     })
     .put('/:id', async function update(c) {

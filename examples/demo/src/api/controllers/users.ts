@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
@@ -17,15 +17,23 @@ import type { ApiContext } from '../routes.ts'
 
 /** `/api/v1/users`: index, show, store, update and destroy. */
 export function usersController({ db, counts }: ApiContext) {
+  // Prepared once: a request only binds its values, the SQL is not built again.
+  const pageQuery = db
+    .select()
+    .from(users)
+    .orderBy(users.id)
+    .limit(sql.placeholder('limit'))
+    .offset(sql.placeholder('offset'))
+    .prepare('kiln_users_index')
+  const showQuery = db
+    .select()
+    .from(users)
+    .where(eq(users.id, sql.placeholder('id')))
+    .prepare('kiln_users_show')
   return new Hono<ApiEnv>()
     .get('/', async function index(c) {
       const page = parsePageQuery(c.req.query())
-      const rows = await db
-        .select()
-        .from(users)
-        .orderBy(users.id)
-        .limit(page.perPage)
-        .offset(page.offset)
+      const rows = await pageQuery.execute({ limit: page.perPage, offset: page.offset })
       const total = await counts.total('users', page, rows.length, db.$count(users))
       const data = rows.map(toUserResource)
       return c.json(paginated(data, page, total, c.req.path))
@@ -42,7 +50,7 @@ export function usersController({ db, counts }: ApiContext) {
     })
     .get('/:id', async function show(c) {
       const id = parseId(c.req.param('id'))
-      const [user] = await db.select().from(users).where(eq(users.id, id))
+      const [user] = await showQuery.execute({ id })
       return c.json({ data: toUserResource(found(user)) })
     })
     .put('/:id', async function update(c) {
