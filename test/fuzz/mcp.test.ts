@@ -73,6 +73,51 @@ const record = fc.dictionary(
   { maxKeys: 6 },
 )
 
+/** A model and field values it accepts, sometimes with one field replaced by anything. */
+const validData = fc
+  .record({
+    target: fc.constantFrom(
+      { model: 'posts', fields: { title: 'T', body: 'B', author_id: 1 } },
+      { model: 'comments', fields: { post_id: 1, author_name: 'Ann', body: 'C' } },
+      { model: 'users', fields: { name: 'N', password_hash: 'x'.repeat(20) } },
+      { model: 'messages', fields: { wamid: 'wamid.mcp', direction: 'inbound' } },
+    ),
+    unique: fc.uuid(),
+    edit: fc.option(fc.tuple(fc.constantFrom(...FIELDS), value), { nil: undefined, freq: 2 }),
+  })
+  .map(({ target, unique, edit }) => {
+    const data: Record<string, unknown> = { ...target.fields }
+    if (target.model === 'users') data.email = `${unique}@example.com`
+    if (target.model === 'messages') data.wamid = `wamid.${unique}`
+    if (edit) data[edit[0]] = edit[1]
+    return { model: target.model, data }
+  })
+
+/** Arguments each tool expects, close to valid: most calls reach the database. */
+const argumentsFor = (name: string): fc.Arbitrary<Record<string, unknown>> => {
+  const smallId = fc.integer({ min: 1, max: 6 })
+  switch (name) {
+    case 'crud_list':
+      return fc.record(
+        {
+          model: fc.constantFrom(...MODELS),
+          filters: record,
+          page: fc.integer({ min: 1, max: 3 }),
+          per_page: fc.integer({ min: 1, max: 200 }),
+        },
+        { requiredKeys: ['model'] },
+      )
+    case 'crud_create':
+      return validData
+    case 'crud_update':
+      return fc.tuple(validData, smallId).map(([{ model, data }, id]) => ({ model, id, data }))
+    case 'crud_delete':
+      return fc.record({ model: fc.constantFrom(...MODELS), id: smallId })
+    default:
+      return fc.constant({})
+  }
+}
+
 /** Arguments near each tool's schema, with any part replaced by anything. */
 const toolArguments = fc.record(
   {
@@ -104,23 +149,27 @@ const jsonRpcId = fc.oneof(
 )
 
 const toolCall = fc
-  .record({
-    id: jsonRpcId,
-    name: fc.oneof(
-      { weight: 8, arbitrary: fc.constantFrom<string>(...TOOLS) },
-      { weight: 1, arbitrary: fc.constantFrom('crud_drop', 'CRUD_LIST', 'crud_list ', '') },
-      { weight: 1, arbitrary: nastyString },
-    ),
-    arguments: fc.oneof(
-      { weight: 8, arbitrary: toolArguments },
-      { weight: 1, arbitrary: fc.constant(undefined) },
-      { weight: 1, arbitrary: anyJson },
-    ),
-    meta: fc.oneof(
-      { weight: 12, arbitrary: fc.constant(undefined) },
-      { weight: 1, arbitrary: anyJson },
-    ),
-  })
+  .oneof(
+    { weight: 8, arbitrary: fc.constantFrom<string>(...TOOLS) },
+    { weight: 1, arbitrary: fc.constantFrom('crud_drop', 'CRUD_LIST', 'crud_list ', '') },
+    { weight: 1, arbitrary: nastyString },
+  )
+  .chain((name) =>
+    fc.record({
+      id: jsonRpcId,
+      name: fc.constant(name),
+      arguments: fc.oneof(
+        { weight: 6, arbitrary: argumentsFor(name) },
+        { weight: 3, arbitrary: toolArguments },
+        { weight: 1, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: anyJson },
+      ),
+      meta: fc.oneof(
+        { weight: 12, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: anyJson },
+      ),
+    }),
+  )
   .map(({ id, name, arguments: args, meta }) => ({
     jsonrpc: '2.0',
     id,
