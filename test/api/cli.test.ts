@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { stripVTControlCharacters } from 'node:util'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import {
   ApiKeyRejectedError,
@@ -24,9 +25,13 @@ const root = resolve(import.meta.dirname, '../..')
 const sqliteFixture = join(root, 'test/fixtures/sqlite-app')
 const RAW_KEY = /kl_(live|test)_[0-9A-Za-z]{43}/
 
+/** Printed lines without colours (picocolors colours them under CI=true). */
 function capture() {
   const lines: string[] = []
-  return { print: (line: string) => lines.push(line), text: () => lines.join('\n') }
+  return {
+    print: (line: string) => lines.push(stripVTControlCharacters(line)),
+    text: () => lines.join('\n'),
+  }
 }
 
 /** Runs `node bin/kiln.js <args>` as a user would, without colours. */
