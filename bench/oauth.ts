@@ -204,7 +204,10 @@ async function alternate(
     return subject(item)
   }
   await fill()
-  await measure(take, Math.min(300, durationMs), concurrency)
+  const warmUpMs = Math.min(300, durationMs)
+  const warmUp = await measure(take, warmUpMs, concurrency)
+  // A round takes about what the warm-up rate gives over its duration; keep twice that ready.
+  estimate = Math.max(estimate, Math.ceil(((warmUp.count * durationMs) / warmUpMs) * 2))
   await measure(baseline, Math.min(300, durationMs), concurrency)
   let s = { count: 0, ms: 0 }
   let b = { count: 0, ms: 0 }
