@@ -61,7 +61,9 @@ const STATUSES: Record<string, DeliveryStatus> = {
 
 /** Maps the provider's status string; anything unknown becomes `Unknown`. */
 export function toDeliveryStatus(value: unknown): DeliveryStatus {
-  return (typeof value === 'string' && STATUSES[value.toLowerCase()]) || 'Unknown'
+  const key = typeof value === 'string' ? value.toLowerCase() : ''
+  // Own keys only: `__proto__` or `constructor` from a payload must not reach Object.prototype.
+  return Object.hasOwn(STATUSES, key) ? STATUSES[key]! : 'Unknown'
 }
 
 const RANK: Record<DeliveryStatus, number> = {
