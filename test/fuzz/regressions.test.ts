@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { validate } from '../../src/api/index.ts'
 import { ValidationError } from '../../src/core/index.ts'
 import { createDatabase, migrate } from '../../src/db/index.ts'
-import { extractWebhookEvents } from '../../src/messaging/index.ts'
+import { extractWebhookEvents, toDeliveryStatus } from '../../src/messaging/index.ts'
 import { createDatabaseClientStore, loadOAuthConfig } from '../../src/oauth/index.ts'
 
 /** Bugs the fuzz suites found, each pinned by the smallest request or call that showed it. */
@@ -71,4 +71,11 @@ describe('fuzz regressions', () => {
     expect(JSON.stringify(config)).not.toContain(secret)
     expect(JSON.stringify({ config })).toContain('<redacted>')
   })
+
+  it.each(['__proto__', 'constructor', 'toString', 'valueOf'])(
+    'a delivery status named %s is Unknown, not an object the listener cannot store',
+    (status) => {
+      expect(toDeliveryStatus(status)).toBe('Unknown')
+    },
+  )
 })
