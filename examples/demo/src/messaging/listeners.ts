@@ -4,6 +4,15 @@ import type { PostgresDb } from 'kiln/db'
 import type { MessagingStatusUpdate, MessagingTextReceived } from 'kiln/messaging'
 import { messages } from '../schema.ts'
 
+/**
+ * What a column can hold: Postgres text cannot contain NUL, and the demo's columns have
+ * lengths. A provider payload is outside data, so it is fitted rather than trusted to fit.
+ */
+function storable(value: string, maxLength?: number): string {
+  const clean = value.replaceAll('\u0000', '')
+  return maxLength === undefined ? clean : clean.slice(0, maxLength)
+}
+
 /** Stores each inbound text message once (a redelivery changes nothing). */
 export class StoreInboundMessage implements Listener<MessagingTextReceived> {
   constructor(private readonly db: PostgresDb) {}
@@ -12,11 +21,11 @@ export class StoreInboundMessage implements Listener<MessagingTextReceived> {
     await this.db
       .insert(messages)
       .values({
-        wamid: event.wamid,
+        wamid: storable(event.wamid, 255),
         direction: 'inbound',
-        phone: event.sender_identity.phone,
+        phone: storable(event.sender_identity.phone, 20),
         senderKind: event.sender_identity.kind,
-        body: event.text,
+        body: storable(event.text),
         sentAt: event.timestamp,
       })
       .onConflictDoNothing({ target: messages.wamid })
@@ -40,9 +49,9 @@ export class StoreDeliveryStatus implements Listener<MessagingStatusUpdate> {
     await this.db
       .insert(messages)
       .values({
-        wamid: event.wamid,
+        wamid: storable(event.wamid, 255),
         direction: 'outbound',
-        phone: event.recipient ?? null,
+        phone: event.recipient === undefined ? null : storable(event.recipient, 20),
         status: event.status,
         errorCode: event.errors[0]?.code ?? null,
         statusAt: event.timestamp,
