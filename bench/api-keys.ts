@@ -9,7 +9,7 @@
  * row with the limiter on Redis.
  */
 import { randomBytes } from 'node:crypto'
-import { Agent, request, type Server } from 'node:http'
+import { Agent, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { eq, sql } from 'drizzle-orm'
@@ -27,7 +27,7 @@ import {
 import { errorHandler, pingRedis, RedisConnections, silentLogger } from 'kiln/core'
 import { createDatabase, migrate } from 'kiln/db'
 import pg from 'pg'
-import { type BenchOptions, type BenchResult, measure } from './lib.ts'
+import { type BenchOptions, type BenchResult, getJson, measure } from './lib.ts'
 
 const ROWS = 10_000
 const POOL = 10
@@ -265,25 +265,4 @@ async function compareWithCpu(
 async function waitFor(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 25))
   if (!condition()) throw new Error('the API key change feed did not connect')
-}
-
-function getJson(
-  agent: Agent,
-  port: number,
-  path: string,
-  headers: Record<string, string>,
-): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () => {
-        if (res.statusCode !== 200) return reject(new Error(`${path}: ${res.statusCode}`))
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')))
-      })
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end()
-  })
 }

@@ -1,3 +1,4 @@
+import { type Agent, request } from 'node:http'
 import { performance } from 'node:perf_hooks'
 
 /** One line of a benchmark's result table: a subject measured beside its baseline. */
@@ -86,4 +87,26 @@ export function formatTable(results: BenchResult[]): string {
     )
   }
   return lines.join('\n')
+}
+
+/** GET a JSON body over a keep-alive agent (node:http: the lightest client, so the server is measured). */
+export function getJson(
+  agent: Agent,
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('end', () => {
+        if (res.statusCode !== 200) return reject(new Error(`${path}: ${res.statusCode}`))
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')))
+      })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
+  })
 }

@@ -7,7 +7,7 @@
  * postgres://postgres@127.0.0.1:5432/postgres (a scratch database is created and dropped).
  */
 import { randomBytes } from 'node:crypto'
-import { Agent, createServer, request, type Server } from 'node:http'
+import { Agent, createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
@@ -16,7 +16,7 @@ import { apiRoutes } from '../examples/demo/src/api/index.ts'
 import { createApiKey, createDatabaseApiKeyProvider, createRateLimiters } from '../src/api/index.ts'
 import { errorHandler, silentLogger } from '../src/core/index.ts'
 import { createDatabase, migrate } from '../src/db/index.ts'
-import { type BenchOptions, type BenchResult, compare } from './lib.ts'
+import { type BenchOptions, type BenchResult, compare, getJson } from './lib.ts'
 
 const ROWS = 100_000
 const POOL = 10
@@ -60,7 +60,7 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
     const rawPort = (raw.address() as AddressInfo).port
     const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
     const headers = { authorization: `Bearer ${rawKey}` }
-    const get = (port: number, path: string) => fetchJson(agent, port, path, headers)
+    const get = (port: number, path: string) => getJson(agent, port, path, headers)
     const randomId = () => 1 + Math.floor(Math.random() * ROWS)
     const settings = quick
       ? { rounds: 2, durationMs: 500, concurrency: CONCURRENCY }
@@ -149,25 +149,4 @@ function handWritten(pool: pg.Pool): Server {
   })
   server.listen(0, '127.0.0.1')
   return server
-}
-
-function fetchJson(
-  agent: Agent,
-  port: number,
-  path: string,
-  headers: Record<string, string>,
-): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () => {
-        if (res.statusCode !== 200) return reject(new Error(`${path}: ${res.statusCode}`))
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')))
-      })
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end()
-  })
 }

@@ -18,7 +18,7 @@ import { type ChildProcess, fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createReadStream, createWriteStream, readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { Agent, createServer, request, type Server } from 'node:http'
+import { Agent, createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -33,7 +33,7 @@ import { apiRoutes } from '../examples/demo/src/api/index.ts'
 import { createApiKey, createDatabaseApiKeyProvider, createRateLimiters } from '../src/api/index.ts'
 import { errorHandler, silentLogger } from '../src/core/index.ts'
 import { createDatabase, migrate } from '../src/db/index.ts'
-import { type BenchOptions, type BenchResult, measure } from './lib.ts'
+import { type BenchOptions, type BenchResult, getJson, measure } from './lib.ts'
 
 const ROLE = 'KILN_BENCH_SCALE_SERVER'
 const POOL = 10
@@ -199,27 +199,6 @@ async function compareServer(
   }
 }
 
-function fetchJson(
-  agent: Agent,
-  port: number,
-  path: string,
-  headers: Record<string, string> = {},
-): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent, headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () => {
-        if (res.statusCode !== 200) return reject(new Error(`${path}: ${res.statusCode}`))
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')))
-      })
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
-
 const power = (rows: number) => `10^${Math.round(Math.log10(rows))}`
 const load = () => `load ${loadavg()[0]?.toFixed(1)}`
 
@@ -271,8 +250,8 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
     for (const [index, table] of tables.entries()) {
       const port = ports[index] as Ports
       const headers = { authorization: `Bearer ${table.key}` }
-      const kiln = (path: string) => () => fetchJson(agent, port.kiln, path, headers)
-      const raw = (path: string) => () => fetchJson(agent, port.raw, path)
+      const kiln = (path: string) => () => getJson(agent, port.kiln, path, headers)
+      const raw = (path: string) => () => getJson(agent, port.raw, path)
       const size = power(table.rows)
       const randomId = () => 1 + Math.floor(Math.random() * table.rows)
       const deepPage = Math.floor(table.rows / PER_PAGE / 2)
@@ -287,8 +266,8 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
 
       const show = await compareServer(
         pid,
-        () => fetchJson(agent, port.kiln, `/api/v1/posts/${randomId()}`, headers),
-        () => fetchJson(agent, port.raw, `/posts/${randomId()}`),
+        () => getJson(agent, port.kiln, `/api/v1/posts/${randomId()}`, headers),
+        () => getJson(agent, port.raw, `/posts/${randomId()}`),
         rounds,
         durationMs,
       )
@@ -296,8 +275,8 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
       // kiln's handlers run named prepared statements; a floor that does too, for fairness.
       const showPrepared = await compareServer(
         pid,
-        () => fetchJson(agent, port.kiln, `/api/v1/posts/${randomId()}`, headers),
-        () => fetchJson(agent, port.raw, `/posts/${randomId()}?prepared=1`),
+        () => getJson(agent, port.kiln, `/api/v1/posts/${randomId()}`, headers),
+        () => getJson(agent, port.raw, `/posts/${randomId()}?prepared=1`),
         rounds,
         durationMs,
       )
@@ -364,11 +343,11 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
     const growth = await compareServer(
       pid,
       () =>
-        fetchJson(agent, largePort, `/api/v1/posts?page=1&per_page=${PER_PAGE}`, {
+        getJson(agent, largePort, `/api/v1/posts?page=1&per_page=${PER_PAGE}`, {
           authorization: `Bearer ${large.key}`,
         }),
       () =>
-        fetchJson(agent, smallPort, `/api/v1/posts?page=1&per_page=${PER_PAGE}`, {
+        getJson(agent, smallPort, `/api/v1/posts?page=1&per_page=${PER_PAGE}`, {
           authorization: `Bearer ${small.key}`,
         }),
       rounds,
