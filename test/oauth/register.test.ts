@@ -144,6 +144,10 @@ describe('POST /register: rules', () => {
       'file:///etc/passwd',
       'FILE:///etc/passwd',
       'javascript://%0aalert(1)',
+      'blob:https://example.com/x',
+      'BLOB:https://example.com/x',
+      'filesystem:https://example.com/temporary/x',
+      'about:blank',
     ]) {
       await expectError(await register(harness, { redirect_uris: [uri] }), 'invalid_redirect_uri')
     }

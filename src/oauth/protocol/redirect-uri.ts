@@ -1,11 +1,24 @@
-const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:'])
+/**
+ * Schemes that run script, read local files or name browser-internal documents. `blob:` and
+ * `filesystem:` URLs carry another origin inside them and are never a client's callback.
+ */
+const FORBIDDEN_SCHEMES = new Set([
+  'javascript:',
+  'data:',
+  'vbscript:',
+  'file:',
+  'blob:',
+  'filesystem:',
+  'about:',
+])
 const LOOPBACK = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/
 
 /**
  * Checks a redirect URI at registration; returns the problem or undefined when acceptable.
  * Absolute, no fragment, no whitespace or control characters anywhere (URL parsers drop tabs
  * and newlines, so `java\nscript:` would otherwise become `javascript:`), never a
- * `javascript:`, `data:`, `vbscript:` or `file:` URI, `http:` only on loopback; other custom
+ * `javascript:`, `data:`, `vbscript:`, `file:`, `blob:`, `filesystem:` or `about:` URI,
+ * `http:` only on loopback; other custom
  * schemes (`cursor://…`, `com.example.app:/cb`) are allowed for native apps.
  * @see RFC 7591 §2, RFC 6749 §3.1.2, RFC 8252 §7, RFC 9700 §4.1
  */
