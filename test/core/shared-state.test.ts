@@ -78,7 +78,8 @@ describeWithRedis('createSharedState with a Redis URL', () => {
       const client = state.client
       await state.queue.enqueue('job', {})
       await state.close()
-      await expect(client?.ping()).rejects.toThrow('Connection is closed')
+      // ioredis words a command on a closed connection either way, depending on when it ended.
+      await expect(client?.ping()).rejects.toThrow(/Connection is closed|Stream isn't writeable/)
     } finally {
       await test.cleanup()
     }
