@@ -18,8 +18,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     pool: 'forks',
     maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Hang guards, not speed checks: embedded Postgres starts slowly on a busy 2-core machine.
+    testTimeout: 90_000,
+    hookTimeout: 120_000,
     globalSetup: ['test/support/global-setup.ts'],
   },
 })

@@ -59,5 +59,6 @@ describe('npm start (the demo process)', () => {
     const out = started.output().trim()
     expect(out).toMatch(message)
     expect(out).not.toMatch(/\n\s+at /)
-  })
+    // Starting embedded Postgres and migrating comes first; on a busy machine that takes a while.
+  }, 120_000)
 })
