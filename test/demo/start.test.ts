@@ -47,18 +47,22 @@ describe('npm start (the demo process)', () => {
     ['REDIS_URL', 'redis://127.0.0.1:6390', /Redis at 127\.0\.0\.1:6390 is unreachable/],
     ['PORT', 'eighty', /PORT: expected a port number/],
     ['MSG_APP_SECRET', 'only-one-of-the-four-messaging-variables', /MSG_ACCESS_TOKEN/],
-  ])('a bad %s gives one clear line and exit code 1', async (name, value, message) => {
-    const cwd = mkdtempSync(join(tmpdir(), 'kiln-demo-'))
-    cleanups.push(() => rmSync(cwd, { recursive: true, force: true }))
-    const started = spawnTs('examples/demo/src/main.ts', [], {
-      cwd,
-      env: { [name]: value, DATABASE_URL: name === 'DATABASE_URL' ? value : 'pglite:' },
-    })
-    cleanups.push(() => started.child.kill('SIGKILL'))
-    expect(await started.exited).toBe(1)
-    const out = started.output().trim()
-    expect(out).toMatch(message)
-    expect(out).not.toMatch(/\n\s+at /)
-    // Starting embedded Postgres and migrating comes first; on a busy machine that takes a while.
-  }, 120_000)
+  ])(
+    'a bad %s gives one clear line and exit code 1',
+    async (name, value, message) => {
+      const cwd = mkdtempSync(join(tmpdir(), 'kiln-demo-'))
+      cleanups.push(() => rmSync(cwd, { recursive: true, force: true }))
+      const started = spawnTs('examples/demo/src/main.ts', [], {
+        cwd,
+        env: { [name]: value, DATABASE_URL: name === 'DATABASE_URL' ? value : 'pglite:' },
+      })
+      cleanups.push(() => started.child.kill('SIGKILL'))
+      expect(await started.exited).toBe(1)
+      const out = started.output().trim()
+      expect(out).toMatch(message)
+      expect(out).not.toMatch(/\n\s+at /)
+      // Starting embedded Postgres and migrating comes first; on a busy machine that takes a while.
+    },
+    120_000,
+  )
 })
