@@ -1,4 +1,5 @@
 import type { Table } from 'drizzle-orm'
+import { AUTO_EXCLUDED_FIELDS } from '../api/index.ts'
 import type { Dialect } from '../db/index.ts'
 
 /**
@@ -37,19 +38,10 @@ export interface McpModelSource {
 }
 
 /**
- * Fields that never leave the data tools: the same whole-name, case-insensitive list the
- * generated REST resources exclude (`token_count` is not excluded).
+ * Fields that never leave the data tools: the very list the generated REST resources exclude
+ * (whole name, case-insensitive; `token_count` is not excluded), so both surfaces agree.
  */
-export const SENSITIVE_FIELDS: readonly string[] = [
-  'password',
-  'password_hash',
-  'hashed_password',
-  'secret',
-  'token',
-  'api_key',
-  'hashed_key',
-  'remember_token',
-]
+export const SENSITIVE_FIELDS: readonly string[] = AUTO_EXCLUDED_FIELDS
 
 export function isSensitiveField(name: string): boolean {
   return SENSITIVE_FIELDS.includes(name.toLowerCase())
