@@ -1,7 +1,6 @@
 import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
 import { type Clock, systemClock } from '../core/clock.ts'
-import { PayloadTooLargeError } from '../core/errors.ts'
+import { bodyLimit } from '../core/http/body-limit.ts'
 import type { TrustProxy } from '../core/http/client-ip.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
@@ -69,12 +68,7 @@ export function oauthServer(options: OAuthServerOptions): Hono {
   const ctx = buildContext(options)
   const app = new Hono()
   app.onError(oauthErrorHandler({ issuer: ctx.endpoints.issuer, logger: ctx.logger }))
-  const limit = bodyLimit({
-    maxSize: 64 * 1024,
-    onError: () => {
-      throw new PayloadTooLargeError()
-    },
-  })
+  const limit = bodyLimit({ maxBytes: 64 * 1024 })
   const cors = oauthCors()
   const resourcePath = new URL(ctx.endpoints.resource).pathname
 
