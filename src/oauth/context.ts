@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock.ts'
 import type { TrustProxy } from '../core/http/client-ip.ts'
+import type { RateLimiters } from '../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
 import type { TokenIssuer } from './issuer.ts'
@@ -44,5 +45,6 @@ export interface OAuthContext {
   random: RandomSource
   logger: Logger
   trustProxy: TrustProxy
-  limits: { registration: Limit; userCodePerSession: Limit; userCodePerIp: Limit }
+  /** kiln's throttle, with `oauth-register`, `oauth-user-code-ip` and `oauth-user-code-user`. */
+  limiters: RateLimiters
 }
