@@ -117,7 +117,8 @@ export function createCrud(options: CrudOptions): Crud {
       const model = resolveModel(models, name)
       if (!Number.isSafeInteger(page) || page < 1)
         throw new ToolError('page must be an integer of at least 1')
-      if (!Number.isSafeInteger(per_page) || per_page < 1) {
+      // Any integer of at least 1: beyond 100 (however far) it is capped, not refused.
+      if (!Number.isInteger(per_page) || per_page < 1) {
         throw new ToolError('per_page must be an integer of at least 1')
       }
       const perPage = Math.min(per_page, MAX_PER_PAGE)
