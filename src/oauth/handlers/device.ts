@@ -7,6 +7,7 @@ import { hit, overLimit } from '../http/throttle.ts'
 import { renderConsentPage } from '../pages/consent.ts'
 import { renderDeviceEntryPage, renderDeviceResultPage } from '../pages/device.ts'
 import { formatUserCode, normalizeUserCode } from '../protocol/user-code.ts'
+import { resolveClient } from '../resolve-client.ts'
 import { loginRedirect } from './login-redirect.ts'
 import { readSessionForm } from './session-form.ts'
 
@@ -78,7 +79,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     if (!found || !userCode || alreadyDecided) return wrong()
     const decision = form.get('decision')
     if (decision === null) {
-      const client = await ctx.clients.get(found.grant.clientId)
+      const client = await resolveClient(ctx, found.grant.clientId)
       return htmlResponse(
         renderConsentPage({
           appName: ctx.appName,

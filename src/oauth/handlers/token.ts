@@ -9,6 +9,7 @@ import { DEVICE_CODE_GRANT } from '../protocol/metadata.ts'
 import { verifyCodeVerifier } from '../protocol/pkce.ts'
 import { resolveResource } from '../protocol/resource.ts'
 import { isScopeSubset, parseScope } from '../protocol/scope.ts'
+import { resolveClient } from '../resolve-client.ts'
 import { DEVICE_INTERVAL_SECONDS } from '../store/device-grants.ts'
 import { REFRESH_TTL_MS } from '../store/token-families.ts'
 
@@ -46,16 +47,41 @@ async function authenticateClient(
   c: Context,
   form: URLSearchParams,
 ): Promise<RegisteredClient> {
-  let clientId = single(form, 'client_id')
-  const basic = /^Basic\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')
-  if (!clientId && basic?.[1]) {
-    const decoded = Buffer.from(basic[1], 'base64').toString('utf8')
-    clientId = decodeURIComponent(decoded.split(':')[0] ?? '') || undefined
+  const fromBody = single(form, 'client_id')
+  const basic = /^Basic\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1]
+  const fromBasic = basic === undefined ? undefined : basicClientId(basic)
+  if (fromBody && fromBasic && fromBody !== fromBasic) {
+    throw new OAuthError('invalid_request', 'client_id differs between the body and Basic')
   }
+  const clientId = fromBody ?? fromBasic
   if (!clientId) throw new OAuthError('invalid_request', 'client_id is required')
-  const client = await ctx.clients.get(clientId)
-  if (!client) throw new OAuthError('invalid_client', 'Unknown client')
+  const client = await resolveClient(ctx, clientId)
+  if (!client) {
+    throw new OAuthError('invalid_client', 'Unknown client', basic ? { challenge: 'Basic' } : {})
+  }
   return client
+}
+
+/**
+ * The client id in the user part of HTTP Basic, form-urlencoded as RFC 6749 §2.3.1 says.
+ * Malformed credentials are `invalid_client` with a `Basic` challenge. @see RFC 6749 §5.2
+ */
+function basicClientId(credentials: string): string {
+  const userPart = Buffer.from(credentials, 'base64').toString('utf8').split(':')[0] ?? ''
+  let clientId: string
+  try {
+    clientId = decodeURIComponent(userPart.replace(/\+/g, ' '))
+  } catch {
+    throw new OAuthError('invalid_client', 'The Basic credentials are not form-urlencoded', {
+      challenge: 'Basic',
+    })
+  }
+  if (!clientId) {
+    throw new OAuthError('invalid_client', 'The Basic credentials name no client', {
+      challenge: 'Basic',
+    })
+  }
+  return clientId
 }
 
 function checkGrantType(client: RegisteredClient, grantType: string): void {
@@ -81,13 +107,17 @@ async function exchangeCode(
   checkGrantType(client, 'authorization_code')
   const code = required(form, 'code')
   const verifier = required(form, 'code_verifier')
-  const redirectUri = required(form, 'redirect_uri')
+  const redirectUri = single(form, 'redirect_uri')
   const record = await ctx.codes.peekCode(code)
   if (!record) throw await replayOrUnknown(ctx, code)
   if (record.clientId !== client.clientId) {
     throw new OAuthError('invalid_grant', 'The code was issued to another client')
   }
-  if (record.redirectUri !== redirectUri) {
+  // Required only when the authorization request carried it; when sent anyway it must match.
+  if (record.redirectUriSent && redirectUri === undefined) {
+    throw new OAuthError('invalid_request', 'redirect_uri is required')
+  }
+  if (redirectUri !== undefined && record.redirectUri !== redirectUri) {
     throw new OAuthError('invalid_grant', 'redirect_uri differs from the authorization request')
   }
   if (!verifyCodeVerifier(verifier, record.codeChallenge)) {
@@ -97,7 +127,13 @@ async function exchangeCode(
   const familyId = ctx.families.newFamilyId()
   const consumed = await ctx.codes.consumeCode(code, familyId, REFRESH_TTL_MS)
   if (!consumed) throw await replayOrUnknown(ctx, code)
-  const { redirectUri: _r, codeChallenge: _c, expiresAt: _e, ...binding } = consumed
+  const {
+    redirectUri: _r,
+    redirectUriSent: _s,
+    codeChallenge: _c,
+    expiresAt: _e,
+    ...binding
+  } = consumed
   return ctx.issuer.issue(binding, {
     familyId,
     refresh: client.grantTypes.includes('refresh_token'),

@@ -1,3 +1,4 @@
+import { displayName } from '../protocol/display-name.ts'
 import { escapeHtml, layout } from './layout.ts'
 
 export interface ConsentPageParams {
@@ -15,7 +16,7 @@ export interface ConsentPageParams {
 
 /** The Approve/Deny page shared by the authorization-code and device flows. */
 export function renderConsentPage(params: ConsentPageParams): string {
-  const name = params.clientName ?? 'An unnamed application'
+  const name = displayName(params.clientName) ?? 'An unnamed application'
   const hidden = Object.entries(params.hidden)
     .map(
       ([field, value]) =>

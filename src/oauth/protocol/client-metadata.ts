@@ -1,4 +1,5 @@
 import { OAuthError } from '../errors.ts'
+import { displayName } from './display-name.ts'
 import { DEVICE_CODE_GRANT } from './metadata.ts'
 import { redirectUriProblem } from './redirect-uri.ts'
 
@@ -78,7 +79,7 @@ export function parseClientMetadata(
   for (const field of DROPPED_FIELDS) delete metadata[field]
   return {
     clientId: identity.clientId,
-    clientName: clientName?.replace(/\p{Cc}/gu, '').trim() || undefined,
+    clientName: displayName(clientName),
     redirectUris,
     grantTypes,
     responseTypes,

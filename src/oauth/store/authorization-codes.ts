@@ -15,6 +15,8 @@ export interface GrantBinding {
 /** An authorization request shown on the consent page, waiting for Approve or Deny. */
 export interface PendingAuthorization extends GrantBinding {
   redirectUri: string
+  /** Whether the request named `redirect_uri` (then /token must repeat it). @see RFC 6749 §4.1.3 */
+  redirectUriSent: boolean
   codeChallenge: string
   state: string | undefined
   /** SHA-256 of the session's CSRF token when the page was shown. */
@@ -24,6 +26,7 @@ export interface PendingAuthorization extends GrantBinding {
 
 export interface AuthorizationCodeRecord extends GrantBinding {
   redirectUri: string
+  redirectUriSent: boolean
   codeChallenge: string
   expiresAt: number
 }
@@ -58,6 +61,13 @@ export class AuthorizationCodeStore {
     const expiresAt = this.#clock.now() + PENDING_TTL_MS
     await setJson(this.#store, pendingKey(id), { ...request, expiresAt }, PENDING_TTL_MS)
     return id
+  }
+
+  /** The pending request, left in place: for checking who may answer it. */
+  async peekPending(id: string): Promise<PendingAuthorization | undefined> {
+    if (id.length === 0 || id.length > 200) return undefined
+    const record = await getJson<PendingAuthorization>(this.#store, pendingKey(id))
+    return record && record.expiresAt > this.#clock.now() ? record : undefined
   }
 
   /** The pending request, removed: each consent page is answered once. */
