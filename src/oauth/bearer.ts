@@ -5,7 +5,7 @@ import { OAuthError } from './errors.ts'
 import { bearerErrorResponse, missingTokenResponse } from './http/error-response.ts'
 import { type AccessTokenClaims, hmacKey, verifyAccessToken } from './protocol/access-token.ts'
 import { parseScope } from './protocol/scope.ts'
-import { isAccessTokenRevoked } from './store/revocations.ts'
+import { isFamilyRevoked } from './store/token-families.ts'
 
 export type BearerResult =
   | { kind: 'valid'; claims: AccessTokenClaims }
@@ -21,9 +21,10 @@ export interface BearerValidatorOptions {
   resource: string
   clock?: Clock
   /**
-   * The authorization server's KeyValueStore. With it, tokens revoked because their code was
-   * replayed or their refresh token reused are refused at once (one lookup per request);
-   * without it they stay valid until they expire (at most one hour).
+   * The authorization server's KeyValueStore. With it, tokens of a revoked grant (a replayed
+   * code, a reused refresh token, RFC 7009 revocation, a disconnected app, a deleted user) are
+   * refused at once: one read of the grant's revocation mark per request. Without it they stay
+   * valid until they expire (at most one hour).
    */
   store?: KeyValueStore
 }
@@ -57,7 +58,7 @@ export function createBearerValidator(options: BearerValidatorOptions): Validate
       now: clock.now(),
     })
     if (!result.ok) return { kind: 'invalid', reason: result.reason }
-    if (store && (await isAccessTokenRevoked(store, result.claims.jti))) {
+    if (store && (await isFamilyRevoked(store, result.claims.grant_id))) {
       return { kind: 'invalid', reason: 'The token has been revoked' }
     }
     return { kind: 'valid', claims: result.claims }

@@ -7,6 +7,7 @@ import type { RandomSource } from './protocol/random.ts'
 import type { AuthorizationCodeStore } from './store/authorization-codes.ts'
 import type { ClientStore } from './store/client-store.ts'
 import type { DeviceGrantStore } from './store/device-grants.ts'
+import type { GrantIndex } from './store/grants.ts'
 import type { TokenFamilies } from './store/token-families.ts'
 
 /** The signed-in person, as the application's session middleware knows them. */
@@ -38,7 +39,10 @@ export interface OAuthContext {
   codes: AuthorizationCodeStore
   devices: DeviceGrantStore
   families: TokenFamilies
+  grants: GrantIndex
   issuer: TokenIssuer
+  /** The HMAC key access tokens are signed with (to verify them at /revoke). */
+  accessTokenKey: Uint8Array
   clock: Clock
   random: RandomSource
   logger: Logger

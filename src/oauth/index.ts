@@ -12,6 +12,12 @@ export { type LoadOAuthConfigOptions, loadOAuthConfig, type OAuthConfig } from '
 export type { Limit, OAuthSession, SessionResolver } from './context.ts'
 export { type OAuthCorsOptions, oauthCors } from './cors.ts'
 export { OAuthError, type OAuthErrorCode, OAuthPageError, OAuthRedirectError } from './errors.ts'
+export {
+  type ConnectedApp,
+  createOAuthGrants,
+  type OAuthGrants,
+  type OAuthGrantsOptions,
+} from './grants.ts'
 export { PAGE_SECURITY_HEADERS } from './http/page-response.ts'
 export {
   ACCESS_TOKEN_TTL_SECONDS,

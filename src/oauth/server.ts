@@ -14,6 +14,7 @@ import { deviceAuthorizationHandler } from './handlers/device-authorization.ts'
 import { metadataHandler } from './handlers/metadata.ts'
 import { protectedResourceHandler } from './handlers/protected-resource.ts'
 import { registerHandler } from './handlers/register.ts'
+import { revokeHandler } from './handlers/revoke.ts'
 import { tokenHandler } from './handlers/token.ts'
 import { oauthErrorHandler } from './http/error-response.ts'
 import { TokenIssuer } from './issuer.ts'
@@ -23,6 +24,7 @@ import { type RandomSource, systemRandom } from './protocol/random.ts'
 import { AuthorizationCodeStore } from './store/authorization-codes.ts'
 import { type ClientStore, createDatabaseClientStore } from './store/client-store.ts'
 import { DeviceGrantStore } from './store/device-grants.ts'
+import { GrantIndex } from './store/grants.ts'
 import { TokenFamilies } from './store/token-families.ts'
 
 export interface OAuthServerOptions {
@@ -90,6 +92,8 @@ export function oauthServer(options: OAuthServerOptions): Hono {
   app.post('/register', registerHandler(ctx))
   app.use('/token', cors, limit)
   app.post('/token', tokenHandler(ctx))
+  app.use('/revoke', cors, limit)
+  app.post('/revoke', revokeHandler(ctx))
   app.use('/device_authorization', cors, limit)
   app.post('/device_authorization', deviceAuthorizationHandler(ctx))
   app.get('/authorize', authorizeHandler(ctx))
@@ -129,6 +133,7 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
   const logger = options.logger ?? silentLogger()
   const store = options.store
   const families = new TokenFamilies(store, clock, random)
+  const grants = new GrantIndex(store, clock)
   const minutes15 = 15 * 60_000
   return {
     endpoints: endpointsFor(issuer, options.resourcePath ?? '/mcp'),
@@ -141,12 +146,15 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
     codes: new AuthorizationCodeStore(store, clock, random),
     devices: new DeviceGrantStore(store, clock, random),
     families,
+    grants,
+    accessTokenKey: hmacKey(options.secret),
     issuer: new TokenIssuer({
       key: hmacKey(options.secret),
       issuer,
       clock,
       random,
       families,
+      grants,
       logger,
     }),
     clock,

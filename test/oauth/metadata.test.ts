@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createHarness } from './support.ts'
 
 describe('discovery', () => {
-  it('serves exactly the spec fields plus authorization_response_iss_parameter_supported', async () => {
+  it('serves the spec fields plus RFC 9207 iss and RFC 7009 revocation', async () => {
     const harness = createHarness()
     const res = await harness.request('/.well-known/oauth-authorization-server')
     expect(res.status).toBe(200)
@@ -11,6 +11,8 @@ describe('discovery', () => {
       authorization_endpoint: 'http://127.0.0.1:3000/authorize',
       token_endpoint: 'http://127.0.0.1:3000/token',
       registration_endpoint: 'http://127.0.0.1:3000/register',
+      revocation_endpoint: 'http://127.0.0.1:3000/revoke',
+      revocation_endpoint_auth_methods_supported: ['none'],
       device_authorization_endpoint: 'http://127.0.0.1:3000/device_authorization',
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],

@@ -10,6 +10,7 @@ import { matchesRedirectUri } from '../protocol/redirect-uri.ts'
 import { resolveResource } from '../protocol/resource.ts'
 import { grantScopes } from '../protocol/scope.ts'
 import { resolveClient } from '../resolve-client.ts'
+import { REFRESH_TTL_MS } from '../store/token-families.ts'
 import { loginRedirect } from './login-redirect.ts'
 import { readSessionForm } from './session-form.ts'
 
@@ -136,16 +137,21 @@ export function authorizeDecisionHandler(ctx: OAuthContext): Handler {
       target.searchParams.set('error', 'access_denied')
       target.searchParams.set('error_description', 'The user denied the request')
     } else {
-      const code = await ctx.codes.issueCode({
-        clientId: pending.clientId,
-        redirectUri: pending.redirectUri,
-        redirectUriSent: pending.redirectUriSent,
-        codeChallenge: pending.codeChallenge,
-        scope: pending.scope,
-        resource: pending.resource,
-        userId: session.userId,
-        tenantId: session.tenantId,
-      })
+      const code = await ctx.codes.issueCode(
+        {
+          clientId: pending.clientId,
+          redirectUri: pending.redirectUri,
+          redirectUriSent: pending.redirectUriSent,
+          codeChallenge: pending.codeChallenge,
+          scope: pending.scope,
+          resource: pending.resource,
+          userId: session.userId,
+          tenantId: session.tenantId,
+          approvedAt: ctx.clock.now(),
+          familyId: ctx.families.newFamilyId(),
+        },
+        REFRESH_TTL_MS,
+      )
       target.searchParams.set('code', code)
     }
     if (pending.state !== undefined) target.searchParams.set('state', pending.state)

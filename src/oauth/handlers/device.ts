@@ -99,7 +99,12 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     const recorded = await ctx.devices.decide(
       found.hash,
       approved
-        ? { status: 'approved', userId: session.userId, tenantId: session.tenantId }
+        ? {
+            status: 'approved',
+            userId: session.userId,
+            tenantId: session.tenantId,
+            approvedAt: ctx.clock.now(),
+          }
         : { status: 'denied' },
     )
     if (!recorded) return wrong()

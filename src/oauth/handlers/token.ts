@@ -1,4 +1,4 @@
-import type { Context, Handler } from 'hono'
+import type { Handler } from 'hono'
 import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
 import { readForm, required, resources, single } from '../http/params.ts'
@@ -9,9 +9,8 @@ import { DEVICE_CODE_GRANT } from '../protocol/metadata.ts'
 import { verifyCodeVerifier } from '../protocol/pkce.ts'
 import { resolveResource } from '../protocol/resource.ts'
 import { isScopeSubset, parseScope } from '../protocol/scope.ts'
-import { resolveClient } from '../resolve-client.ts'
 import { DEVICE_INTERVAL_SECONDS } from '../store/device-grants.ts'
-import { REFRESH_TTL_MS } from '../store/token-families.ts'
+import { authenticateClient } from './client-auth.ts'
 
 /**
  * POST /token: authorization code (+ PKCE), device code polling and refresh, all minted by
@@ -39,49 +38,6 @@ export function tokenHandler(ctx: OAuthContext): Handler {
     }
     return c.json(response, 200, { 'Cache-Control': 'no-store', Pragma: 'no-cache' })
   }
-}
-
-/** `client_id` from the body, or the user name of HTTP Basic from clients that insist on it. */
-async function authenticateClient(
-  ctx: OAuthContext,
-  c: Context,
-  form: URLSearchParams,
-): Promise<RegisteredClient> {
-  const fromBody = single(form, 'client_id')
-  const basic = /^Basic\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1]
-  const fromBasic = basic === undefined ? undefined : basicClientId(basic)
-  if (fromBody && fromBasic && fromBody !== fromBasic) {
-    throw new OAuthError('invalid_request', 'client_id differs between the body and Basic')
-  }
-  const clientId = fromBody ?? fromBasic
-  if (!clientId) throw new OAuthError('invalid_request', 'client_id is required')
-  const client = await resolveClient(ctx, clientId)
-  if (!client) {
-    throw new OAuthError('invalid_client', 'Unknown client', basic ? { challenge: 'Basic' } : {})
-  }
-  return client
-}
-
-/**
- * The client id in the user part of HTTP Basic, form-urlencoded as RFC 6749 §2.3.1 says.
- * Malformed credentials are `invalid_client` with a `Basic` challenge. @see RFC 6749 §5.2
- */
-function basicClientId(credentials: string): string {
-  const userPart = Buffer.from(credentials, 'base64').toString('utf8').split(':')[0] ?? ''
-  let clientId: string
-  try {
-    clientId = decodeURIComponent(userPart.replace(/\+/g, ' '))
-  } catch {
-    throw new OAuthError('invalid_client', 'The Basic credentials are not form-urlencoded', {
-      challenge: 'Basic',
-    })
-  }
-  if (!clientId) {
-    throw new OAuthError('invalid_client', 'The Basic credentials name no client', {
-      challenge: 'Basic',
-    })
-  }
-  return clientId
 }
 
 function checkGrantType(client: RegisteredClient, grantType: string): void {
@@ -124,32 +80,39 @@ async function exchangeCode(
     throw new OAuthError('invalid_grant', 'The code_verifier does not match the code_challenge')
   }
   checkResource(ctx, form, record.resource)
-  const familyId = ctx.families.newFamilyId()
-  const consumed = await ctx.codes.consumeCode(code, familyId, REFRESH_TTL_MS)
+  const consumed = await ctx.codes.consumeCode(code)
   if (!consumed) throw await replayOrUnknown(ctx, code)
   const {
     redirectUri: _r,
     redirectUriSent: _s,
     codeChallenge: _c,
     expiresAt: _e,
+    familyId,
     ...binding
   } = consumed
   return ctx.issuer.issue(binding, {
     familyId,
     refresh: client.grantTypes.includes('refresh_token'),
     grant: 'authorization_code',
+    client: shownClient(client),
   })
+}
+
+function shownClient(client: RegisteredClient) {
+  return { name: client.clientName, verifiedHost: client.verifiedHost }
 }
 
 /** A used code presented again revokes every token issued from it. @see RFC 6749 §4.1.2 */
 async function replayOrUnknown(ctx: OAuthContext, code: string): Promise<OAuthError> {
-  const familyId = await ctx.codes.replayedFamily(code)
+  const familyId = await ctx.codes.familyOf(code)
   if (familyId) {
+    // The code was issued here and is gone: used (perhaps this very moment) or expired.
+    // Either way its family ends; an expired code never started one.
     await ctx.families.revoke(familyId)
     ctx.logger.warn({ familyId }, 'oauth: authorization code replayed; its tokens are revoked')
     return new OAuthError(
       'invalid_grant',
-      'The code was already used; tokens issued from it are revoked',
+      'The code was already used or has expired; tokens issued from it are revoked',
     )
   }
   return new OAuthError('invalid_grant', 'The code is unknown or expired')
@@ -203,11 +166,13 @@ async function pollDevice(
           resource: grant.resource,
           userId: outcome.userId,
           tenantId: outcome.tenantId,
+          approvedAt: outcome.approvedAt,
         },
         {
           familyId: ctx.families.newFamilyId(),
           refresh: client.grantTypes.includes('refresh_token'),
           grant: 'device_code',
+          client: shownClient(client),
         },
       )
     }

@@ -16,6 +16,11 @@ export interface RegisteredClient {
   metadata: Record<string, unknown>
   /** Seconds since the epoch. */
   issuedAt: number
+  /**
+   * For a client identified by its metadata document's URL (CIMD): that URL's host, which
+   * the client proved it controls by serving the document. Undefined for registered clients.
+   */
+  verifiedHost?: string | undefined
 }
 
 const GRANT_TYPES = new Set(['authorization_code', 'refresh_token', DEVICE_CODE_GRANT])

@@ -4,6 +4,7 @@ export interface Endpoints {
   authorization: string
   token: string
   registration: string
+  revocation: string
   deviceAuthorization: string
   verification: string
   /** The canonical MCP URL: absolute, no fragment, no trailing slash. */
@@ -19,6 +20,7 @@ export function endpointsFor(issuer: string, resourcePath: string): Endpoints {
     authorization: `${issuer}/authorize`,
     token: `${issuer}/token`,
     registration: `${issuer}/register`,
+    revocation: `${issuer}/revoke`,
     deviceAuthorization: `${issuer}/device_authorization`,
     verification: `${issuer}/device`,
     resource: `${issuer}${path}`,
@@ -38,6 +40,8 @@ export function authorizationServerMetadata(endpoints: Endpoints) {
     authorization_endpoint: endpoints.authorization,
     token_endpoint: endpoints.token,
     registration_endpoint: endpoints.registration,
+    revocation_endpoint: endpoints.revocation,
+    revocation_endpoint_auth_methods_supported: ['none'],
     device_authorization_endpoint: endpoints.deviceAuthorization,
     response_types_supported: ['code'],
     grant_types_supported: ['authorization_code', DEVICE_CODE_GRANT],
