@@ -2,7 +2,11 @@ import type { Context, MiddlewareHandler } from 'hono'
 import { type Clock, systemClock } from '../core/clock.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { OAuthError } from './errors.ts'
-import { bearerErrorResponse, missingTokenResponse } from './http/error-response.ts'
+import {
+  bearerChallenge,
+  bearerErrorResponse,
+  missingTokenResponse,
+} from './http/error-response.ts'
 import { type AccessTokenClaims, hmacKey, verifyAccessToken } from './protocol/access-token.ts'
 import { parseScope } from './protocol/scope.ts'
 import { isFamilyRevoked } from './store/token-families.ts'
@@ -117,4 +121,26 @@ export function getAccessToken(c: Context): AccessTokenClaims {
   const claims = c.get('accessToken') as AccessTokenClaims | undefined
   if (!claims) throw new TypeError('getAccessToken: this route is not behind bearerAuth()')
   return claims
+}
+
+/**
+ * The `WWW-Authenticate` value for a request whose token lacks a scope the operation needs
+ * (answer it with 403): `Bearer error="insufficient_scope", scope="…", resource_metadata="…"`.
+ * A client can then ask the person for the wider scope (step-up). @see RFC 6750 §3.1
+ */
+export function insufficientScopeChallenge(options: {
+  resourceMetadataUrl: string
+  /** The scopes the operation needs, e.g. `['mcp:write']`. */
+  scopes: string[]
+  description?: string
+}): string {
+  const scope = options.scopes.join(' ')
+  return bearerChallenge({
+    resourceMetadataUrl: options.resourceMetadataUrl,
+    error: new OAuthError(
+      'insufficient_scope',
+      options.description ?? `This operation needs the scope: ${scope}`,
+      { scope },
+    ),
+  })
 }

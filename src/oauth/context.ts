@@ -31,6 +31,7 @@ export interface Limit {
 export interface OAuthContext {
   endpoints: Endpoints
   scopes: string[]
+  scopeDescriptions: Readonly<Record<string, string>>
   loginPath: string
   appName: string
   session: SessionResolver

@@ -6,6 +6,7 @@ export {
   bearerAuth,
   createBearerValidator,
   getAccessToken,
+  insufficientScopeChallenge,
   type ValidateBearer,
 } from './bearer.ts'
 export { type LoadOAuthConfigOptions, loadOAuthConfig, type OAuthConfig } from './config.ts'
@@ -28,6 +29,7 @@ export {
 export type { RegisteredClient } from './protocol/client-metadata.ts'
 export { s256Challenge } from './protocol/pkce.ts'
 export { safeReturnTo } from './protocol/return-to.ts'
+export { DEFAULT_SCOPES, MCP_READ_SCOPE, MCP_WRITE_SCOPE } from './protocol/scope.ts'
 export { formatUserCode, normalizeUserCode } from './protocol/user-code.ts'
 export { type OAuthServerOptions, oauthServer } from './server.ts'
 export {

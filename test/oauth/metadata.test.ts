@@ -18,6 +18,7 @@ describe('discovery', () => {
       grant_types_supported: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['none'],
+      scopes_supported: ['mcp:read', 'mcp:write'],
       authorization_response_iss_parameter_supported: true,
     })
   })
@@ -35,7 +36,7 @@ describe('discovery', () => {
     const expected = {
       resource: 'http://127.0.0.1:3000/mcp',
       authorization_servers: ['http://127.0.0.1:3000'],
-      scopes_supported: ['mcp'],
+      scopes_supported: ['mcp:read', 'mcp:write'],
       bearer_methods_supported: ['header'],
     }
     for (const path of [

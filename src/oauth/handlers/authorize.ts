@@ -81,6 +81,8 @@ export function authorizeHandler(ctx: OAuthContext): Handler {
         clientId: client.clientId,
         redirectHost: redirectHost(redirectUri),
         scopes: scope,
+        scopeDescriptions: ctx.scopeDescriptions,
+        verifiedHost: client.verifiedHost,
         action,
         hidden: { request_id: requestId, csrf_token: session.csrfToken },
       }),

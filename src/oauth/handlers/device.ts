@@ -87,6 +87,8 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
           clientId: found.grant.clientId,
           redirectHost: undefined,
           scopes: found.grant.scope,
+          scopeDescriptions: ctx.scopeDescriptions,
+          verifiedHost: client?.verifiedHost,
           action,
           hidden: { user_code: formatUserCode(userCode), csrf_token: session.csrfToken },
         }),

@@ -7,6 +7,8 @@ export interface Endpoints {
   revocation: string
   deviceAuthorization: string
   verification: string
+  /** The signed-in person's list of connected applications. */
+  connectedApps: string
   /** The canonical MCP URL: absolute, no fragment, no trailing slash. */
   resource: string
   /** `/.well-known/oauth-protected-resource/<resource path>`. @see RFC 9728 §3.1 */
@@ -23,6 +25,7 @@ export function endpointsFor(issuer: string, resourcePath: string): Endpoints {
     revocation: `${issuer}/revoke`,
     deviceAuthorization: `${issuer}/device_authorization`,
     verification: `${issuer}/device`,
+    connectedApps: `${issuer}/connected-apps`,
     resource: `${issuer}${path}`,
     resourceMetadata: `${issuer}/.well-known/oauth-protected-resource${path}`,
   }
@@ -31,10 +34,11 @@ export function endpointsFor(issuer: string, resourcePath: string): Endpoints {
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
 /**
- * Authorization-server metadata: exactly the fields of the spec, plus RFC 9207's
- * `authorization_response_iss_parameter_supported`. @see RFC 8414 §2
+ * Authorization-server metadata: the fields of the spec, plus `scopes_supported`, RFC 9207's
+ * `authorization_response_iss_parameter_supported`, RFC 7009's revocation endpoint and
+ * client ID metadata documents. @see RFC 8414 §2
  */
-export function authorizationServerMetadata(endpoints: Endpoints) {
+export function authorizationServerMetadata(endpoints: Endpoints, scopes: string[]) {
   return {
     issuer: endpoints.issuer,
     authorization_endpoint: endpoints.authorization,
@@ -47,6 +51,7 @@ export function authorizationServerMetadata(endpoints: Endpoints) {
     grant_types_supported: ['authorization_code', DEVICE_CODE_GRANT],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['none'],
+    scopes_supported: scopes,
     authorization_response_iss_parameter_supported: true,
   }
 }
