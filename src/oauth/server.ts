@@ -10,20 +10,24 @@ import { normalizeIssuer } from './config.ts'
 import type { Limit, OAuthContext, SessionResolver } from './context.ts'
 import { oauthCors } from './cors.ts'
 import { authorizeDecisionHandler, authorizeHandler } from './handlers/authorize.ts'
+import { connectedAppsHandler, disconnectAppHandler } from './handlers/connected-apps.ts'
 import { deviceDecisionHandler, deviceHandler } from './handlers/device.ts'
 import { deviceAuthorizationHandler } from './handlers/device-authorization.ts'
 import { metadataHandler } from './handlers/metadata.ts'
 import { protectedResourceHandler } from './handlers/protected-resource.ts'
 import { registerHandler } from './handlers/register.ts'
+import { revokeHandler } from './handlers/revoke.ts'
 import { tokenHandler } from './handlers/token.ts'
 import { oauthErrorHandler } from './http/error-response.ts'
 import { TokenIssuer } from './issuer.ts'
 import { hmacKey } from './protocol/access-token.ts'
 import { endpointsFor } from './protocol/metadata.ts'
 import { type RandomSource, systemRandom } from './protocol/random.ts'
+import { DEFAULT_SCOPE_DESCRIPTIONS, DEFAULT_SCOPES } from './protocol/scope.ts'
 import { AuthorizationCodeStore } from './store/authorization-codes.ts'
 import { type ClientStore, createDatabaseClientStore } from './store/client-store.ts'
 import { DeviceGrantStore } from './store/device-grants.ts'
+import { GrantIndex } from './store/grants.ts'
 import { TokenFamilies } from './store/token-families.ts'
 
 export interface OAuthServerOptions {
@@ -43,8 +47,10 @@ export interface OAuthServerOptions {
   loginPath?: string
   /** Resolves the signed-in user, tenant and CSRF token of a browser request. */
   session: SessionResolver
-  /** Scopes this server grants. Default `['mcp']`. */
+  /** Scopes this server grants. Default `['mcp:read', 'mcp:write']`. */
   scopes?: string[]
+  /** Plain words for scopes on the consent and connected-apps pages (merged over kiln's). */
+  scopeDescriptions?: Record<string, string>
   /** Shown on the consent page ("… wants to access your <appName> account"). */
   appName?: string
   clock?: Clock
@@ -93,12 +99,16 @@ export function oauthServer(options: OAuthServerOptions): Hono {
   app.post('/register', registerHandler(ctx))
   app.use('/token', cors, limit)
   app.post('/token', tokenHandler(ctx))
+  app.use('/revoke', cors, limit)
+  app.post('/revoke', revokeHandler(ctx))
   app.use('/device_authorization', cors, limit)
   app.post('/device_authorization', deviceAuthorizationHandler(ctx))
   app.get('/authorize', authorizeHandler(ctx))
   app.post('/authorize', limit, authorizeDecisionHandler(ctx))
   app.get('/device', deviceHandler(ctx))
   app.post('/device', limit, deviceDecisionHandler(ctx))
+  app.get('/connected-apps', connectedAppsHandler(ctx))
+  app.post('/connected-apps', limit, disconnectAppHandler(ctx))
   return app
 }
 
@@ -123,7 +133,7 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
   if (!loginPath.startsWith('/') || loginPath.startsWith('//')) {
     throw new TypeError('oauthServer: `loginPath` must be a path on this site, like /login')
   }
-  const scopes = options.scopes ?? ['mcp']
+  const scopes = options.scopes ?? DEFAULT_SCOPES
   if (scopes.length === 0 || scopes.some((scope) => !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope))) {
     throw new TypeError('oauthServer: `scopes` must be non-empty scope tokens (RFC 6749 §3.3)')
   }
@@ -132,9 +142,11 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
   const logger = options.logger ?? silentLogger()
   const store = options.store
   const families = new TokenFamilies(store, clock, random)
+  const grants = new GrantIndex(store, clock)
   return {
     endpoints: endpointsFor(issuer, options.resourcePath ?? '/mcp'),
     scopes,
+    scopeDescriptions: { ...DEFAULT_SCOPE_DESCRIPTIONS, ...options.scopeDescriptions },
     loginPath,
     appName: options.appName ?? 'application',
     session: options.session,
@@ -143,12 +155,15 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
     codes: new AuthorizationCodeStore(store, clock, random),
     devices: new DeviceGrantStore(store, clock, random),
     families,
+    grants,
+    accessTokenKey: hmacKey(options.secret),
     issuer: new TokenIssuer({
       key: hmacKey(options.secret),
       issuer,
       clock,
       random,
       families,
+      grants,
       logger,
     }),
     clock,

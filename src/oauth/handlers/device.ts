@@ -6,6 +6,7 @@ import { htmlResponse } from '../http/page-response.ts'
 import { renderConsentPage } from '../pages/consent.ts'
 import { renderDeviceEntryPage, renderDeviceResultPage } from '../pages/device.ts'
 import { formatUserCode, normalizeUserCode } from '../protocol/user-code.ts'
+import { resolveClient } from '../resolve-client.ts'
 import { loginRedirect } from './login-redirect.ts'
 import { readSessionForm } from './session-form.ts'
 
@@ -77,7 +78,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     if (!found || !userCode || alreadyDecided) return wrong()
     const decision = form.get('decision')
     if (decision === null) {
-      const client = await ctx.clients.get(found.grant.clientId)
+      const client = await resolveClient(ctx, found.grant.clientId)
       return htmlResponse(
         renderConsentPage({
           appName: ctx.appName,
@@ -85,6 +86,8 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
           clientId: found.grant.clientId,
           redirectHost: undefined,
           scopes: found.grant.scope,
+          scopeDescriptions: ctx.scopeDescriptions,
+          verifiedHost: client?.verifiedHost,
           action,
           hidden: { user_code: formatUserCode(userCode), csrf_token: session.csrfToken },
         }),
@@ -97,7 +100,12 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     const recorded = await ctx.devices.decide(
       found.hash,
       approved
-        ? { status: 'approved', userId: session.userId, tenantId: session.tenantId }
+        ? {
+            status: 'approved',
+            userId: session.userId,
+            tenantId: session.tenantId,
+            approvedAt: ctx.clock.now(),
+          }
         : { status: 'denied' },
     )
     if (!recorded) return wrong()
