@@ -16,6 +16,7 @@ export interface OpenApiDocument {
 export interface OpenApiOperation {
   operationId: string
   summary: string
+  description?: string
   tags: string[]
   parameters?: OpenApiParameter[]
   requestBody?: unknown
