@@ -2,6 +2,7 @@ import { Hono } from 'hono'
 import { type Clock, systemClock } from '../core/clock.ts'
 import { bodyLimit } from '../core/http/body-limit.ts'
 import type { TrustProxy } from '../core/http/client-ip.ts'
+import { type OriginGuardOptions, originGuard } from '../core/http/origin-guard.ts'
 import { createRateLimiters, type RateLimiters } from '../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
@@ -69,6 +70,13 @@ export interface OAuthServerOptions {
   registrationLimit?: Limit
   /** Wrong device codes per signed-in user and per IP. Defaults 10 and 30 per 15 minutes. */
   userCodeLimits?: { perSession?: Limit; perIp?: Limit }
+  /**
+   * The browser pages (/authorize, /device, /connected-apps) refuse, with 403, a form post
+   * whose `Origin` and any request whose `Host` is not APP_URL's. Add more here (kiln/core
+   * `originGuard`); `hosts: false` when a proxy rewrites `Host`. The endpoints clients call
+   * (token, register, revoke, device authorization, discovery) stay open to any origin.
+   */
+  allowedOrigins?: Omit<OriginGuardOptions, 'appUrl'>
 }
 
 const MIN_SECRET = 32
@@ -85,6 +93,8 @@ export function oauthServer(options: OAuthServerOptions): Hono {
   const limit = bodyLimit({ maxBytes: 64 * 1024 })
   const cors = oauthCors()
   const resourcePath = new URL(ctx.endpoints.resource).pathname
+  const sameSite = originGuard({ ...options.allowedOrigins, appUrl: ctx.endpoints.issuer })
+  for (const page of ['/authorize', '/device', '/connected-apps']) app.use(page, sameSite)
 
   app.use('/.well-known/oauth-authorization-server', cors)
   app.get('/.well-known/oauth-authorization-server', metadataHandler(ctx))

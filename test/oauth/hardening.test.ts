@@ -200,3 +200,72 @@ describe('client names: bidi and zero-width controls are stripped', () => {
     expect(html).not.toMatch(/[\u202A-\u202E\u2066-\u2069\u200B-\u200F\uFEFF]/)
   })
 })
+
+describe('Origin and Host on the OAuth endpoints', () => {
+  async function consentPage() {
+    const harness = createHarness()
+    const client = await registerClient(harness)
+    const cookie = harness.sessions.login('alice')
+    const html = await (
+      await harness.request(authorizeQuery(authorizeParams(client.client_id)), {
+        headers: { cookie },
+      })
+    ).text()
+    const decide = (headers: Record<string, string>) => {
+      const init = formWithCookie(cookie, {
+        request_id: hiddenField(html, 'request_id'),
+        csrf_token: hiddenField(html, 'csrf_token'),
+        decision: 'approve',
+      })
+      return harness.request('/authorize', {
+        ...init,
+        headers: { ...(init.headers as Record<string, string>), ...headers },
+      })
+    }
+    return { harness, client, cookie, decide }
+  }
+
+  it('refuses a consent post from another origin, and the request stays answerable', async () => {
+    const { decide } = await consentPage()
+    expect((await decide({ origin: 'http://evil.example' })).status).toBe(403)
+    expect((await decide({ origin: 'http://127.0.0.1:3000' })).status).toBe(303)
+  })
+
+  it('accepts a consent post without Origin (the CSRF token still guards it)', async () => {
+    const { decide } = await consentPage()
+    expect((await decide({})).status).toBe(303)
+  })
+
+  it('refuses another Host on the pages (DNS rebinding)', async () => {
+    const { harness, client, cookie } = await consentPage()
+    const res = await harness.request(authorizeQuery(authorizeParams(client.client_id)), {
+      headers: { cookie, host: 'rebound.example:3000' },
+    })
+    expect(res.status).toBe(403)
+    const device = await harness.request('/device', { headers: { cookie, host: 'evil.example' } })
+    expect(device.status).toBe(403)
+  })
+
+  it('leaves the token and registration endpoints open to non-browser and cross-origin clients', async () => {
+    const harness = createHarness()
+    const registered = await harness.request('/register', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://localhost:6274' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT] }),
+    })
+    expect(registered.status).toBe(201)
+    const { client_id } = (await registered.json()) as { client_id: string }
+    const init = form({
+      grant_type: 'authorization_code',
+      client_id,
+      code: 'unknown',
+      code_verifier: VERIFIER,
+    })
+    const token = await harness.request('/token', {
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), origin: 'http://evil.example' },
+    })
+    expect(token.status).toBe(400)
+    expect(((await token.json()) as { error: string }).error).toBe('invalid_grant')
+  })
+})
