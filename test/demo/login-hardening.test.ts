@@ -2,6 +2,7 @@ import { scryptSync } from 'node:crypto'
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { users } from '../../examples/demo/src/schema.ts'
+import { createApiKey } from '../../src/api/index.ts'
 import { createPasswordHasher } from '../../src/core/index.ts'
 import { CookieJar, type DemoUnderTest, hiddenInput, signIn, startDemo } from './support.ts'
 
@@ -115,5 +116,26 @@ describe('demo login: limits, hashing and session lifetime', () => {
     await demo.ctx.sessions.endAllFor(session!.userId)
     expect(await demo.ctx.sessions.current(request(a))).toBeUndefined()
     expect(await demo.ctx.sessions.current(request(b))).toBeUndefined()
+  })
+
+  it('the /api/v1 group stops reading a chunked body at its limit (1 MiB) with 413', async () => {
+    const { rawKey } = await createApiKey(demo.ctx.database, { name: 'body-limit' })
+    let pulled = 0
+    const chunk = new TextEncoder().encode(`${' '.repeat(64 * 1024)}`)
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 8 * 1024 * 1024) return controller.close()
+        pulled += chunk.byteLength
+        controller.enqueue(chunk)
+      },
+    })
+    const response = await demo.app.request('/api/v1/posts', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${rawKey}`, 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit)
+    expect(response.status).toBe(413)
+    expect(pulled).toBeLessThanOrEqual(1024 * 1024 + 2 * chunk.byteLength)
   })
 })
