@@ -4,12 +4,14 @@ import {
   type AppConfig,
   createLogger,
   createRateLimiters,
+  createSessionStore,
   createSharedState,
   type Env,
   type Logger,
   loadAppConfig,
   type RateLimiters,
   Redactor,
+  type SessionStore,
   type SharedState,
 } from 'kiln/core'
 import {
@@ -19,8 +21,7 @@ import {
   migrate,
   type PostgresDatabase,
 } from 'kiln/db'
-import { hashPassword } from './auth/passwords.ts'
-import { SessionStore } from './auth/sessions.ts'
+import { passwords, userCredentialStamp } from './auth.ts'
 import * as schema from './schema.ts'
 
 export interface DemoContext {
@@ -78,7 +79,11 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
       prefix: options.redisPrefix ?? env.REDIS_PREFIX ?? 'kiln-demo',
     })
     const demoUser = await ensureDemoUser(database, env)
-    const sessions = new SessionStore({ kv: shared.kv, secure: config.appUrl.startsWith('https:') })
+    const sessions = createSessionStore({
+      store: shared.kv,
+      secure: config.appUrl.startsWith('https:'),
+      credentialStamp: userCredentialStamp(database),
+    })
     const models = createModelRegistry(schema, 'postgres')
     const limiters = createRateLimiters({
       redis: shared.client,
@@ -127,13 +132,13 @@ async function ensureDemoUser(database: PostgresDatabase, env: Env) {
   if (!existing) {
     await database.db
       .insert(schema.users)
-      .values({ email, name: 'Demo User', passwordHash: await hashPassword(password) })
+      .values({ email, name: 'Demo User', passwordHash: await passwords.hash(password) })
       .onConflictDoNothing()
   } else if (!generated) {
     // DEMO_PASSWORD is the source of truth whenever it is set.
     await database.db
       .update(schema.users)
-      .set({ passwordHash: await hashPassword(password) })
+      .set({ passwordHash: await passwords.hash(password) })
       .where(eq(schema.users.id, existing.id))
   }
   return { email, password, generated }
