@@ -1,6 +1,7 @@
 import { digitalOceanPurge, PurgeFailed, Secret } from 'kiln/cdn'
 import type { Logger } from 'kiln/core'
 import { afterEach, describe, expect, it } from 'vitest'
+import { createTestRedis, describeWithRedis, type TestRedis } from '../support/redis.ts'
 import { fakeTime } from './support/clock.ts'
 import { loadFixture } from './support/fixtures.ts'
 import { capturingLogger } from './support/logger.ts'
@@ -173,5 +174,50 @@ describe('DigitalOcean purge adapter', () => {
       .catch((e: unknown) => e)) as PurgeFailed
     expect(error).toBeInstanceOf(PurgeFailed)
     expect(error.failures[0]!.reason).toMatch(/^request failed/)
+  })
+})
+
+describeWithRedis('DigitalOcean purge window shared on Redis', () => {
+  let standIn: StandIn
+  let redis: TestRedis
+  afterEach(async () => {
+    await standIn?.close()
+    await redis?.cleanup()
+  })
+
+  it('two adapters (two instances) together send at most 5 requests per window', async () => {
+    redis = await createTestRedis()
+    standIn = await startStandIn(() => ok)
+    // A sleep that records the wait and never ends: what got through the window is what was sent.
+    const waits: number[] = []
+    const sleep = (ms: number) => {
+      waits.push(ms)
+      return new Promise<void>(() => {})
+    }
+    const instance = () =>
+      digitalOceanPurge({
+        endpointId: fixture.input.endpointId,
+        token: new Secret(TOKEN),
+        apiUrl: standIn.url,
+        sleep,
+        redis: redis.connections.connect(),
+        redisPrefix: `${redis.prefix}:`,
+      })
+    const [first, second] = [instance(), instance()]
+    for (let i = 0; i < 5; i++) {
+      void first.purge([`first-${i}.html`])
+      void second.purge([`second-${i}.html`])
+    }
+    await expect.poll(() => standIn.requests.length + waits.length).toBe(10)
+    expect(standIn.requests).toHaveLength(5)
+    expect(waits).toHaveLength(5)
+    for (const ms of waits) {
+      expect(ms).toBeGreaterThan(0)
+      expect(ms).toBeLessThanOrEqual(10_000)
+    }
+    const key = `${redis.prefix}:cdn-purge:digitalocean:${fixture.input.endpointId}`
+    const shared = redis.connections.connect()
+    expect(await shared.zcard(key)).toBe(5)
+    expect(await shared.pttl(key)).toBeGreaterThan(0)
   })
 })

@@ -59,6 +59,14 @@ describe.skipIf(!hasChromium && !isCI)('API docs (ReDoc) in a headless browser (
       return route.abort()
     })
     page.on('requestfailed', (request) => failed.push(request.url()))
+    // Every request the page makes, and every console error (a CSP refusal is one).
+    const requested: string[] = []
+    page.on('request', (request) => requested.push(request.url()))
+    const consoleErrors: string[] = []
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text())
+    })
+    page.on('pageerror', (error) => consoleErrors.push(error.message))
     const response = await page.goto(`${base}/api/docs`)
     expect(response?.status()).toBe(200)
     await page
@@ -75,7 +83,18 @@ describe.skipIf(!hasChromium && !isCI)('API docs (ReDoc) in a headless browser (
       await expect.poll(() => menu.getByText(tag, { exact: true }).count()).toBeGreaterThan(0)
     }
     await expect.poll(() => page.getByText('List posts').count()).toBeGreaterThan(0)
+    // The side menu's attribution logo is mounted last: it must be there, and from no CDN.
+    const logo = page.locator('img[alt="redocly logo"]')
+    await expect.poll(() => logo.count()).toBeGreaterThan(0)
+    expect(await logo.first().getAttribute('src')).toMatch(/^data:image\/svg\+xml,/)
+    expect(
+      await logo.first().evaluate((img: HTMLImageElement) => img.naturalWidth),
+    ).toBeGreaterThan(0)
     expect(foreign).toEqual([])
+    expect(requested.filter((url) => !url.startsWith(base) && !/^(data|blob):/.test(url))).toEqual(
+      [],
+    )
+    expect(consoleErrors).toEqual([])
     expect(failed.filter((url) => url.startsWith(base))).toEqual([])
     await page.close()
   }, 60_000)

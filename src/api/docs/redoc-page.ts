@@ -5,12 +5,23 @@ import type { CspDirectives } from '../../core/http/security-headers.ts'
 
 let script: string | undefined
 
+/**
+ * The bundle's side menu shows a small logo fetched from the vendor's CDN. The page must ask
+ * no other host for anything (and its CSP would refuse it, with a console error), so the
+ * logo is served inline instead: the same mark, as a data: URL.
+ */
+const CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg'
+const INLINE_LOGO = `data:image/svg+xml,${encodeURIComponent(
+  '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16">' +
+    '<rect x="2" y="2" width="12" height="12" rx="3" fill="#ef4136"/></svg>',
+)}`
+
 /** The ReDoc standalone bundle, read once from the installed `redoc` package. */
 export function redocScript(): string {
   script ??= readFileSync(
     createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js'),
     'utf8',
-  )
+  ).replaceAll(CDN_LOGO, INLINE_LOGO)
   return script
 }
 

@@ -3,6 +3,7 @@ import { silentLogger } from '../../core/logger.ts'
 import type { Secret } from '../../core/secret.ts'
 import { chunk, excerpt, runBatches } from './http.ts'
 import { normalizePurgePaths } from './paths.ts'
+import { RedisSlidingWindow } from './redis-window.ts'
 import type { PurgeApi, PurgeHttpOptions } from './types.ts'
 import { SlidingWindow } from './window.ts'
 
@@ -27,12 +28,21 @@ export const DIGITALOCEAN_WINDOW = { requests: 5, ms: 10_000 }
 export function digitalOceanPurge(options: DigitalOceanPurgeOptions): PurgeApi {
   const logger = options.logger ?? silentLogger()
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)))
-  const window = new SlidingWindow(
-    DIGITALOCEAN_WINDOW.requests,
-    DIGITALOCEAN_WINDOW.ms,
-    options.clock ?? systemClock,
-    sleep,
-  )
+  // The limit is the account's, not the process's: with Redis every instance shares one window.
+  const window = options.redis
+    ? new RedisSlidingWindow({
+        redis: options.redis,
+        key: `${options.redisPrefix ?? 'kiln:'}cdn-purge:digitalocean:${options.endpointId ?? ''}`,
+        limit: DIGITALOCEAN_WINDOW.requests,
+        windowMs: DIGITALOCEAN_WINDOW.ms,
+        sleep,
+      })
+    : new SlidingWindow(
+        DIGITALOCEAN_WINDOW.requests,
+        DIGITALOCEAN_WINDOW.ms,
+        options.clock ?? systemClock,
+        sleep,
+      )
   if (options.endpointId && !options.token) {
     throw new TypeError('digitalOceanPurge: CDN_PURGE_TOKEN is required when CDN_PURGE_ZONE is set')
   }

@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/clock.ts'
 import type { Logger } from '../../core/logger.ts'
+import type { Redis } from '../../core/redis.ts'
 
 /** Purges CDN cache entries by relative path (`index.html`, `assets/*`, `*`). */
 export interface PurgeApi {
@@ -21,4 +22,12 @@ export interface PurgeHttpOptions {
   maxRetryAfterMs?: number
   /** Per-request timeout (default 15 s). */
   timeoutMs?: number
+  /**
+   * A Redis client (from kiln's `RedisConnections`, e.g. `shared.client`). With it, a
+   * provider's request window (DigitalOcean: 5 requests per 10 s) is shared by every instance;
+   * without it, each instance keeps its own window in memory.
+   */
+  redis?: Redis | undefined
+  /** Prefix of the shared window's Redis key (default `kiln:`). */
+  redisPrefix?: string
 }

@@ -4,6 +4,7 @@ import type { PurgeHttpOptions } from '../../cdn/index.ts'
 import { createPurgeApi, InvalidPurgePath, loadCdnConfig, PurgeFailed } from '../../cdn/index.ts'
 import type { Env } from '../../core/config/index.ts'
 import { createLogger, type Logger, Redactor } from '../../core/logger.ts'
+import { RedisConnections } from '../../core/redis.ts'
 import { CliError } from '../cli-error.ts'
 
 export interface CdnPurgeOptions {
@@ -40,7 +41,14 @@ export async function runCdnPurge(
   const logger =
     options.logger ?? createLogger({ level: env.LOG_LEVEL ?? 'warn', redactor, name: 'kiln-cdn' })
   const config = loadCdnConfig(env, { logger, redactor })
-  const api = createPurgeApi(config, { ...options.http, logger })
+  // With REDIS_URL the DigitalOcean request window is shared with the app's instances.
+  const connections =
+    env.REDIS_URL && !options.http?.redis ? new RedisConnections(env.REDIS_URL) : undefined
+  const api = createPurgeApi(config, {
+    ...options.http,
+    logger,
+    ...(connections ? { redis: connections.connect({ name: 'kiln-cdn-purge' }) } : {}),
+  })
   try {
     await api.purge(targets)
   } catch (error) {
@@ -48,6 +56,8 @@ export async function runCdnPurge(
       throw new CliError(redactor.scrub(error.message), { cause: error })
     }
     throw error
+  } finally {
+    await connections?.close()
   }
   if (config.provider === 'none') {
     print(pc.yellow('CDN_PROVIDER is none: nothing was purged'))
