@@ -26,6 +26,18 @@ export const APPS = {
   },
 } as const
 
+/** Every kind of column, per dialect: test/fixtures/kitchen-sink. */
+export const KITCHEN_SINK = {
+  postgres: {
+    schema: join(repo, 'test/fixtures/kitchen-sink/postgres/schema.ts'),
+    migrations: join(repo, 'test/fixtures/kitchen-sink/postgres/migrations'),
+  },
+  sqlite: {
+    schema: join(repo, 'test/fixtures/kitchen-sink/sqlite/schema.ts'),
+    migrations: join(repo, 'test/fixtures/kitchen-sink/sqlite/migrations'),
+  },
+} as const
+
 export interface ScaffoldedApp {
   /** The temporary app root (kiln.config.ts, src/schema.ts, src/api/, migrations/). */
   root: string
@@ -40,12 +52,19 @@ export interface ScaffoldedApp {
  */
 export async function scaffoldApp(
   dialect: 'postgres' | 'sqlite',
-  flags: { exclude?: string[]; includeAll?: boolean; models?: string[] } = {},
+  flags: {
+    exclude?: string[]
+    includeAll?: boolean
+    models?: string[]
+    /** Another app's schema and migrations than the demo's or the SQLite fixture's. */
+    app?: { schema: string; migrations: string }
+  } = {},
 ): Promise<ScaffoldedApp> {
   const root = join(repo, 'tmp', `api-test-${randomBytes(5).toString('hex')}`)
+  const app = flags.app ?? APPS[dialect]
   mkdirSync(join(root, 'src'), { recursive: true })
-  cpSync(APPS[dialect].schema, join(root, 'src/schema.ts'))
-  cpSync(APPS[dialect].migrations, join(root, 'migrations'), { recursive: true })
+  cpSync(app.schema, join(root, 'src/schema.ts'))
+  cpSync(app.migrations, join(root, 'migrations'), { recursive: true })
   writeFileSync(
     join(root, 'kiln.config.ts'),
     `import { defineConfig } from 'kiln'\n\nexport default defineConfig({\n  dialect: '${dialect}',\n  schema: './src/schema.ts',\n  out: './src/api',\n  migrations: './migrations',\n})\n`,
