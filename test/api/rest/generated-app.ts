@@ -90,7 +90,7 @@ export async function scaffoldApp(
 export interface GeneratedApi {
   // biome-ignore lint/suspicious/noExplicitAny: the generated module's types are the app's
   apiRoutes(deps: any): Hono<any>
-  docsRoutes(options: { app: Hono; title: string }): Hono
+  docsRoutes(options: { app: Hono; title: string; version?: string; description?: string }): Hono
   apiResources: Array<{ name: string; model: string }>
 }
 
