@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { routeScopes } from '../auth/scope-guard.ts'
+import { type RouteDescription, routeDescription } from './describe-route.ts'
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
 
 /** A resource of the API, as the generated module index describes it. */
@@ -23,7 +24,10 @@ export interface OpenApiResource {
 export interface RouteInfo {
   method: string
   path: string
-  /** The route's handler: a `scopeGuard` documents the scopes the operation needs. */
+  /**
+   * The handler or middleware; one from `describeRoute` documents the route, a `scopeGuard`
+   * the scopes the operation needs.
+   */
   handler?: unknown
 }
 
@@ -84,12 +88,15 @@ export function buildOpenApiDocument(
   const operationIds = new Set<string>()
   for (const resource of resources.values()) addResourceSchemas(doc, resource)
 
+  const described = describedRoutes(routes)
   for (const route of routes) {
     const method = route.method.toLowerCase() as Method
     if (!METHODS.includes(method)) continue
     if (!route.path.startsWith(prefix) || route.path.includes('*')) continue
     const path = toOpenApiPath(route.path)
     if (excluded.has(route.path) || excluded.has(path)) continue
+    const own = described.get(`${method} ${route.path}`)
+    if (own?.hidden) continue
     const item = doc.paths[path] ?? {}
     doc.paths[path] = item
     const existing = item[method]
@@ -98,11 +105,13 @@ export function buildOpenApiDocument(
       continue
     }
     const shape = classify(path, prefix, resources)
-    const operation = describeOperation(method, path, shape)
+    const operation = own
+      ? withDescription(describeOperation(method, path, shape), own)
+      : describeOperation(method, path, shape)
     operation.operationId = unique(operation.operationId, operationIds)
     addScopes(operation, routeScopes(route.handler))
     item[method] = operation
-    tags.add(shape.tag)
+    for (const tag of operation.tags) tags.add(tag)
   }
   doc.tags = [...tags].sort().map((name) => ({
     name,
@@ -138,9 +147,11 @@ function classify(path: string, prefix: string, resources: Map<string, OpenApiRe
   const resource = resources.get(tag)
   const params = segments.filter(isParam).map((s) => s.slice(1, -1))
   const rest = segments.slice(1).filter((s) => !isParam(s))
+  // Only a declared resource gets the CRUD shapes (a paginated list, `{data}` records): a
+  // custom `GET /api/v2/ping` is not a list because it has one segment.
   let kind: Shape['kind'] = 'other'
-  if (segments.length === 1 && tag !== 'api') kind = 'collection'
-  else if (segments.length === 2 && isParam(segments[1]!)) kind = 'item'
+  if (resource && segments.length === 1) kind = 'collection'
+  else if (resource && segments.length === 2 && isParam(segments[1]!)) kind = 'item'
   return { tag, resource, kind, rest, params }
 }
 
@@ -252,6 +263,70 @@ function describeOperation(method: Method, path: string, shape: Shape): OpenApiO
   }
 }
 
+/** The descriptions `describeRoute` attached, by `method path` (any handler of the route). */
+function describedRoutes(routes: readonly RouteInfo[]): Map<string, RouteDescription> {
+  const found = new Map<string, RouteDescription>()
+  for (const route of routes) {
+    const description = routeDescription(route.handler)
+    const key = `${route.method.toLowerCase()} ${route.path}`
+    if (description && !found.has(key)) found.set(key, description)
+  }
+  return found
+}
+
+/** The guessed operation with what the route declared about itself laid over it. */
+function withDescription(guess: OpenApiOperation, own: RouteDescription): OpenApiOperation {
+  const operation: OpenApiOperation = { ...guess }
+  if (own.summary) operation.summary = own.summary
+  if (own.description) operation.description = own.description
+  if (own.tags && own.tags.length > 0) operation.tags = own.tags
+  if (own.operationId) operation.operationId = own.operationId
+  if (own.query) {
+    const path = (guess.parameters ?? []).filter((p) => p.in === 'path')
+    operation.parameters = [...path, ...queryParameters(own.query)]
+  }
+  if (own.body) {
+    operation.requestBody = {
+      required: true,
+      content: { 'application/json': { schema: toSchema(own.body, 'input') } },
+    }
+  }
+  if (own.responses) {
+    const declared = Object.fromEntries(
+      Object.entries(own.responses).map(([status, response]) => [
+        status,
+        {
+          description: response.description,
+          ...(response.schema
+            ? { content: { 'application/json': { schema: toSchema(response.schema, 'output') } } }
+            : {}),
+        },
+      ]),
+    )
+    // The guessed success response goes; the shared error responses stay unless redeclared.
+    const errors = Object.fromEntries(
+      Object.entries(guess.responses).filter(([status]) => !status.startsWith('2')),
+    )
+    operation.responses = { ...errors, ...declared }
+  }
+  return operation
+}
+
+function queryParameters(query: z.ZodObject): OpenApiParameter[] {
+  return Object.entries(query.shape).map(([name, schema]) => {
+    const field = schema as z.ZodType
+    const json = toSchema(field, 'input')
+    const { description, ...rest } = json
+    return {
+      name,
+      in: 'query',
+      required: !field.safeParse(undefined).success,
+      ...(typeof description === 'string' ? { description } : {}),
+      schema: rest,
+    }
+  })
+}
+
 const VERBS: Record<Method, string> = {
   get: 'get',
   post: 'create',
@@ -270,7 +345,10 @@ function addScopes(operation: OpenApiOperation, scopes: readonly string[] | unde
   const all = [...new Set([...(operation['x-scopes'] ?? []), ...scopes])]
   operation['x-scopes'] = all
   const list = all.map((scope) => `\`${scope}\``).join(', ')
-  operation.description = `Needs an API key with the scope${all.length > 1 ? 's' : ''} ${list} (a key with \`*\` has every scope).`
+  const sentence = `Needs an API key with the scope${all.length > 1 ? 's' : ''} ${list} (a key with \`*\` has every scope).`
+  // The route's own description (describeRoute) stays; the scope sentence follows it.
+  const own = (operation.description ?? '').replace(/\s*Needs an API key with the scope.*$/s, '')
+  operation.description = own ? `${own}\n\n${sentence}` : sentence
   operation.responses['403'] = { $ref: '#/components/responses/403' }
 }
 

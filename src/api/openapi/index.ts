@@ -6,4 +6,10 @@ export {
   toOpenApiPath,
   toSchema,
 } from './build.ts'
+export {
+  describeRoute,
+  type RouteDescription,
+  type RouteResponse,
+  routeDescription,
+} from './describe-route.ts'
 export type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'

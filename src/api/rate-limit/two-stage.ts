@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono'
 import { UnauthenticatedError } from '../../core/errors.ts'
-import type { RateLimiters } from './rate-limiters.ts'
-import { throttle } from './throttle.ts'
+import type { RateLimiters } from '../../core/http/index.ts'
+import { throttle } from '../../core/http/index.ts'
 
 /** The two places a limiter runs around `apiKeyAuth`. */
 export interface TwoStageThrottle {

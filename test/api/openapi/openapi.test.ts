@@ -10,8 +10,10 @@ import { z } from 'zod'
 import {
   apiDocs,
   buildOpenApiDocument,
+  describeRoute,
   type OpenApiDocument,
   toOpenApiPath,
+  toSchema,
 } from '../../../src/api/index.ts'
 import { describeEachDatabase } from '../../support/databases.ts'
 import {
@@ -194,7 +196,7 @@ describe('buildOpenApiDocument', () => {
         { method: 'GET', path: '/other/things' },
         { method: 'GET', path: '/api/v1/files/*' },
       ],
-      { title: 'T' },
+      { title: 'T', resources: [{ name: 'things', model: 'Thing', schema: z.object({}) }] },
     )
     expect(Object.keys(doc.paths)).toEqual(['/api/v1/things'])
     expect(doc.paths['/api/v1/things']?.get?.summary).toBe('List things')
@@ -216,6 +218,89 @@ describe('buildOpenApiDocument', () => {
     expect(doc.paths['/v2/blog_posts/{id}']?.get?.summary).toBe('Get blog post')
     expect(doc.paths['/v2/blog_posts/{id}']?.delete?.operationId).toBe('deleteBlogPost')
     expect(doc.components.schemas.BlogPost).toMatchObject({ type: 'object' })
+  })
+
+  it('a custom single-segment GET is not documented as a paginated list', () => {
+    const doc = buildOpenApiDocument(
+      [
+        { method: 'GET', path: '/api/v2/ping' },
+        { method: 'GET', path: '/api/v1/posts' },
+        { method: 'GET', path: '/api/v1/stats/:day' },
+      ],
+      { title: 'T', resources: [{ name: 'posts', model: 'Post', schema: z.object({}) }] },
+    )
+    const ping = doc.paths['/api/v2/ping']?.get
+    expect(ping?.summary).toBe('Get ping')
+    expect(ping?.parameters).toBeUndefined()
+    expect(JSON.stringify(ping)).not.toMatch(/per_page|PageMeta|PageLinks/)
+    expect(ping?.responses['200']).toEqual({
+      description: 'Success.',
+      content: { 'application/json': { schema: { type: 'object' } } },
+    })
+    expect(doc.paths['/api/v1/stats/{day}']?.get?.operationId).not.toMatch(/^show/)
+    // A declared resource keeps its list.
+    expect(doc.paths['/api/v1/posts']?.get?.parameters?.map((p) => p.name)).toEqual([
+      'page',
+      'per_page',
+    ])
+  })
+
+  it('describeRoute lets a custom route declare its own schema, through a mounted group', async () => {
+    const Pong = z.object({ pong: z.boolean(), at: z.string() })
+    const group = new Hono()
+      .get(
+        '/ping',
+        describeRoute({
+          summary: 'Health check',
+          description: 'Answers when the API is up.',
+          tags: ['health'],
+          operationId: 'ping',
+          query: z.object({ verbose: z.enum(['yes', 'no']).optional(), region: z.string() }),
+          responses: { 200: { description: 'Pong.', schema: Pong } },
+        }),
+        (c) => c.json({ pong: true, at: new Date().toISOString() }),
+      )
+      .post('/echo/:id', describeRoute({ body: z.object({ text: z.string() }) }), async (c) =>
+        c.json(await c.req.json()),
+      )
+      .get('/internal', describeRoute({ hidden: true }), (c) => c.text('ok'))
+    const app = new Hono().route('/api/v2', group)
+    const doc = buildOpenApiDocument(app.routes, { title: 'T' })
+    expect(Object.keys(doc.paths).sort()).toEqual(['/api/v2/echo/{id}', '/api/v2/ping'])
+    const ping = doc.paths['/api/v2/ping']?.get
+    expect(ping).toMatchObject({
+      summary: 'Health check',
+      description: 'Answers when the API is up.',
+      tags: ['health'],
+      operationId: 'ping',
+    })
+    expect(ping?.parameters).toEqual([
+      {
+        name: 'verbose',
+        in: 'query',
+        required: false,
+        schema: { type: 'string', enum: ['yes', 'no'] },
+      },
+      { name: 'region', in: 'query', required: true, schema: { type: 'string' } },
+    ])
+    expect(ping?.responses['200']).toEqual({
+      description: 'Pong.',
+      content: { 'application/json': { schema: toSchema(Pong, 'output') } },
+    })
+    expect(ping?.responses['401']).toEqual({ $ref: '#/components/responses/401' })
+    const echo = doc.paths['/api/v2/echo/{id}']?.post
+    expect(echo?.parameters?.map((p) => p.name)).toEqual(['id'])
+    expect(echo?.requestBody).toEqual({
+      required: true,
+      content: {
+        'application/json': { schema: toSchema(z.object({ text: z.string() }), 'input') },
+      },
+    })
+    expect(doc.tags.map((t) => t.name)).toEqual(['echo', 'health'])
+    // The middleware documents only: the route still answers.
+    const response = await app.request('/api/v2/ping')
+    expect(((await response.json()) as { pong: boolean }).pong).toBe(true)
+    await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeTruthy()
   })
 
   it('apiDocs needs the app and a title', () => {
@@ -255,7 +340,7 @@ describe('ReDoc page', () => {
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toMatch(/text\/html/)
     const html = await response.text()
-    expect(html).toContain('<title>Docs &#60;Test&#62; API</title>')
+    expect(html).toContain('<title>Docs &lt;Test&gt; API</title>')
     expect(html).toContain('spec-url="/api/openapi.json"')
     expect(html).toContain('<script src="/api/docs/redoc.standalone.js"></script>')
     expect(html).not.toMatch(/https?:\/\//)
