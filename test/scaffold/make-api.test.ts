@@ -149,7 +149,7 @@ describe('kiln make:api', () => {
   it('derives request rules from the columns', () => {
     const request = readFileSync(join(app.root, 'src/api/requests/account.ts'), 'utf8')
     expect(request).toContain('email: z.email().max(255),')
-    expect(request).toContain('password: z.string().min(8).max(255),')
+    expect(request).toContain('password: z.string().min(8).max(256),')
     expect(request).toContain('token_count: z.int32(),')
     expect(request).toContain('nickname: z.string().nullable(),')
     expect(request).toMatch(/\.partial\(\{[^)]*token_count: true/)
@@ -179,6 +179,74 @@ describe('kiln make:api', () => {
       again.lines.some((line) => line.includes('controllers/accounts.ts exists: left as it is')),
     ).toBe(true)
     expect(readFileSync(file, 'utf8')).toBe('// customized by hand\n')
+  })
+})
+
+describe('adding a model to an existing API', () => {
+  it('updates routes.ts (imports, route, apiResources) and index.ts in place, as --all writes them', async () => {
+    const app = makeApp('add', SECRETS_SCHEMA)
+    const fresh = makeApp('add-all', SECRETS_SCHEMA)
+    try {
+      await runMakeApi({ cwd: app.root, models: ['Account'], yes: true, print: () => {} })
+      const out = print()
+      const result = await runMakeApi({
+        cwd: app.root,
+        models: ['CustomerSubscriptionInvoice'],
+        yes: true,
+        print: out.print,
+      })
+      const written = result.written.map((file) => relative(app.root, file)).sort()
+      expect(written).toEqual([
+        'src/api/controllers/customer-subscription-invoices.ts',
+        'src/api/index.ts',
+        'src/api/requests/customer-subscription-invoice.ts',
+        'src/api/resources/customer-subscription-invoice.ts',
+        'src/api/routes.ts',
+      ])
+      expect(out.lines.join('\n')).toMatch(/update .*src\/api\/routes\.ts/)
+      await runMakeApi({ cwd: fresh.root, all: true, yes: true, print: () => {} })
+      for (const file of ['src/api/routes.ts', 'src/api/index.ts']) {
+        expect(readFileSync(join(app.root, file), 'utf8'), file).toBe(
+          readFileSync(join(fresh.root, file), 'utf8'),
+        )
+      }
+    } finally {
+      app.cleanup()
+      fresh.cleanup()
+    }
+  })
+
+  it('prints the complete edit when routes.ts was reshaped by hand, and leaves it alone', async () => {
+    const app = makeApp('add-manual', SECRETS_SCHEMA)
+    try {
+      await runMakeApi({ cwd: app.root, models: ['Account'], yes: true, print: () => {} })
+      const routes = join(app.root, 'src/api/routes.ts')
+      const handmade = readFileSync(routes, 'utf8').replace(
+        "    .route('/accounts', accountsController(context))",
+        "    .route('/accounts', accountsController(context)) // mine",
+      )
+      writeFileSync(routes, handmade)
+      const out = print()
+      await runMakeApi({
+        cwd: app.root,
+        models: ['CustomerSubscriptionInvoice'],
+        yes: true,
+        print: out.print,
+      })
+      expect(readFileSync(routes, 'utf8')).toBe(handmade)
+      const text = out.lines.join('\n')
+      expect(text).toContain('routes.ts was changed by hand: add these lines to it yourself:')
+      for (const line of [
+        "import { customerSubscriptionInvoicesController } from './controllers/customer-subscription-invoices.js'",
+        ".route('/customer_subscription_invoices', customerSubscriptionInvoicesController(context))",
+        "name: 'customer_subscription_invoices',",
+        'schema: CustomerSubscriptionInvoiceResource,',
+      ]) {
+        expect(text).toContain(line)
+      }
+    } finally {
+      app.cleanup()
+    }
   })
 })
 

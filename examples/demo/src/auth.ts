@@ -6,6 +6,9 @@ import { users } from './schema.ts'
 /** The demo's password hashing: scrypt with parameters fixed here, never read from a hash. */
 export const passwords = createPasswordHasher({ cost: 16384, blockSize: 8, parallelization: 1 })
 
+/** The generated users API hashes a `password` input with this. */
+export const hashPassword = (password: string): Promise<string> => passwords.hash(password)
+
 /** Email + password against the `users` table; unknown emails cost a dummy hash. */
 export function verifyUserCredentials(database: PostgresDatabase): VerifyCredentials {
   return async ({ email, password }) => {

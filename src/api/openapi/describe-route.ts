@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from 'hono'
+import { findTargetHandler } from 'hono/utils/handler'
 import type { z } from 'zod'
 
 /** One documented response of a custom route. */
@@ -47,5 +48,7 @@ export function describeRoute(description: RouteDescription): MiddlewareHandler 
 
 /** The description `describeRoute` attached to a route's handler, if any. */
 export function routeDescription(handler: unknown): RouteDescription | undefined {
-  return typeof handler === 'function' ? descriptions.get(handler) : undefined
+  // A group with its own error handler wraps each handler when mounted: look through it.
+  if (typeof handler !== 'function') return undefined
+  return descriptions.get(findTargetHandler(handler as Parameters<typeof findTargetHandler>[0]))
 }

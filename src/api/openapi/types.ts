@@ -18,6 +18,8 @@ export interface OpenApiOperation {
   summary: string
   description?: string
   tags: string[]
+  /** The API-key scopes the operation needs (see `scopeGuard`). */
+  'x-scopes'?: string[]
   parameters?: OpenApiParameter[]
   requestBody?: unknown
   responses: Record<string, unknown>

@@ -20,3 +20,4 @@ export {
   throttle,
   UNKNOWN_CLIENT,
 } from '../../core/http/index.ts'
+export { type TwoStageThrottle, twoStageThrottle } from './two-stage.ts'
