@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.ts'
 import type { TrustProxy } from '../core/http/client-ip.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
+import type { ClientMetadataDocuments } from './cimd/metadata-documents.ts'
 import type { TokenIssuer } from './issuer.ts'
 import type { Endpoints } from './protocol/metadata.ts'
 import type { RandomSource } from './protocol/random.ts'
@@ -37,6 +38,7 @@ export interface OAuthContext {
   appName: string
   session: SessionResolver
   clients: ClientStore
+  documents: ClientMetadataDocuments
   store: KeyValueStore
   codes: AuthorizationCodeStore
   devices: DeviceGrantStore

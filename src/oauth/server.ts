@@ -6,6 +6,10 @@ import { type OriginGuardOptions, originGuard } from '../core/http/origin-guard.
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
 import type { Database } from '../db/database.ts'
+import {
+  type ClientMetadataDocumentOptions,
+  ClientMetadataDocuments,
+} from './cimd/metadata-documents.ts'
 import { normalizeIssuer } from './config.ts'
 import type { Limit, OAuthContext, SessionResolver } from './context.ts'
 import { oauthCors } from './cors.ts'
@@ -69,6 +73,11 @@ export interface OAuthServerOptions {
    * (token, register, revoke, device authorization, discovery) stay open to any origin.
    */
   allowedOrigins?: Omit<OriginGuardOptions, 'appUrl'>
+  /**
+   * Clients identified by the HTTPS URL of their metadata document (CIMD): on by default.
+   * `allowLoopback` (development and tests only) accepts http loopback document URLs.
+   */
+  clientIdMetadataDocuments?: ClientMetadataDocumentOptions
 }
 
 const MIN_SECRET = 32
@@ -154,6 +163,11 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
     appName: options.appName ?? 'application',
     session: options.session,
     clients,
+    documents: new ClientMetadataDocuments(options.clientIdMetadataDocuments ?? {}, {
+      store,
+      clock,
+      logger,
+    }),
     store,
     codes: new AuthorizationCodeStore(store, clock, random),
     devices: new DeviceGrantStore(store, clock, random),
