@@ -51,5 +51,12 @@ export interface OAuthContext {
   random: RandomSource
   logger: Logger
   trustProxy: TrustProxy
-  limits: { registration: Limit; userCodePerSession: Limit; userCodePerIp: Limit }
+  limits: {
+    registration: Limit
+    registrationGlobal: Limit
+    userCodePerSession: Limit
+    userCodePerIp: Limit
+    deviceAuthorizationPerIp: Limit
+    unknownDeviceCodePerIp: Limit
+  }
 }

@@ -64,6 +64,13 @@ export interface OAuthServerOptions {
   trustProxy?: TrustProxy
   /** Client registrations per IP. Default 20 per hour. */
   registrationLimit?: Limit
+  /** Client registrations from everyone together. Default 500 per hour. */
+  globalRegistrationLimit?: Limit
+  /**
+   * Device authorizations per IP, and polls with an unknown device code per IP.
+   * Defaults 30 and 60 per 15 minutes.
+   */
+  deviceLimits?: { authorizationPerIp?: Limit; unknownCodePerIp?: Limit }
   /** Wrong device codes per signed-in user and per IP. Defaults 10 and 30 per 15 minutes. */
   userCodeLimits?: { perSession?: Limit; perIp?: Limit }
   /**
@@ -189,6 +196,15 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
     trustProxy: options.trustProxy ?? false,
     limits: {
       registration: options.registrationLimit ?? { max: 20, windowMs: 3600_000 },
+      registrationGlobal: options.globalRegistrationLimit ?? { max: 500, windowMs: 3600_000 },
+      deviceAuthorizationPerIp: options.deviceLimits?.authorizationPerIp ?? {
+        max: 30,
+        windowMs: minutes15,
+      },
+      unknownDeviceCodePerIp: options.deviceLimits?.unknownCodePerIp ?? {
+        max: 60,
+        windowMs: minutes15,
+      },
       userCodePerSession: options.userCodeLimits?.perSession ?? { max: 10, windowMs: minutes15 },
       userCodePerIp: options.userCodeLimits?.perIp ?? { max: 30, windowMs: minutes15 },
     },

@@ -17,6 +17,10 @@ export function registerHandler(ctx: OAuthContext): Handler {
     if (await hit(ctx.store, `register:${clientAddress(c, ctx.trustProxy)}`, limit)) {
       throw new TooManyRequestsError(Math.ceil(limit.windowMs / 1000))
     }
+    // A cap over all addresses: many addresses cannot fill the client table either.
+    if (await hit(ctx.store, 'register:all', ctx.limits.registrationGlobal)) {
+      throw new TooManyRequestsError(Math.ceil(ctx.limits.registrationGlobal.windowMs / 1000))
+    }
     if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
       throw new OAuthError('invalid_client_metadata', 'The body must be application/json')
     }

@@ -1,7 +1,10 @@
-import type { Handler } from 'hono'
+import type { Context, Handler } from 'hono'
+import { TooManyRequestsError } from '../../core/errors.ts'
+import { clientAddress } from '../../core/http/client-ip.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
 import { readForm, required, resources, single } from '../http/params.ts'
+import { hit } from '../http/throttle.ts'
 import type { TokenResponse } from '../issuer.ts'
 import type { RegisteredClient } from '../protocol/client-metadata.ts'
 import { decidePoll } from '../protocol/device-poll.ts'
@@ -28,7 +31,7 @@ export function tokenHandler(ctx: OAuthContext): Handler {
         response = await exchangeCode(ctx, client, form)
         break
       case DEVICE_CODE_GRANT:
-        response = await pollDevice(ctx, client, form)
+        response = await pollDevice(ctx, c, client, form)
         break
       case 'refresh_token':
         response = await refresh(ctx, client, form)
@@ -118,8 +121,17 @@ async function replayOrUnknown(ctx: OAuthContext, code: string): Promise<OAuthEr
   return new OAuthError('invalid_grant', 'The code is unknown or expired')
 }
 
+/** Polls with device codes that do not exist are guesses: limited per client address. */
+async function countUnknownDeviceCode(ctx: OAuthContext, c: Context): Promise<void> {
+  const limit = ctx.limits.unknownDeviceCodePerIp
+  if (await hit(ctx.store, `device-poll:${clientAddress(c, ctx.trustProxy)}`, limit)) {
+    throw new TooManyRequestsError(Math.ceil(limit.windowMs / 1000))
+  }
+}
+
 async function pollDevice(
   ctx: OAuthContext,
+  c: Context,
   client: RegisteredClient,
   form: URLSearchParams,
 ): Promise<TokenResponse> {
@@ -138,6 +150,7 @@ async function pollDevice(
   })
   switch (outcome.kind) {
     case 'expired':
+      if (!found) await countUnknownDeviceCode(ctx, c)
       throw new OAuthError(
         'expired_token',
         'The device code is unknown or has expired; start again',
