@@ -3,6 +3,7 @@ import type { TrustProxy } from '../core/http/client-ip.ts'
 import type { RateLimiters } from '../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
+import type { ClientMetadataDocuments } from './cimd/metadata-documents.ts'
 import type { TokenIssuer } from './issuer.ts'
 import type { Endpoints } from './protocol/metadata.ts'
 import type { RandomSource } from './protocol/random.ts'
@@ -38,6 +39,7 @@ export interface OAuthContext {
   appName: string
   session: SessionResolver
   clients: ClientStore
+  documents: ClientMetadataDocuments
   store: KeyValueStore
   codes: AuthorizationCodeStore
   devices: DeviceGrantStore

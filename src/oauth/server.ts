@@ -7,6 +7,10 @@ import { createRateLimiters, type RateLimiters } from '../core/http/rate-limiter
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
 import type { Database } from '../db/database.ts'
+import {
+  type ClientMetadataDocumentOptions,
+  ClientMetadataDocuments,
+} from './cimd/metadata-documents.ts'
 import { normalizeIssuer } from './config.ts'
 import type { Limit, OAuthContext, SessionResolver } from './context.ts'
 import { oauthCors } from './cors.ts'
@@ -68,6 +72,13 @@ export interface OAuthServerOptions {
   trustProxy?: TrustProxy
   /** Client registrations per IP. Default 20 per hour. */
   registrationLimit?: Limit
+  /** Client registrations from everyone together. Default 500 per hour. */
+  globalRegistrationLimit?: Limit
+  /**
+   * Device authorizations per IP, and polls with an unknown device code per IP.
+   * Defaults 30 and 60 per 15 minutes.
+   */
+  deviceLimits?: { authorizationPerIp?: Limit; unknownCodePerIp?: Limit }
   /** Wrong device codes per signed-in user and per IP. Defaults 10 and 30 per 15 minutes. */
   userCodeLimits?: { perSession?: Limit; perIp?: Limit }
   /**
@@ -77,6 +88,11 @@ export interface OAuthServerOptions {
    * (token, register, revoke, device authorization, discovery) stay open to any origin.
    */
   allowedOrigins?: Omit<OriginGuardOptions, 'appUrl'>
+  /**
+   * Clients identified by the HTTPS URL of their metadata document (CIMD): on by default.
+   * `allowLoopback` (development and tests only) accepts http loopback document URLs.
+   */
+  clientIdMetadataDocuments?: ClientMetadataDocumentOptions
 }
 
 const MIN_SECRET = 32
@@ -161,6 +177,11 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
     appName: options.appName ?? 'application',
     session: options.session,
     clients,
+    documents: new ClientMetadataDocuments(options.clientIdMetadataDocuments ?? {}, {
+      store,
+      clock,
+      logger,
+    }),
     store,
     codes: new AuthorizationCodeStore(store, clock, random),
     devices: new DeviceGrantStore(store, clock, random),
@@ -201,6 +222,16 @@ function oauthLimiters(options: OAuthServerOptions): RateLimiters {
   limiters.define(
     'oauth-user-code-ip',
     window(options.userCodeLimits?.perIp ?? { max: 30, windowMs: minutes15 }),
+  )
+  const everyone = window(options.globalRegistrationLimit ?? { max: 500, windowMs: 3600_000 })
+  limiters.define('oauth-register-all', () => ({ key: 'all', ...everyone }))
+  limiters.define(
+    'oauth-device-authorization-ip',
+    window(options.deviceLimits?.authorizationPerIp ?? { max: 30, windowMs: minutes15 }),
+  )
+  limiters.define(
+    'oauth-device-poll-unknown-ip',
+    window(options.deviceLimits?.unknownCodePerIp ?? { max: 60, windowMs: minutes15 }),
   )
   const perUser = window(options.userCodeLimits?.perSession ?? { max: 10, windowMs: minutes15 })
   limiters.define('oauth-user-code-user', (request) => ({

@@ -269,3 +269,75 @@ describe('Origin and Host on the OAuth endpoints', () => {
     expect(((await token.json()) as { error: string }).error).toBe('invalid_grant')
   })
 })
+
+describe('limits on public endpoints', () => {
+  it('limits /device_authorization per client address', async () => {
+    const harness = createHarness({
+      deviceLimits: { authorizationPerIp: { max: 3, windowMs: 60_000 } },
+    })
+    const client = await registerClient(harness)
+    const statuses: number[] = []
+    for (let i = 0; i < 5; i++) {
+      statuses.push(
+        (await harness.request('/device_authorization', form({ client_id: client.client_id })))
+          .status,
+      )
+    }
+    expect(statuses).toEqual([200, 200, 200, 429, 429])
+    harness.clock?.advance(60_000)
+    expect(
+      (await harness.request('/device_authorization', form({ client_id: client.client_id })))
+        .status,
+    ).toBe(200)
+  })
+
+  it('limits polls with unknown device codes per client address', async () => {
+    const harness = createHarness({
+      deviceLimits: { unknownCodePerIp: { max: 2, windowMs: 60_000 } },
+    })
+    const client = await registerClient(harness)
+    const poll = (deviceCode: string) =>
+      harness.request(
+        '/token',
+        form({
+          grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+          device_code: deviceCode,
+          client_id: client.client_id,
+        }),
+      )
+    expect((await poll('guess-1')).status).toBe(400)
+    expect((await poll('guess-2')).status).toBe(400)
+    const limited = await poll('guess-3')
+    expect(limited.status).toBe(429)
+    expect(limited.headers.get('retry-after')).toBe('60')
+    // A real device code still polls normally.
+    const started = (await (
+      await harness.request('/device_authorization', form({ client_id: client.client_id }))
+    ).json()) as { device_code: string }
+    const pending = await poll(started.device_code)
+    expect(((await pending.json()) as { error: string }).error).toBe('authorization_pending')
+  })
+
+  it('caps registrations from all addresses together', async () => {
+    const harness = createHarness({ globalRegistrationLimit: { max: 2, windowMs: 3600_000 } })
+    await registerClient(harness)
+    await registerClient(harness)
+    const res = await harness.request('/register', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT] }),
+    })
+    expect(res.status).toBe(429)
+  })
+
+  it('refuses client metadata over 8 KiB', async () => {
+    const harness = createHarness()
+    const res = await harness.request('/register', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], extra: 'x'.repeat(9000) }),
+    })
+    expect(res.status).toBe(400)
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_client_metadata')
+  })
+})

@@ -20,6 +20,7 @@ describe('discovery', () => {
       token_endpoint_auth_methods_supported: ['none'],
       scopes_supported: ['mcp:read', 'mcp:write'],
       authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
     })
   })
 
@@ -49,10 +50,12 @@ describe('discovery', () => {
     }
   })
 
-  it('does not advertise client ID metadata documents', async () => {
-    const harness = createHarness()
-    const text = await (await harness.request('/.well-known/oauth-authorization-server')).text()
-    expect(text).not.toContain('client_id_metadata_document')
+  it('says false for client ID metadata documents when they are turned off', async () => {
+    const harness = createHarness({ clientIdMetadataDocuments: { enabled: false } })
+    const body = (await (
+      await harness.request('/.well-known/oauth-authorization-server')
+    ).json()) as Record<string, unknown>
+    expect(body.client_id_metadata_document_supported).toBe(false)
   })
 })
 

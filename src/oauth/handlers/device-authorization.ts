@@ -1,4 +1,5 @@
 import type { Handler } from 'hono'
+import { assertAllowed, limitRequest } from '../../core/http/throttle.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
 import { readForm, required, resources, single } from '../http/params.ts'
@@ -16,6 +17,9 @@ import { DEVICE_INTERVAL_SECONDS, DEVICE_TTL_MS } from '../store/device-grants.t
  */
 export function deviceAuthorizationHandler(ctx: OAuthContext): Handler {
   return async function deviceAuthorization(c) {
+    assertAllowed(
+      await ctx.limiters.consume('oauth-device-authorization-ip', limitRequest(c, ctx.limiters)),
+    )
     const form = await readForm(c)
     const client = await resolveClient(ctx, required(form, 'client_id'))
     if (!client) throw new OAuthError('invalid_client', 'Unknown client')

@@ -12,6 +12,8 @@ import { randomToken } from '../protocol/random.ts'
 export function registerHandler(ctx: OAuthContext): Handler {
   return async function registerClient(c) {
     assertAllowed(await ctx.limiters.consume('oauth-register', limitRequest(c, ctx.limiters)))
+    // A cap over all addresses: many addresses cannot fill the client table either.
+    assertAllowed(await ctx.limiters.consume('oauth-register-all', limitRequest(c, ctx.limiters)))
     if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
       throw new OAuthError('invalid_client_metadata', 'The body must be application/json')
     }

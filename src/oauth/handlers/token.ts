@@ -1,4 +1,7 @@
-import type { Handler } from 'hono'
+import type { Context, Handler } from 'hono'
+import { TooManyRequestsError } from '../../core/errors.ts'
+import { clientAddress } from '../../core/http/client-ip.ts'
+import { assertAllowed, limitRequest } from '../../core/http/throttle.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
 import { readForm, required, resources, single } from '../http/params.ts'
@@ -28,7 +31,7 @@ export function tokenHandler(ctx: OAuthContext): Handler {
         response = await exchangeCode(ctx, client, form)
         break
       case DEVICE_CODE_GRANT:
-        response = await pollDevice(ctx, client, form)
+        response = await pollDevice(ctx, c, client, form)
         break
       case 'refresh_token':
         response = await refresh(ctx, client, form)
@@ -118,8 +121,16 @@ async function replayOrUnknown(ctx: OAuthContext, code: string): Promise<OAuthEr
   return new OAuthError('invalid_grant', 'The code is unknown or expired')
 }
 
+/** Polls with device codes that do not exist are guesses: limited per client address. */
+async function countUnknownDeviceCode(ctx: OAuthContext, c: Context): Promise<void> {
+  assertAllowed(
+    await ctx.limiters.consume('oauth-device-poll-unknown-ip', limitRequest(c, ctx.limiters)),
+  )
+}
+
 async function pollDevice(
   ctx: OAuthContext,
+  c: Context,
   client: RegisteredClient,
   form: URLSearchParams,
 ): Promise<TokenResponse> {
@@ -138,6 +149,7 @@ async function pollDevice(
   })
   switch (outcome.kind) {
     case 'expired':
+      if (!found) await countUnknownDeviceCode(ctx, c)
       throw new OAuthError(
         'expired_token',
         'The device code is unknown or has expired; start again',

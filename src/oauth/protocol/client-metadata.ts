@@ -23,6 +23,9 @@ export interface RegisteredClient {
   verifiedHost?: string | undefined
 }
 
+/** Stored metadata per client is bounded: registration is public. */
+export const MAX_METADATA_CHARS = 8 * 1024
+
 const GRANT_TYPES = new Set(['authorization_code', 'refresh_token', DEVICE_CODE_GRANT])
 /** Asked for by some clients that cannot do `none`; registered as public clients anyway. */
 const DOWNGRADED_AUTH_METHODS = new Set(['none', 'client_secret_post', 'client_secret_basic'])
@@ -82,6 +85,12 @@ export function parseClientMetadata(
   const scope = optionalString(input.scope, 'scope', 1000)
   const metadata: Record<string, unknown> = { ...input }
   for (const field of DROPPED_FIELDS) delete metadata[field]
+  if (JSON.stringify(metadata).length > MAX_METADATA_CHARS) {
+    throw new OAuthError(
+      'invalid_client_metadata',
+      `The client metadata is larger than ${MAX_METADATA_CHARS} characters`,
+    )
+  }
   return {
     clientId: identity.clientId,
     clientName: displayName(clientName),

@@ -38,7 +38,11 @@ export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
  * `authorization_response_iss_parameter_supported`, RFC 7009's revocation endpoint and
  * client ID metadata documents. @see RFC 8414 §2
  */
-export function authorizationServerMetadata(endpoints: Endpoints, scopes: string[]) {
+export function authorizationServerMetadata(
+  endpoints: Endpoints,
+  scopes: string[],
+  clientIdMetadataDocuments: boolean,
+) {
   return {
     issuer: endpoints.issuer,
     authorization_endpoint: endpoints.authorization,
@@ -53,6 +57,7 @@ export function authorizationServerMetadata(endpoints: Endpoints, scopes: string
     token_endpoint_auth_methods_supported: ['none'],
     scopes_supported: scopes,
     authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: clientIdMetadataDocuments,
   }
 }
 

@@ -64,6 +64,12 @@ export function mountOAuth(app: Hono, ctx: DemoContext): void {
       appName: ctx.config.appName,
       logger: ctx.logger,
       rateLimiters: ctx.limiters,
+      trustProxy: ctx.config.trustProxy,
+      // Development only: lets a client metadata document be served from loopback (tests).
+      clientIdMetadataDocuments: {
+        allowLoopback:
+          ctx.config.env !== 'production' && ctx.env.KILN_CIMD_ALLOW_LOOPBACK === 'true',
+      },
       session: async (request) => {
         const session = await ctx.sessions.current(request)
         return session && { userId: session.userId, csrfToken: session.csrfToken }
