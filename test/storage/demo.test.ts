@@ -5,7 +5,7 @@ import { Hono } from 'hono'
 import { errorHandler, silentLogger } from 'kiln/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
-import { mountStorage } from '../../examples/demo/src/features/storage.ts'
+import { demoStorage, mountStorage } from '../../examples/demo/src/features/storage.ts'
 
 describe('demo storage feature', () => {
   let ctx: DemoContext
@@ -22,6 +22,7 @@ describe('demo storage feature', () => {
       env: {
         APP_URL: 'http://localhost:3999',
         FILESYSTEM_LOCAL_ROOT: root,
+        FILESYSTEM_PUBLIC_ROOT: join(root, 'public'),
         STORAGE_URL_SECRET: 'demo-storage-secret-with-at-least-32-chars',
       },
     })
@@ -39,6 +40,18 @@ describe('demo storage feature', () => {
 
   const upload = (form: FormData, headers: Record<string, string> = {}) =>
     app.request('/files', { method: 'POST', body: form, headers: { cookie, ...headers } })
+
+  it('serves the public disk at FILESYSTEM_PUBLIC_URL (/storage), and nothing outside it', async () => {
+    const storage = demoStorage(ctx)
+    await storage.disk('public').put('img/logo.svg', '<svg xmlns="http://www.w3.org/2000/svg"/>')
+    const url = storage.disk('public').url('img/logo.svg')
+    expect(url).toBe('/storage/img/logo.svg')
+    const response = await app.request(url)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toMatch(/^image\/svg\+xml/)
+    expect(response.headers.get('etag')).toBeTruthy()
+    expect((await app.request('/storage/%2e%2e/%2e%2e/etc/passwd')).status).toBe(404)
+  })
 
   it('sends visitors without a session to the login page', async () => {
     const response = await app.request('/files')

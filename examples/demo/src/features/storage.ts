@@ -3,7 +3,7 @@ import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { html } from 'hono/html'
 import { ConfigError, PayloadTooLargeError, ValidationError } from 'kiln/core'
-import { createStorageFromEnv, type Storage, storageRoutes } from 'kiln/storage'
+import { createStorageFromEnv, publicDiskRoutes, type Storage, storageRoutes } from 'kiln/storage'
 import type { DemoContext } from '../context.ts'
 import { page, pageHeaders } from '../pages/layout.ts'
 
@@ -49,10 +49,18 @@ export function demoStorage(ctx: DemoContext): Storage {
   return storage
 }
 
-/** Mounts `/files/signed/*` (temporary URLs), the `/files` page and `POST /files` (upload). */
+/**
+ * Mounts `/files/signed/*` (temporary URLs), the public disk at its URL base when that is a
+ * path of this app (`FILESYSTEM_PUBLIC_URL`, default `/storage`), the `/files` page and
+ * `POST /files` (upload).
+ */
 export function mountStorage(app: Hono, ctx: DemoContext): void {
   const storage = demoStorage(ctx)
   app.route('/files/signed', storageRoutes({ storage, logger: ctx.logger }))
+  const publicBase = storage.disk('public').url('x').slice(0, -'/x'.length)
+  if (publicBase.startsWith('/') && !publicBase.startsWith('//')) {
+    app.route(publicBase || '/', publicDiskRoutes({ storage, logger: ctx.logger }))
+  }
   app.route('/', filesPages(ctx, storage))
 }
 
