@@ -1,7 +1,7 @@
 import { Hono } from 'hono'
 import { buildOpenApiDocument, type OpenApiResource, type RouteInfo } from '../openapi/build.ts'
 import type { OpenApiDocument } from '../openapi/types.ts'
-import { DOCS_CSP, redocHtml, redocScript } from './redoc-page.ts'
+import { DOCS_CSP, hasRedoc, redocHtml, redocScript } from './redoc-page.ts'
 
 export interface ApiDocsOptions {
   /** The app whose registered routes are documented; read on the first request. */
@@ -65,7 +65,7 @@ export function apiDocs(options: ApiDocsOptions): Hono {
     })
     .get(scriptPath, function redocBundle(c) {
       c.header('Content-Type', 'text/javascript; charset=utf-8')
-      c.header('Cache-Control', 'public, max-age=86400')
+      c.header('Cache-Control', hasRedoc() ? 'public, max-age=86400' : 'no-cache')
       c.header('X-Content-Type-Options', 'nosniff')
       return c.body(redocScript())
     })
