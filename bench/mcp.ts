@@ -99,6 +99,7 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
       {
         sub: '1',
         client_id: 'bench',
+        grant_id: 'bench-grant',
         scope: 'mcp',
         aud: `${origin}/mcp`,
         iss: origin,

@@ -40,6 +40,7 @@ async function bearerValidation(rounds: number, durationMs: number): Promise<Ben
       sub: 'u1',
       tenant_id: 't1',
       client_id: 'c1',
+      grant_id: 'bench-grant',
       scope: 'mcp',
       aud: resource,
       iss: issuer,

@@ -124,6 +124,7 @@ async function main(): Promise<number> {
       {
         sub: String(author),
         client_id: 'soak-client',
+        grant_id: 'bench-grant',
         scope: 'mcp',
         aud: `${origin}/mcp`,
         iss: origin,

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, sql } from 'drizzle-orm'
+import { and, asc, count, eq, getTableName, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core'
 import type { SQLiteTable, SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
 import type { Logger } from '../core/index.ts'
@@ -117,7 +117,8 @@ export function createCrud(options: CrudOptions): Crud {
       const model = resolveModel(models, name)
       if (!Number.isSafeInteger(page) || page < 1)
         throw new ToolError('page must be an integer of at least 1')
-      if (!Number.isSafeInteger(per_page) || per_page < 1) {
+      // Any integer of at least 1: beyond 100 (however far) it is capped, not refused.
+      if (!Number.isInteger(per_page) || per_page < 1) {
         throw new ToolError('per_page must be an integer of at least 1')
       }
       const perPage = Math.min(per_page, MAX_PER_PAGE)
@@ -244,6 +245,12 @@ async function insertSqlite(
   row: Record<string, unknown>,
 ): Promise<JsonRecord | undefined> {
   const table = model.table as SQLiteTable
+  // A WITHOUT ROWID table has no row id to read back by: the INSERT returns the row itself,
+  // found by its primary key. Every other table keeps the spec's "last inserted row id".
+  if (withoutRowid(database, getTableName(table))) {
+    const [created] = database.db.insert(table).values(row).returning().all()
+    return created
+  }
   const result = database.db.insert(table).values(row).run()
   const [created] = await database.db
     .select()
@@ -251,4 +258,11 @@ async function insertSqlite(
     .where(sql`rowid = ${result.lastInsertRowid}`)
     .limit(1)
   return created
+}
+
+function withoutRowid(database: SqliteDatabase, tableName: string): boolean {
+  const [info] = database.db.all<{ wr: number }>(
+    sql`select wr from pragma_table_list where name = ${tableName} and schema = 'main'`,
+  )
+  return info?.wr === 1
 }

@@ -107,9 +107,12 @@ function buildSchemas(models: McpModelSource) {
       .optional()
       .describe('Equality filters keyed by column name'),
     page: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
+    // Any integer, not only a safe one: a huge per_page is capped at 100, as the spec says.
     perPage: z
-      .int()
+      .number()
       .min(1)
+      .refine(Number.isInteger, 'must be an integer')
+      .meta({ type: 'integer' })
       .optional()
       .describe(`Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`),
   }

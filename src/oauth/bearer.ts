@@ -2,10 +2,14 @@ import type { Context, MiddlewareHandler } from 'hono'
 import { type Clock, systemClock } from '../core/clock.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { OAuthError } from './errors.ts'
-import { bearerErrorResponse, missingTokenResponse } from './http/error-response.ts'
+import {
+  bearerChallenge,
+  bearerErrorResponse,
+  missingTokenResponse,
+} from './http/error-response.ts'
 import { type AccessTokenClaims, hmacKey, verifyAccessToken } from './protocol/access-token.ts'
 import { parseScope } from './protocol/scope.ts'
-import { isAccessTokenRevoked } from './store/revocations.ts'
+import { isFamilyRevoked } from './store/token-families.ts'
 
 export type BearerResult =
   | { kind: 'valid'; claims: AccessTokenClaims }
@@ -21,9 +25,10 @@ export interface BearerValidatorOptions {
   resource: string
   clock?: Clock
   /**
-   * The authorization server's KeyValueStore. With it, tokens revoked because their code was
-   * replayed or their refresh token reused are refused at once (one lookup per request);
-   * without it they stay valid until they expire (at most one hour).
+   * The authorization server's KeyValueStore. With it, tokens of a revoked grant (a replayed
+   * code, a reused refresh token, RFC 7009 revocation, a disconnected app, a deleted user) are
+   * refused at once: one read of the grant's revocation mark per request. Without it they stay
+   * valid until they expire (at most one hour).
    */
   store?: KeyValueStore
 }
@@ -57,7 +62,7 @@ export function createBearerValidator(options: BearerValidatorOptions): Validate
       now: clock.now(),
     })
     if (!result.ok) return { kind: 'invalid', reason: result.reason }
-    if (store && (await isAccessTokenRevoked(store, result.claims.jti))) {
+    if (store && (await isFamilyRevoked(store, result.claims.grant_id))) {
       return { kind: 'invalid', reason: 'The token has been revoked' }
     }
     return { kind: 'valid', claims: result.claims }
@@ -116,4 +121,26 @@ export function getAccessToken(c: Context): AccessTokenClaims {
   const claims = c.get('accessToken') as AccessTokenClaims | undefined
   if (!claims) throw new TypeError('getAccessToken: this route is not behind bearerAuth()')
   return claims
+}
+
+/**
+ * The `WWW-Authenticate` value for a request whose token lacks a scope the operation needs
+ * (answer it with 403): `Bearer error="insufficient_scope", scope="…", resource_metadata="…"`.
+ * A client can then ask the person for the wider scope (step-up). @see RFC 6750 §3.1
+ */
+export function insufficientScopeChallenge(options: {
+  resourceMetadataUrl: string
+  /** The scopes the operation needs, e.g. `['mcp:write']`. */
+  scopes: string[]
+  description?: string
+}): string {
+  const scope = options.scopes.join(' ')
+  return bearerChallenge({
+    resourceMetadataUrl: options.resourceMetadataUrl,
+    error: new OAuthError(
+      'insufficient_scope',
+      options.description ?? `This operation needs the scope: ${scope}`,
+      { scope },
+    ),
+  })
 }

@@ -1,4 +1,6 @@
 import type { Clock } from '../core/clock.ts'
+import type { TrustProxy } from '../core/http/client-ip.ts'
+import type { RateLimiters } from '../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
 import type { TokenIssuer } from './issuer.ts'
@@ -7,6 +9,7 @@ import type { RandomSource } from './protocol/random.ts'
 import type { AuthorizationCodeStore } from './store/authorization-codes.ts'
 import type { ClientStore } from './store/client-store.ts'
 import type { DeviceGrantStore } from './store/device-grants.ts'
+import type { GrantIndex } from './store/grants.ts'
 import type { TokenFamilies } from './store/token-families.ts'
 
 /** The signed-in person, as the application's session middleware knows them. */
@@ -30,6 +33,7 @@ export interface Limit {
 export interface OAuthContext {
   endpoints: Endpoints
   scopes: string[]
+  scopeDescriptions: Readonly<Record<string, string>>
   loginPath: string
   appName: string
   session: SessionResolver
@@ -38,10 +42,14 @@ export interface OAuthContext {
   codes: AuthorizationCodeStore
   devices: DeviceGrantStore
   families: TokenFamilies
+  grants: GrantIndex
   issuer: TokenIssuer
+  /** The HMAC key access tokens are signed with (to verify them at /revoke). */
+  accessTokenKey: Uint8Array
   clock: Clock
   random: RandomSource
   logger: Logger
-  trustProxy: boolean
-  limits: { registration: Limit; userCodePerSession: Limit; userCodePerIp: Limit }
+  trustProxy: TrustProxy
+  /** kiln's throttle, with `oauth-register`, `oauth-user-code-ip` and `oauth-user-code-user`. */
+  limiters: RateLimiters
 }

@@ -43,12 +43,19 @@ export class OAuthError extends KilnError {
   override readonly status: number
   /** The scope a resource route needed (`insufficient_scope`). */
   readonly scope: string | undefined
+  /** The auth scheme the client tried, echoed in `WWW-Authenticate` on a 401. @see RFC 6749 §5.2 */
+  readonly challenge: string | undefined
 
-  constructor(code: OAuthErrorCode, description: string, options?: { scope?: string }) {
+  constructor(
+    code: OAuthErrorCode,
+    description: string,
+    options?: { scope?: string; challenge?: string },
+  ) {
     super(description)
     this.code = code
     this.status = STATUS[code] ?? 400
     this.scope = options?.scope
+    this.challenge = options?.challenge
   }
 }
 

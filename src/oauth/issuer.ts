@@ -1,10 +1,24 @@
 import type { Clock } from '../core/clock.ts'
 import type { Logger } from '../core/logger.ts'
+import { OAuthError } from './errors.ts'
 import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from './protocol/access-token.ts'
 import { type RandomSource, randomToken } from './protocol/random.ts'
 import { formatScope } from './protocol/scope.ts'
 import type { GrantBinding } from './store/authorization-codes.ts'
-import type { TokenFamilies } from './store/token-families.ts'
+import type { GrantIndex } from './store/grants.ts'
+import { REFRESH_TTL_MS, type TokenFamilies } from './store/token-families.ts'
+
+export interface IssueOptions {
+  /** The token family (grant) every token of this authorization belongs to. */
+  familyId: string
+  /** Whether to mint a refresh token too. */
+  refresh: boolean
+  grant: 'authorization_code' | 'device_code' | 'refresh_token'
+  /** A narrower scope for this access token (refresh with `scope`). */
+  accessScope?: string[]
+  /** Shown on the person's list of connected applications. */
+  client?: { name: string | undefined; verifiedHost: string | undefined }
+}
 
 /** The token response of both grants. @see RFC 6749 §5.1 */
 export interface TokenResponse {
@@ -25,6 +39,7 @@ export class TokenIssuer {
   readonly #clock: Clock
   readonly #random: RandomSource
   readonly #families: TokenFamilies
+  readonly #grants: GrantIndex
   readonly #logger: Logger
 
   constructor(options: {
@@ -33,6 +48,7 @@ export class TokenIssuer {
     clock: Clock
     random: RandomSource
     families: TokenFamilies
+    grants: GrantIndex
     logger: Logger
   }) {
     this.#key = options.key
@@ -40,13 +56,37 @@ export class TokenIssuer {
     this.#clock = options.clock
     this.#random = options.random
     this.#families = options.families
+    this.#grants = options.grants
     this.#logger = options.logger
   }
 
-  async issue(
-    binding: GrantBinding,
-    options: { familyId: string; refresh: boolean; grant: string; accessScope?: string[] },
-  ): Promise<TokenResponse> {
+  /**
+   * Mints the tokens of a grant. A new grant is listed under its user first, then checked
+   * against the user's cut-off (all grants ended after this approval): whichever of the two
+   * runs second sees the other, so no token outlives `revokeAllForUser`.
+   */
+  async issue(binding: GrantBinding, options: IssueOptions): Promise<TokenResponse> {
+    const lifetimeMs = options.refresh ? REFRESH_TTL_MS : ACCESS_TOKEN_TTL_SECONDS * 1000
+    if (options.grant === 'refresh_token') {
+      await this.#grants.touch(options.familyId, lifetimeMs)
+    } else {
+      await this.#grants.add(
+        {
+          grantId: options.familyId,
+          userId: binding.userId,
+          tenantId: binding.tenantId,
+          clientId: binding.clientId,
+          clientName: options.client?.name,
+          verifiedHost: options.client?.verifiedHost,
+          scope: binding.scope,
+        },
+        lifetimeMs,
+      )
+    }
+    if (await this.#grants.approvedBeforeCutoff(binding.userId, binding.approvedAt)) {
+      await this.#families.revoke(options.familyId)
+      throw new OAuthError('invalid_grant', 'The authorization was revoked')
+    }
     const iat = Math.floor(this.#clock.now() / 1000)
     const exp = iat + ACCESS_TOKEN_TTL_SECONDS
     const jti = randomToken(this.#random, 16)
@@ -61,11 +101,11 @@ export class TokenIssuer {
         iat,
         exp,
         jti,
+        grant_id: options.familyId,
         ...(binding.tenantId !== undefined ? { tenant_id: binding.tenantId } : {}),
       },
       this.#key,
     )
-    await this.#families.recordAccessToken(options.familyId, { jti, expiresAt: exp * 1000 })
     const response: TokenResponse = {
       access_token: accessToken,
       token_type: 'Bearer',

@@ -1,7 +1,8 @@
 import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
 import { type Clock, systemClock } from '../core/clock.ts'
-import { PayloadTooLargeError } from '../core/errors.ts'
+import { bodyLimit } from '../core/http/body-limit.ts'
+import type { TrustProxy } from '../core/http/client-ip.ts'
+import { createRateLimiters, type RateLimiters } from '../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
 import type { Database } from '../db/database.ts'
@@ -9,20 +10,24 @@ import { normalizeIssuer } from './config.ts'
 import type { Limit, OAuthContext, SessionResolver } from './context.ts'
 import { oauthCors } from './cors.ts'
 import { authorizeDecisionHandler, authorizeHandler } from './handlers/authorize.ts'
+import { connectedAppsHandler, disconnectAppHandler } from './handlers/connected-apps.ts'
 import { deviceDecisionHandler, deviceHandler } from './handlers/device.ts'
 import { deviceAuthorizationHandler } from './handlers/device-authorization.ts'
 import { metadataHandler } from './handlers/metadata.ts'
 import { protectedResourceHandler } from './handlers/protected-resource.ts'
 import { registerHandler } from './handlers/register.ts'
+import { revokeHandler } from './handlers/revoke.ts'
 import { tokenHandler } from './handlers/token.ts'
 import { oauthErrorHandler } from './http/error-response.ts'
 import { TokenIssuer } from './issuer.ts'
 import { hmacKey } from './protocol/access-token.ts'
 import { endpointsFor } from './protocol/metadata.ts'
 import { type RandomSource, systemRandom } from './protocol/random.ts'
+import { DEFAULT_SCOPE_DESCRIPTIONS, DEFAULT_SCOPES } from './protocol/scope.ts'
 import { AuthorizationCodeStore } from './store/authorization-codes.ts'
 import { type ClientStore, createDatabaseClientStore } from './store/client-store.ts'
 import { DeviceGrantStore } from './store/device-grants.ts'
+import { GrantIndex } from './store/grants.ts'
 import { TokenFamilies } from './store/token-families.ts'
 
 export interface OAuthServerOptions {
@@ -42,15 +47,24 @@ export interface OAuthServerOptions {
   loginPath?: string
   /** Resolves the signed-in user, tenant and CSRF token of a browser request. */
   session: SessionResolver
-  /** Scopes this server grants. Default `['mcp']`. */
+  /** Scopes this server grants. Default `['mcp:read', 'mcp:write']`. */
   scopes?: string[]
+  /** Plain words for scopes on the consent and connected-apps pages (merged over kiln's). */
+  scopeDescriptions?: Record<string, string>
   /** Shown on the consent page ("… wants to access your <appName> account"). */
   appName?: string
   clock?: Clock
   random?: RandomSource
   logger?: Logger
-  /** Read the client IP from `X-Forwarded-For` for throttles (only behind your own proxy). */
-  trustProxy?: boolean
+  /**
+   * kiln's rate limiters (`createRateLimiters({ redis: shared.client, trustProxy })`), shared
+   * with the API so every instance counts together. Without them the throttles count in this
+   * process's memory. The OAuth limiters are `oauth-register`, `oauth-user-code-ip` and
+   * `oauth-user-code-user`; define one of those names yourself to change it.
+   */
+  rateLimiters?: RateLimiters
+  /** Which proxies' `X-Forwarded-For` the throttles believe, without `rateLimiters`. */
+  trustProxy?: TrustProxy
   /** Client registrations per IP. Default 20 per hour. */
   registrationLimit?: Limit
   /** Wrong device codes per signed-in user and per IP. Defaults 10 and 30 per 15 minutes. */
@@ -68,12 +82,7 @@ export function oauthServer(options: OAuthServerOptions): Hono {
   const ctx = buildContext(options)
   const app = new Hono()
   app.onError(oauthErrorHandler({ issuer: ctx.endpoints.issuer, logger: ctx.logger }))
-  const limit = bodyLimit({
-    maxSize: 64 * 1024,
-    onError: () => {
-      throw new PayloadTooLargeError()
-    },
-  })
+  const limit = bodyLimit({ maxBytes: 64 * 1024 })
   const cors = oauthCors()
   const resourcePath = new URL(ctx.endpoints.resource).pathname
 
@@ -90,12 +99,16 @@ export function oauthServer(options: OAuthServerOptions): Hono {
   app.post('/register', registerHandler(ctx))
   app.use('/token', cors, limit)
   app.post('/token', tokenHandler(ctx))
+  app.use('/revoke', cors, limit)
+  app.post('/revoke', revokeHandler(ctx))
   app.use('/device_authorization', cors, limit)
   app.post('/device_authorization', deviceAuthorizationHandler(ctx))
   app.get('/authorize', authorizeHandler(ctx))
   app.post('/authorize', limit, authorizeDecisionHandler(ctx))
   app.get('/device', deviceHandler(ctx))
   app.post('/device', limit, deviceDecisionHandler(ctx))
+  app.get('/connected-apps', connectedAppsHandler(ctx))
+  app.post('/connected-apps', limit, disconnectAppHandler(ctx))
   return app
 }
 
@@ -120,7 +133,7 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
   if (!loginPath.startsWith('/') || loginPath.startsWith('//')) {
     throw new TypeError('oauthServer: `loginPath` must be a path on this site, like /login')
   }
-  const scopes = options.scopes ?? ['mcp']
+  const scopes = options.scopes ?? DEFAULT_SCOPES
   if (scopes.length === 0 || scopes.some((scope) => !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope))) {
     throw new TypeError('oauthServer: `scopes` must be non-empty scope tokens (RFC 6749 §3.3)')
   }
@@ -129,10 +142,11 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
   const logger = options.logger ?? silentLogger()
   const store = options.store
   const families = new TokenFamilies(store, clock, random)
-  const minutes15 = 15 * 60_000
+  const grants = new GrantIndex(store, clock)
   return {
     endpoints: endpointsFor(issuer, options.resourcePath ?? '/mcp'),
     scopes,
+    scopeDescriptions: { ...DEFAULT_SCOPE_DESCRIPTIONS, ...options.scopeDescriptions },
     loginPath,
     appName: options.appName ?? 'application',
     session: options.session,
@@ -141,22 +155,47 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
     codes: new AuthorizationCodeStore(store, clock, random),
     devices: new DeviceGrantStore(store, clock, random),
     families,
+    grants,
+    accessTokenKey: hmacKey(options.secret),
     issuer: new TokenIssuer({
       key: hmacKey(options.secret),
       issuer,
       clock,
       random,
       families,
+      grants,
       logger,
     }),
     clock,
     random,
     logger,
     trustProxy: options.trustProxy ?? false,
-    limits: {
-      registration: options.registrationLimit ?? { max: 20, windowMs: 3600_000 },
-      userCodePerSession: options.userCodeLimits?.perSession ?? { max: 10, windowMs: minutes15 },
-      userCodePerIp: options.userCodeLimits?.perIp ?? { max: 30, windowMs: minutes15 },
-    },
+    limiters: oauthLimiters(options),
   }
+}
+
+/** The app's rate limiters (or memory ones) with the OAuth server's limiters defined. */
+function oauthLimiters(options: OAuthServerOptions): RateLimiters {
+  const limiters =
+    options.rateLimiters ??
+    createRateLimiters({ trustProxy: options.trustProxy ?? false, logger: options.logger })
+  const minutes15 = 15 * 60_000
+  const window = (limit: Limit) => ({
+    points: limit.max,
+    durationSeconds: Math.max(1, Math.ceil(limit.windowMs / 1000)),
+  })
+  limiters.define(
+    'oauth-register',
+    window(options.registrationLimit ?? { max: 20, windowMs: 3600_000 }),
+  )
+  limiters.define(
+    'oauth-user-code-ip',
+    window(options.userCodeLimits?.perIp ?? { max: 30, windowMs: minutes15 }),
+  )
+  const perUser = window(options.userCodeLimits?.perSession ?? { max: 10, windowMs: minutes15 })
+  limiters.define('oauth-user-code-user', (request) => ({
+    key: `user:${request.subject ?? ''}`,
+    ...perUser,
+  }))
+  return limiters
 }

@@ -134,9 +134,12 @@ export class DiskHandle {
     return this.driver.deleteDirectory(file(path))
   }
 
-  /** The file's URL from the disk's URL base (no I/O). */
+  /**
+   * The file's URL from the disk's URL base (no I/O). A URL path may start with a slash
+   * (`url('/img/a.png')`): it collapses into the one between base and path.
+   */
   url(path: string): string {
-    const normalized = file(path)
+    const normalized = urlPath(path)
     if (this.#config.url) return joinUrl(this.#config.url, encodePath(normalized))
     if (this.driver.url) return this.driver.url(normalized)
     throw new Unsupported(`The disk "${this.name}" has no URL base`)
@@ -144,7 +147,7 @@ export class DiskHandle {
 
   /** The CDN edge URL when the disk has a CDN base, otherwise `url()`. String composition only. */
   cdnUrl(path: string): string {
-    if (this.#config.cdn) return joinUrl(this.#config.cdn, encodePath(file(path)))
+    if (this.#config.cdn) return joinUrl(this.#config.cdn, encodePath(urlPath(path)))
     return this.url(path)
   }
 
@@ -251,6 +254,12 @@ export function createStorage(options: StorageOptions): Storage {
 
 function file(path: string): string {
   return normalizePath(path)
+}
+
+/** A file path for URL composition: leading slashes collapse; `..`, NUL and `\` still fail. */
+function urlPath(path: string): string {
+  if (typeof path !== 'string') throw new InvalidPath('expected a string')
+  return normalizePath(path.replace(/^\/+/, ''))
 }
 
 function dir(path: string): string {

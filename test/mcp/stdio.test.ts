@@ -168,7 +168,10 @@ for (const [name, app] of Object.entries(apps)) {
       expect(unknown.isError).toBe(true)
       expect(unknown.text).toMatch(/^Unknown model "invoices"\. Valid models: /)
       const huge = await call(client, 'crud_list', { model: 'posts', per_page: 1e300 })
-      expect(huge.isError).toBe(true)
+      expect(huge.isError).toBe(false)
+      expect(huge.json).toMatchObject({ per_page: 100 })
+      const zero = await call(client, 'crud_list', { model: 'posts', per_page: 0 })
+      expect(zero.isError).toBe(true)
     })
 
     it('reports messaging status without values and finds the scaffold listeners', async () => {

@@ -212,7 +212,10 @@ describe('GET /authorize: login and consent', () => {
     const html = await res.text()
     expect(html).toContain('Test Client')
     expect(html).toContain('127.0.0.1:9999')
-    expect(html).toContain('<code>mcp</code>')
+    expect(html).toContain('Read your data through the assistant tools')
+    expect(html).toContain('Create, change and delete your data through the assistant tools')
+    expect(html).toContain('mcp:read')
+    expect(html).toContain('mcp:write')
     expect(html).toMatch(/<button[^>]*value="approve"[^>]*>Approve<\/button>/)
     expect(html).toMatch(/<button[^>]*value="deny"[^>]*>Deny<\/button>/)
   })
@@ -232,9 +235,14 @@ describe('GET /authorize: login and consent', () => {
 
   it('ignores unknown scopes and grants the known ones', async () => {
     const { harness, params, cookie } = await setup()
-    const res = await get(harness, authorizeQuery({ ...params, scope: 'claudeai mcp' }), cookie)
+    const res = await get(
+      harness,
+      authorizeQuery({ ...params, scope: 'claudeai mcp:read' }),
+      cookie,
+    )
     const html = await res.text()
-    expect(html).toContain('<code>mcp</code>')
+    expect(html).toContain('mcp:read')
+    expect(html).not.toContain('mcp:write')
     expect(html).not.toContain('claudeai')
   })
 })

@@ -9,7 +9,7 @@ import {
   getAccessToken,
   signAccessToken,
 } from '../../src/oauth/index.ts'
-import { revokeAccessTokens } from '../../src/oauth/store/revocations.ts'
+import { TokenFamilies } from '../../src/oauth/store/token-families.ts'
 
 const secret = 'a-test-secret-that-is-long-enough-000000'
 const issuer = 'http://127.0.0.1:3000'
@@ -29,6 +29,7 @@ function claims(clock: ManualClock, extra: Partial<AccessTokenClaims> = {}): Acc
     iat,
     exp: iat + 3600,
     jti: 'jti-1',
+    grant_id: 'grant-1',
     ...extra,
   }
 }
@@ -171,13 +172,9 @@ describe('createBearerValidator', () => {
   it('refuses revoked tokens when given the store', async () => {
     const store = new MemoryKeyValueStore({ clock })
     const check = createBearerValidator({ secret, issuer, resource, clock, store })
-    const token = await signAccessToken(claims(clock, { jti: 'revoke-me' }), key)
+    const token = await signAccessToken(claims(clock, { grant_id: 'revoke-me' }), key)
     expect((await check(request(`Bearer ${token}`))).kind).toBe('valid')
-    await revokeAccessTokens(
-      store,
-      [{ jti: 'revoke-me', expiresAt: clock.now() + 1000 }],
-      clock.now(),
-    )
+    await new TokenFamilies(store, clock, () => new Uint8Array(16)).revoke('revoke-me')
     expect(await check(request(`Bearer ${token}`))).toEqual({
       kind: 'invalid',
       reason: 'The token has been revoked',

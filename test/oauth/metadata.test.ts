@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createHarness } from './support.ts'
 
 describe('discovery', () => {
-  it('serves exactly the spec fields plus authorization_response_iss_parameter_supported', async () => {
+  it('serves the spec fields plus RFC 9207 iss and RFC 7009 revocation', async () => {
     const harness = createHarness()
     const res = await harness.request('/.well-known/oauth-authorization-server')
     expect(res.status).toBe(200)
@@ -11,11 +11,14 @@ describe('discovery', () => {
       authorization_endpoint: 'http://127.0.0.1:3000/authorize',
       token_endpoint: 'http://127.0.0.1:3000/token',
       registration_endpoint: 'http://127.0.0.1:3000/register',
+      revocation_endpoint: 'http://127.0.0.1:3000/revoke',
+      revocation_endpoint_auth_methods_supported: ['none'],
       device_authorization_endpoint: 'http://127.0.0.1:3000/device_authorization',
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['none'],
+      scopes_supported: ['mcp:read', 'mcp:write'],
       authorization_response_iss_parameter_supported: true,
     })
   })
@@ -33,7 +36,7 @@ describe('discovery', () => {
     const expected = {
       resource: 'http://127.0.0.1:3000/mcp',
       authorization_servers: ['http://127.0.0.1:3000'],
-      scopes_supported: ['mcp'],
+      scopes_supported: ['mcp:read', 'mcp:write'],
       bearer_methods_supported: ['header'],
     }
     for (const path of [

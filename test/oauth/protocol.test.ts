@@ -136,11 +136,15 @@ describe('decidePoll', () => {
     })
     expect(decidePoll({ ...base, decision: { status: 'denied' } }).kind).toBe('denied')
     expect(
-      decidePoll({ ...base, decision: { status: 'approved', userId: 'u', tenantId: 't' } }),
+      decidePoll({
+        ...base,
+        decision: { status: 'approved', userId: 'u', tenantId: 't', approvedAt: 1 },
+      }),
     ).toEqual({
       kind: 'approved',
       userId: 'u',
       tenantId: 't',
+      approvedAt: 1,
     })
   })
 })

@@ -57,7 +57,11 @@ describe('POST /token: authorization code', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('cache-control')).toBe('no-store')
     const body = (await res.json()) as Record<string, unknown>
-    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'mcp' })
+    expect(body).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'mcp:read mcp:write',
+    })
     expect(typeof body.refresh_token).toBe('string')
     const token = String(body.access_token)
     expect(decodeProtectedHeader(token)).toEqual({ alg: 'HS256', typ: 'at+jwt' })
@@ -66,7 +70,7 @@ describe('POST /token: authorization code', () => {
       sub: 'alice',
       tenant_id: 'tenant-a',
       client_id: clientId,
-      scope: 'mcp',
+      scope: 'mcp:read mcp:write',
       aud: 'http://127.0.0.1:3000/mcp',
       iss: 'http://127.0.0.1:3000',
     })
@@ -318,15 +322,18 @@ describe('POST /token: refresh', () => {
       await refresh(harness, {
         refresh_token: refreshToken,
         client_id: clientId,
-        scope: 'mcp admin',
+        scope: 'mcp:read admin',
       }),
       400,
       'invalid_scope',
     )
-    expect(
-      (await refresh(harness, { refresh_token: refreshToken, client_id: clientId, scope: 'mcp' }))
-        .status,
-    ).toBe(200)
+    const narrowed = await refresh(harness, {
+      refresh_token: refreshToken,
+      client_id: clientId,
+      scope: 'mcp:read',
+    })
+    expect(narrowed.status).toBe(200)
+    expect(((await narrowed.json()) as { scope: string }).scope).toBe('mcp:read')
   })
 
   it('refuses another resource', async () => {

@@ -41,7 +41,7 @@ describe('the Storage facade', () => {
     expect(() => local('')).toThrow(TypeError)
   })
 
-  it('composes url() and cdnUrl() as strings, collapsing slashes between base and path', () => {
+  it('composes url() and cdnUrl() as strings, collapsing slashes between base and path', async () => {
     const storage = createStorage({
       default: 'public',
       disks: {
@@ -52,9 +52,19 @@ describe('the Storage facade', () => {
     })
     expect(storage.url('img/a b.png')).toBe('/storage/img/a%20b.png')
     expect(storage.cdnUrl('img/logo.png')).toBe('https://cdn.example.com/img/logo.png')
-    expect(storage.cdnUrl('//img//logo.png'.replace(/^\/+/, ''))).toBe(
-      'https://cdn.example.com/img/logo.png',
+    // The call docs/storage.md shows: a leading slash collapses into the one after the base.
+    expect(storage.cdnUrl('/img/a.png')).toBe('https://cdn.example.com/img/a.png')
+    expect(storage.cdnUrl('//img//logo.png')).toBe('https://cdn.example.com/img/logo.png')
+    expect(storage.url('/x')).toBe('/storage/x')
+    expect(storage.disk('origin').url('/a b/c.css')).toBe(
+      'https://app.example.com/files/a%20b/c.css',
     )
+    expect(storage.disk('origin').cdnUrl('/x.css')).toBe('https://app.example.com/files/x.css')
+    // Only URL composition: file operations still refuse absolute paths, and escapes fail.
+    await expect(storage.put('/x', 'a')).rejects.toThrow('absolute paths are not allowed')
+    for (const bad of ['/../x', '/a/../../x', '/a\\b', '/a\0b', '/']) {
+      expect(() => storage.cdnUrl(bad), bad).toThrow('Invalid path')
+    }
     expect(storage.disk('origin').cdnUrl('x.css')).toBe('https://app.example.com/files/x.css')
     expect(() => storage.disk('bare').url('x.css')).toThrow(Unsupported)
     expect(() => storage.disk('bare').cdnUrl('x.css')).toThrow(Unsupported)

@@ -3,10 +3,12 @@ import { eq } from 'drizzle-orm'
 import {
   type AppConfig,
   createLogger,
+  createRateLimiters,
   createSharedState,
   type Env,
   type Logger,
   loadAppConfig,
+  type RateLimiters,
   Redactor,
   type SharedState,
 } from 'kiln/core'
@@ -28,6 +30,8 @@ export interface DemoContext {
   redactor: Redactor
   database: PostgresDatabase
   shared: SharedState
+  /** The one set of rate limiters: the API, the OAuth server and the login count through it. */
+  limiters: RateLimiters
   sessions: SessionStore
   models: ModelRegistry
   demoUser: { email: string; password: string; generated: boolean }
@@ -76,6 +80,11 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
     const demoUser = await ensureDemoUser(database, env)
     const sessions = new SessionStore({ kv: shared.kv, secure: config.appUrl.startsWith('https:') })
     const models = createModelRegistry(schema, 'postgres')
+    const limiters = createRateLimiters({
+      redis: shared.client,
+      trustProxy: config.trustProxy,
+      logger,
+    })
     const opened = shared
     const cleanups: (() => Promise<void>)[] = []
     return {
@@ -85,6 +94,7 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
       redactor,
       database,
       shared: opened,
+      limiters,
       sessions,
       models,
       demoUser,

@@ -20,3 +20,4 @@ export {
 export { hasFields, type RenameKeys, renameKeys } from './rename-keys.ts'
 export { AUTO_EXCLUDED_FIELDS, type ExclusionOptions, isExcludedField, when } from './resources.ts'
 export { BODY_FIELD, fieldErrors, validate } from './validation.ts'
+export { validationMessage } from './validation-messages.ts'

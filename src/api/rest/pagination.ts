@@ -43,12 +43,12 @@ export interface Paginated<T> {
 export const DEFAULT_PER_PAGE = 15
 export const MAX_PER_PAGE = 100
 
-const positiveInteger = /^[0-9]+$/
+const digits = /^[0-9]+$/
 
 /**
- * Reads `page` and `per_page` from a query. Both default (1 and 15), `per_page` is capped at
- * `maxPerPage` (100), and anything that is not a whole number of at least 1 fails with a 422
- * naming the parameter.
+ * Reads `page` and `per_page` from a query. Both default (1 and 15); `per_page` is capped at
+ * `maxPerPage` (100), however large it is. Anything that is not an integer of at least 1, or a
+ * page beyond the last one a safe offset can reach, fails with a 422 naming the parameter.
  */
 export function parsePageQuery(
   query: Record<string, string | undefined>,
@@ -56,15 +56,20 @@ export function parsePageQuery(
 ): PageQuery {
   const errors: Record<string, string[]> = {}
   const page = readPositive(query.page, 1, 'page', errors)
-  const requested = readPositive(query.per_page, defaultPerPage, 'per_page', errors)
-  const perPage = Math.min(requested, maxPerPage)
-  if (errors.page === undefined && (page - 1) * perPage > Number.MAX_SAFE_INTEGER) {
-    errors.page = ['is too large']
+  // Capped before any arithmetic: `per_page=9007199254740993` is simply "as many as allowed".
+  const perPage = Math.min(
+    readPositive(query.per_page, defaultPerPage, 'per_page', errors),
+    maxPerPage,
+  )
+  const lastReachable = Math.floor(Number.MAX_SAFE_INTEGER / perPage) + 1
+  if (errors.page === undefined && page > lastReachable) {
+    errors.page = [`must be at most ${lastReachable}`]
   }
   if (Object.keys(errors).length > 0) throw new ValidationError(errors)
   return { page, perPage, offset: (page - 1) * perPage }
 }
 
+/** A positive integer of any size; beyond a safe integer it is returned as Infinity. */
 function readPositive(
   raw: string | undefined,
   fallback: number,
@@ -72,12 +77,16 @@ function readPositive(
   errors: Record<string, string[]>,
 ): number {
   if (raw === undefined) return fallback
-  const value = positiveInteger.test(raw) ? Number(raw) : Number.NaN
-  if (!Number.isSafeInteger(value) || value < 1) {
-    errors[name] = ['must be a whole number of at least 1']
+  if (!digits.test(raw)) {
+    errors[name] = ['must be an integer']
     return fallback
   }
-  return value
+  const value = Number(raw)
+  if (value < 1) {
+    errors[name] = ['must be at least 1']
+    return fallback
+  }
+  return Number.isSafeInteger(value) ? value : Number.POSITIVE_INFINITY
 }
 
 /**

@@ -138,12 +138,13 @@ async function validateOpenApi(document: OpenApiLike): Promise<string | undefine
     return undefined
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
-    return (
-      message
-        .split('\n')
-        .find((line) => line.trim() !== '')
-        ?.trim() ?? message
-    )
+    // swagger-parser heads its list of errors with a summary ("Swagger schema validation
+    // failed."); the first real error is the line after it.
+    const lines = message
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '')
+    return lines.find((line) => !/validation failed\.?$/i.test(line)) ?? lines[0] ?? message
   }
 }
 

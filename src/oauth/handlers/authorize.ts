@@ -1,14 +1,17 @@
 import type { Handler } from 'hono'
+import { constantTimeEqual } from '../../core/http/constant-time.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthPageError, OAuthRedirectError } from '../errors.ts'
 import { htmlResponse, redirectResponse } from '../http/page-response.ts'
 import { redirectHost, renderConsentPage } from '../pages/consent.ts'
 import type { RegisteredClient } from '../protocol/client-metadata.ts'
 import { isS256Challenge } from '../protocol/pkce.ts'
-import { secretsEqual, sha256Hex } from '../protocol/random.ts'
+import { sha256Hex } from '../protocol/random.ts'
 import { matchesRedirectUri } from '../protocol/redirect-uri.ts'
 import { resolveResource } from '../protocol/resource.ts'
 import { grantScopes } from '../protocol/scope.ts'
+import { resolveClient } from '../resolve-client.ts'
+import { REFRESH_TTL_MS } from '../store/token-families.ts'
 import { loginRedirect } from './login-redirect.ts'
 import { readSessionForm } from './session-form.ts'
 
@@ -23,7 +26,7 @@ export function authorizeHandler(ctx: OAuthContext): Handler {
   return async function authorize(c) {
     const url = new URL(c.req.url)
     const query = url.searchParams
-    const { client, redirectUri } = await checkClient(ctx, query)
+    const { client, redirectUri, redirectUriSent } = await checkClient(ctx, query)
     const state = query.getAll('state')[0]
     const fail = (code: ConstructorParameters<typeof OAuthRedirectError>[0], description: string) =>
       new OAuthRedirectError(code, description, { redirectUri, state })
@@ -63,6 +66,7 @@ export function authorizeHandler(ctx: OAuthContext): Handler {
     const requestId = await ctx.codes.savePending({
       clientId: client.clientId,
       redirectUri,
+      redirectUriSent,
       codeChallenge: challenge,
       state,
       scope,
@@ -78,6 +82,8 @@ export function authorizeHandler(ctx: OAuthContext): Handler {
         clientId: client.clientId,
         redirectHost: redirectHost(redirectUri),
         scopes: scope,
+        scopeDescriptions: ctx.scopeDescriptions,
+        verifiedHost: client.verifiedHost,
         action,
         hidden: { request_id: requestId, csrf_token: session.csrfToken },
       }),
@@ -106,18 +112,20 @@ export function authorizeDecisionHandler(ctx: OAuthContext): Handler {
     if (decision !== 'approve' && decision !== 'deny') {
       throw new OAuthPageError(400, 'Invalid request', 'Choose Approve or Deny.')
     }
-    const pending = await ctx.codes.takePending(form.get('request_id') ?? '')
-    if (!pending) {
-      throw new OAuthPageError(
-        400,
-        'Request expired',
-        'This authorization request has expired or was already answered. Start again from the application.',
-      )
-    }
+    const requestId = form.get('request_id') ?? ''
+    const expired = new OAuthPageError(
+      400,
+      'Request expired',
+      'This authorization request has expired or was already answered. Start again from the application.',
+    )
+    // Ownership is checked on a read, before the record is consumed: another session must not
+    // be able to burn someone's pending consent.
+    const shown = await ctx.codes.peekPending(requestId)
+    if (!shown) throw expired
     if (
-      pending.userId !== session.userId ||
-      pending.tenantId !== session.tenantId ||
-      !secretsEqual(pending.csrfHash, sha256Hex(session.csrfToken))
+      shown.userId !== session.userId ||
+      shown.tenantId !== session.tenantId ||
+      !constantTimeEqual(shown.csrfHash, sha256Hex(session.csrfToken))
     ) {
       throw new OAuthPageError(
         403,
@@ -125,20 +133,28 @@ export function authorizeDecisionHandler(ctx: OAuthContext): Handler {
         'This authorization request belongs to another session.',
       )
     }
+    const pending = await ctx.codes.takePending(requestId)
+    if (!pending) throw expired
     const target = new URL(pending.redirectUri)
     if (decision === 'deny') {
       target.searchParams.set('error', 'access_denied')
       target.searchParams.set('error_description', 'The user denied the request')
     } else {
-      const code = await ctx.codes.issueCode({
-        clientId: pending.clientId,
-        redirectUri: pending.redirectUri,
-        codeChallenge: pending.codeChallenge,
-        scope: pending.scope,
-        resource: pending.resource,
-        userId: session.userId,
-        tenantId: session.tenantId,
-      })
+      const code = await ctx.codes.issueCode(
+        {
+          clientId: pending.clientId,
+          redirectUri: pending.redirectUri,
+          redirectUriSent: pending.redirectUriSent,
+          codeChallenge: pending.codeChallenge,
+          scope: pending.scope,
+          resource: pending.resource,
+          userId: session.userId,
+          tenantId: session.tenantId,
+          approvedAt: ctx.clock.now(),
+          familyId: ctx.families.newFamilyId(),
+        },
+        REFRESH_TTL_MS,
+      )
       target.searchParams.set('code', code)
     }
     if (pending.state !== undefined) target.searchParams.set('state', pending.state)
@@ -150,7 +166,7 @@ export function authorizeDecisionHandler(ctx: OAuthContext): Handler {
 async function checkClient(
   ctx: OAuthContext,
   query: URLSearchParams,
-): Promise<{ client: RegisteredClient; redirectUri: string }> {
+): Promise<{ client: RegisteredClient; redirectUri: string; redirectUriSent: boolean }> {
   const clientIds = query.getAll('client_id')
   if (clientIds.length !== 1 || !clientIds[0]) {
     throw new OAuthPageError(
@@ -160,7 +176,7 @@ async function checkClient(
       'invalid_client',
     )
   }
-  const client = await ctx.clients.get(clientIds[0])
+  const client = await resolveClient(ctx, clientIds[0])
   if (!client) {
     throw new OAuthPageError(
       400,
@@ -182,7 +198,7 @@ async function checkClient(
     const only = client.redirectUris.length === 1 ? client.redirectUris[0] : undefined
     if (!only)
       throw new OAuthPageError(400, 'Invalid redirect', 'The request needs a redirect_uri.')
-    return { client, redirectUri: only }
+    return { client, redirectUri: only, redirectUriSent: false }
   }
   if (!matchesRedirectUri(requested, client.redirectUris)) {
     throw new OAuthPageError(
@@ -191,5 +207,5 @@ async function checkClient(
       'This redirect URI is not registered for the application.',
     )
   }
-  return { client, redirectUri: requested }
+  return { client, redirectUri: requested, redirectUriSent: true }
 }

@@ -6,6 +6,7 @@ import { DEVICE_CODE_GRANT } from '../protocol/metadata.ts'
 import { resolveResource } from '../protocol/resource.ts'
 import { grantScopes } from '../protocol/scope.ts'
 import { formatUserCode } from '../protocol/user-code.ts'
+import { resolveClient } from '../resolve-client.ts'
 import { DEVICE_INTERVAL_SECONDS, DEVICE_TTL_MS } from '../store/device-grants.ts'
 
 /**
@@ -16,7 +17,7 @@ import { DEVICE_INTERVAL_SECONDS, DEVICE_TTL_MS } from '../store/device-grants.t
 export function deviceAuthorizationHandler(ctx: OAuthContext): Handler {
   return async function deviceAuthorization(c) {
     const form = await readForm(c)
-    const client = await ctx.clients.get(required(form, 'client_id'))
+    const client = await resolveClient(ctx, required(form, 'client_id'))
     if (!client) throw new OAuthError('invalid_client', 'Unknown client')
     if (!client.grantTypes.includes(DEVICE_CODE_GRANT)) {
       throw new OAuthError(

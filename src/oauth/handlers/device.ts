@@ -1,12 +1,12 @@
 import type { Handler } from 'hono'
+import { limitRequest } from '../../core/http/throttle.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthPageError } from '../errors.ts'
-import { clientIp } from '../http/client-ip.ts'
 import { htmlResponse } from '../http/page-response.ts'
-import { hit, overLimit } from '../http/throttle.ts'
 import { renderConsentPage } from '../pages/consent.ts'
 import { renderDeviceEntryPage, renderDeviceResultPage } from '../pages/device.ts'
 import { formatUserCode, normalizeUserCode } from '../protocol/user-code.ts'
+import { resolveClient } from '../resolve-client.ts'
 import { loginRedirect } from './login-redirect.ts'
 import { readSessionForm } from './session-form.ts'
 
@@ -47,11 +47,11 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     if (!session) return loginRedirect(ctx, action, 303)
     const form = await readSessionForm(c, session)
     const throttles = [
-      { key: `device-user:${session.userId}`, limit: ctx.limits.userCodePerSession },
-      { key: `device-ip:${clientIp(c, ctx.trustProxy)}`, limit: ctx.limits.userCodePerIp },
+      { name: 'oauth-user-code-user', request: limitRequest(c, ctx.limiters, session.userId) },
+      { name: 'oauth-user-code-ip', request: limitRequest(c, ctx.limiters) },
     ]
-    for (const { key, limit } of throttles) {
-      if (await overLimit(ctx.store, key, limit)) {
+    for (const { name, request } of throttles) {
+      if ((await ctx.limiters.peek(name, request)).remaining === 0) {
         throw new OAuthPageError(
           429,
           'Too many attempts',
@@ -64,7 +64,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     const found = userCode ? await ctx.devices.findByUserCode(userCode) : undefined
     const alreadyDecided = found ? (await ctx.devices.decision(found.hash)) !== undefined : false
     const wrong = async () => {
-      for (const { key, limit } of throttles) await hit(ctx.store, key, limit)
+      for (const { name, request } of throttles) await ctx.limiters.consume(name, request)
       return htmlResponse(
         renderDeviceEntryPage({
           action,
@@ -78,7 +78,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     if (!found || !userCode || alreadyDecided) return wrong()
     const decision = form.get('decision')
     if (decision === null) {
-      const client = await ctx.clients.get(found.grant.clientId)
+      const client = await resolveClient(ctx, found.grant.clientId)
       return htmlResponse(
         renderConsentPage({
           appName: ctx.appName,
@@ -86,6 +86,8 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
           clientId: found.grant.clientId,
           redirectHost: undefined,
           scopes: found.grant.scope,
+          scopeDescriptions: ctx.scopeDescriptions,
+          verifiedHost: client?.verifiedHost,
           action,
           hidden: { user_code: formatUserCode(userCode), csrf_token: session.csrfToken },
         }),
@@ -98,7 +100,12 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     const recorded = await ctx.devices.decide(
       found.hash,
       approved
-        ? { status: 'approved', userId: session.userId, tenantId: session.tenantId }
+        ? {
+            status: 'approved',
+            userId: session.userId,
+            tenantId: session.tenantId,
+            approvedAt: ctx.clock.now(),
+          }
         : { status: 'denied' },
     )
     if (!recorded) return wrong()

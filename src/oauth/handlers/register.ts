@@ -1,9 +1,7 @@
 import type { Handler } from 'hono'
-import { TooManyRequestsError } from '../../core/errors.ts'
+import { assertAllowed, limitRequest } from '../../core/http/throttle.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
-import { clientIp } from '../http/client-ip.ts'
-import { hit } from '../http/throttle.ts'
 import { parseClientMetadata, registrationResponse } from '../protocol/client-metadata.ts'
 import { randomToken } from '../protocol/random.ts'
 
@@ -12,11 +10,8 @@ import { randomToken } from '../protocol/random.ts'
  * @see RFC 7591 §3
  */
 export function registerHandler(ctx: OAuthContext): Handler {
-  const limit = ctx.limits.registration
   return async function registerClient(c) {
-    if (await hit(ctx.store, `register:${clientIp(c, ctx.trustProxy)}`, limit)) {
-      throw new TooManyRequestsError(Math.ceil(limit.windowMs / 1000))
-    }
+    assertAllowed(await ctx.limiters.consume('oauth-register', limitRequest(c, ctx.limiters)))
     if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
       throw new OAuthError('invalid_client_metadata', 'The body must be application/json')
     }

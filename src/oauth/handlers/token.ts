@@ -1,4 +1,4 @@
-import type { Context, Handler } from 'hono'
+import type { Handler } from 'hono'
 import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
 import { readForm, required, resources, single } from '../http/params.ts'
@@ -10,7 +10,7 @@ import { verifyCodeVerifier } from '../protocol/pkce.ts'
 import { resolveResource } from '../protocol/resource.ts'
 import { isScopeSubset, parseScope } from '../protocol/scope.ts'
 import { DEVICE_INTERVAL_SECONDS } from '../store/device-grants.ts'
-import { REFRESH_TTL_MS } from '../store/token-families.ts'
+import { authenticateClient } from './client-auth.ts'
 
 /**
  * POST /token: authorization code (+ PKCE), device code polling and refresh, all minted by
@@ -40,24 +40,6 @@ export function tokenHandler(ctx: OAuthContext): Handler {
   }
 }
 
-/** `client_id` from the body, or the user name of HTTP Basic from clients that insist on it. */
-async function authenticateClient(
-  ctx: OAuthContext,
-  c: Context,
-  form: URLSearchParams,
-): Promise<RegisteredClient> {
-  let clientId = single(form, 'client_id')
-  const basic = /^Basic\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')
-  if (!clientId && basic?.[1]) {
-    const decoded = Buffer.from(basic[1], 'base64').toString('utf8')
-    clientId = decodeURIComponent(decoded.split(':')[0] ?? '') || undefined
-  }
-  if (!clientId) throw new OAuthError('invalid_request', 'client_id is required')
-  const client = await ctx.clients.get(clientId)
-  if (!client) throw new OAuthError('invalid_client', 'Unknown client')
-  return client
-}
-
 function checkGrantType(client: RegisteredClient, grantType: string): void {
   if (!client.grantTypes.includes(grantType)) {
     throw new OAuthError('unauthorized_client', `This client is not registered for ${grantType}`)
@@ -81,39 +63,56 @@ async function exchangeCode(
   checkGrantType(client, 'authorization_code')
   const code = required(form, 'code')
   const verifier = required(form, 'code_verifier')
-  const redirectUri = required(form, 'redirect_uri')
+  const redirectUri = single(form, 'redirect_uri')
   const record = await ctx.codes.peekCode(code)
   if (!record) throw await replayOrUnknown(ctx, code)
   if (record.clientId !== client.clientId) {
     throw new OAuthError('invalid_grant', 'The code was issued to another client')
   }
-  if (record.redirectUri !== redirectUri) {
+  // Required only when the authorization request carried it; when sent anyway it must match.
+  if (record.redirectUriSent && redirectUri === undefined) {
+    throw new OAuthError('invalid_request', 'redirect_uri is required')
+  }
+  if (redirectUri !== undefined && record.redirectUri !== redirectUri) {
     throw new OAuthError('invalid_grant', 'redirect_uri differs from the authorization request')
   }
   if (!verifyCodeVerifier(verifier, record.codeChallenge)) {
     throw new OAuthError('invalid_grant', 'The code_verifier does not match the code_challenge')
   }
   checkResource(ctx, form, record.resource)
-  const familyId = ctx.families.newFamilyId()
-  const consumed = await ctx.codes.consumeCode(code, familyId, REFRESH_TTL_MS)
+  const consumed = await ctx.codes.consumeCode(code)
   if (!consumed) throw await replayOrUnknown(ctx, code)
-  const { redirectUri: _r, codeChallenge: _c, expiresAt: _e, ...binding } = consumed
+  const {
+    redirectUri: _r,
+    redirectUriSent: _s,
+    codeChallenge: _c,
+    expiresAt: _e,
+    familyId,
+    ...binding
+  } = consumed
   return ctx.issuer.issue(binding, {
     familyId,
     refresh: client.grantTypes.includes('refresh_token'),
     grant: 'authorization_code',
+    client: shownClient(client),
   })
+}
+
+function shownClient(client: RegisteredClient) {
+  return { name: client.clientName, verifiedHost: client.verifiedHost }
 }
 
 /** A used code presented again revokes every token issued from it. @see RFC 6749 §4.1.2 */
 async function replayOrUnknown(ctx: OAuthContext, code: string): Promise<OAuthError> {
-  const familyId = await ctx.codes.replayedFamily(code)
+  const familyId = await ctx.codes.familyOf(code)
   if (familyId) {
+    // The code was issued here and is gone: used (perhaps this very moment) or expired.
+    // Either way its family ends; an expired code never started one.
     await ctx.families.revoke(familyId)
     ctx.logger.warn({ familyId }, 'oauth: authorization code replayed; its tokens are revoked')
     return new OAuthError(
       'invalid_grant',
-      'The code was already used; tokens issued from it are revoked',
+      'The code was already used or has expired; tokens issued from it are revoked',
     )
   }
   return new OAuthError('invalid_grant', 'The code is unknown or expired')
@@ -167,11 +166,13 @@ async function pollDevice(
           resource: grant.resource,
           userId: outcome.userId,
           tenantId: outcome.tenantId,
+          approvedAt: outcome.approvedAt,
         },
         {
           familyId: ctx.families.newFamilyId(),
           refresh: client.grantTypes.includes('refresh_token'),
           grant: 'device_code',
+          client: shownClient(client),
         },
       )
     }

@@ -90,7 +90,10 @@ export function oauthErrorHandler(options: { issuer: string; logger: Logger }): 
     }
     if (err instanceof OAuthError) {
       if (err.status >= 500) options.logger.error({ code: err.code }, err.message)
-      return oauthJsonError(err)
+      return oauthJsonError(
+        err,
+        err.challenge ? { 'WWW-Authenticate': `${err.challenge} realm="oauth"` } : {},
+      )
     }
     return fallback(err, c)
   }

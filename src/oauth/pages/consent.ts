@@ -1,3 +1,5 @@
+import { displayName } from '../protocol/display-name.ts'
+import { describeScope } from '../protocol/scope.ts'
 import { escapeHtml, layout } from './layout.ts'
 
 export interface ConsentPageParams {
@@ -7,6 +9,10 @@ export interface ConsentPageParams {
   /** Where the browser goes after approval (authorization code); absent for devices. */
   redirectHost: string | undefined
   scopes: string[]
+  /** Plain words for each scope; a scope without one is shown as is. */
+  scopeDescriptions: Readonly<Record<string, string>>
+  /** For a client identified by its metadata-document URL: the host that serves it. */
+  verifiedHost?: string | undefined
   /** Form action path. */
   action: string
   /** Hidden fields carried to the POST (request id or user code, CSRF token). */
@@ -15,14 +21,17 @@ export interface ConsentPageParams {
 
 /** The Approve/Deny page shared by the authorization-code and device flows. */
 export function renderConsentPage(params: ConsentPageParams): string {
-  const name = params.clientName ?? 'An unnamed application'
+  const name = displayName(params.clientName) ?? 'An unnamed application'
   const hidden = Object.entries(params.hidden)
     .map(
       ([field, value]) =>
         `<input type="hidden" name="${escapeHtml(field)}" value="${escapeHtml(value)}">`,
     )
     .join('\n')
-  const scopes = params.scopes.map((scope) => `<li><code>${escapeHtml(scope)}</code></li>`).join('')
+  const scopes = params.scopes.map((scope) => scopeItem(scope, params.scopeDescriptions)).join('')
+  const verified = params.verifiedHost
+    ? `<p>Its identity is published at <strong id="verified-host">${escapeHtml(params.verifiedHost)}</strong> (verified).</p>`
+    : ''
   const destination = params.redirectHost
     ? `<p>After you approve, you will be sent to <strong>${escapeHtml(params.redirectHost)}</strong>.</p>`
     : ''
@@ -31,6 +40,7 @@ export function renderConsentPage(params: ConsentPageParams): string {
     `<h1>Authorize <span id="client-name">${escapeHtml(name)}</span></h1>
 <p><strong>${escapeHtml(name)}</strong> wants to access your ${escapeHtml(params.appName)} account.</p>
 <p class="muted">Client ID: <code>${escapeHtml(params.clientId)}</code></p>
+${verified}
 ${destination}
 <p>It asks for these permissions:</p>
 <ul aria-label="Requested permissions">${scopes}</ul>
@@ -43,6 +53,14 @@ ${hidden}
 </div>
 </form>`,
   )
+}
+
+/** A permission in plain words, with the scope beside it for those who know them. */
+export function scopeItem(scope: string, descriptions: Readonly<Record<string, string>>): string {
+  const words = describeScope(scope, descriptions)
+  return words
+    ? `<li>${escapeHtml(words)} <code class="muted">${escapeHtml(scope)}</code></li>`
+    : `<li><code>${escapeHtml(scope)}</code></li>`
 }
 
 /** What the consent page shows as the destination of a redirect URI. */

@@ -1,12 +1,6 @@
-/** Escapes text for HTML element content and double-quoted attribute values. */
-export function escapeHtml(value: string): string {
-  return value
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;')
-}
+import { escapeHtml } from '../../core/http/html.ts'
+
+export { escapeHtml }
 
 const STYLE = `
 *{box-sizing:border-box}
@@ -24,6 +18,9 @@ button.primary{background:#1d4ed8;border-color:#1d4ed8;color:#fff}
 button:focus-visible,input:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
 .muted{color:#52525b;font-size:.9rem}
 .error{color:#b91c1c}
+h2{font-size:1.1rem;margin:0 0 .25rem}
+.apps{list-style:none;padding:0}
+.apps>li{border-top:1px solid #e4e4e7;padding:1rem 0}
 `
 
 /** The page shell shared by consent, device and error pages: inline CSS, no scripts. */

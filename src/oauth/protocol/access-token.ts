@@ -15,6 +15,8 @@ export interface AccessTokenClaims {
   exp: number
   iat: number
   jti: string
+  /** The grant (token family) the token belongs to; revoking the grant refuses the token. */
+  grant_id: string
 }
 
 /** Access tokens live one hour. */
@@ -32,7 +34,11 @@ export function hmacKey(secret: string): Uint8Array {
  */
 export async function signAccessToken(claims: AccessTokenClaims, key: Uint8Array): Promise<string> {
   const { iss, aud, sub, exp, iat, jti, ...rest } = claims
-  const payload: Record<string, unknown> = { client_id: rest.client_id, scope: rest.scope }
+  const payload: Record<string, unknown> = {
+    client_id: rest.client_id,
+    scope: rest.scope,
+    grant_id: rest.grant_id,
+  }
   if (rest.tenant_id !== undefined) payload.tenant_id = rest.tenant_id
   return new SignJWT(payload)
     .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
@@ -65,14 +71,15 @@ export async function verifyAccessToken(
       audience: expected.audience,
       currentDate: new Date(expected.now),
       clockTolerance: 0,
-      requiredClaims: ['sub', 'client_id', 'scope', 'exp', 'iat', 'jti'],
+      requiredClaims: ['sub', 'client_id', 'scope', 'exp', 'iat', 'jti', 'grant_id'],
     })
-    const { sub, client_id, scope, exp, iat, jti, tenant_id } = payload
+    const { sub, client_id, scope, exp, iat, jti, tenant_id, grant_id } = payload
     if (
       typeof sub !== 'string' ||
       typeof client_id !== 'string' ||
       typeof scope !== 'string' ||
       typeof jti !== 'string' ||
+      typeof grant_id !== 'string' ||
       typeof exp !== 'number' ||
       typeof iat !== 'number' ||
       (tenant_id !== undefined && typeof tenant_id !== 'string')
@@ -88,6 +95,7 @@ export async function verifyAccessToken(
       exp,
       iat,
       jti,
+      grant_id,
     }
     if (tenant_id !== undefined) claims.tenant_id = tenant_id
     return { ok: true, claims }

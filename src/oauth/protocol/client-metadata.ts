@@ -1,4 +1,5 @@
 import { OAuthError } from '../errors.ts'
+import { displayName } from './display-name.ts'
 import { DEVICE_CODE_GRANT } from './metadata.ts'
 import { redirectUriProblem } from './redirect-uri.ts'
 
@@ -15,6 +16,11 @@ export interface RegisteredClient {
   metadata: Record<string, unknown>
   /** Seconds since the epoch. */
   issuedAt: number
+  /**
+   * For a client identified by its metadata document's URL (CIMD): that URL's host, which
+   * the client proved it controls by serving the document. Undefined for registered clients.
+   */
+  verifiedHost?: string | undefined
 }
 
 const GRANT_TYPES = new Set(['authorization_code', 'refresh_token', DEVICE_CODE_GRANT])
@@ -78,7 +84,7 @@ export function parseClientMetadata(
   for (const field of DROPPED_FIELDS) delete metadata[field]
   return {
     clientId: identity.clientId,
-    clientName: clientName?.replace(/\p{Cc}/gu, '').trim() || undefined,
+    clientName: displayName(clientName),
     redirectUris,
     grantTypes,
     responseTypes,

@@ -9,7 +9,7 @@ export type PollOutcome =
   | { kind: 'slow_down'; poll: PollState }
   | { kind: 'pending'; poll: PollState }
   | { kind: 'denied'; poll: PollState }
-  | { kind: 'approved'; userId: string; tenantId: string | undefined }
+  | { kind: 'approved'; userId: string; tenantId: string | undefined; approvedAt: number }
 
 /**
  * The device-grant polling state machine, over plain data:
@@ -39,5 +39,10 @@ export function decidePoll(input: {
   const poll = { lastPollAt: now, interval }
   if (!decision) return { kind: 'pending', poll }
   if (decision.status === 'denied') return { kind: 'denied', poll }
-  return { kind: 'approved', userId: decision.userId, tenantId: decision.tenantId }
+  return {
+    kind: 'approved',
+    userId: decision.userId,
+    tenantId: decision.tenantId,
+    approvedAt: decision.approvedAt,
+  }
 }

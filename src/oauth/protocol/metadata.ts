@@ -4,8 +4,11 @@ export interface Endpoints {
   authorization: string
   token: string
   registration: string
+  revocation: string
   deviceAuthorization: string
   verification: string
+  /** The signed-in person's list of connected applications. */
+  connectedApps: string
   /** The canonical MCP URL: absolute, no fragment, no trailing slash. */
   resource: string
   /** `/.well-known/oauth-protected-resource/<resource path>`. @see RFC 9728 §3.1 */
@@ -19,8 +22,10 @@ export function endpointsFor(issuer: string, resourcePath: string): Endpoints {
     authorization: `${issuer}/authorize`,
     token: `${issuer}/token`,
     registration: `${issuer}/register`,
+    revocation: `${issuer}/revoke`,
     deviceAuthorization: `${issuer}/device_authorization`,
     verification: `${issuer}/device`,
+    connectedApps: `${issuer}/connected-apps`,
     resource: `${issuer}${path}`,
     resourceMetadata: `${issuer}/.well-known/oauth-protected-resource${path}`,
   }
@@ -29,20 +34,24 @@ export function endpointsFor(issuer: string, resourcePath: string): Endpoints {
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
 /**
- * Authorization-server metadata: exactly the fields of the spec, plus RFC 9207's
- * `authorization_response_iss_parameter_supported`. @see RFC 8414 §2
+ * Authorization-server metadata: the fields of the spec, plus `scopes_supported`, RFC 9207's
+ * `authorization_response_iss_parameter_supported`, RFC 7009's revocation endpoint and
+ * client ID metadata documents. @see RFC 8414 §2
  */
-export function authorizationServerMetadata(endpoints: Endpoints) {
+export function authorizationServerMetadata(endpoints: Endpoints, scopes: string[]) {
   return {
     issuer: endpoints.issuer,
     authorization_endpoint: endpoints.authorization,
     token_endpoint: endpoints.token,
     registration_endpoint: endpoints.registration,
+    revocation_endpoint: endpoints.revocation,
+    revocation_endpoint_auth_methods_supported: ['none'],
     device_authorization_endpoint: endpoints.deviceAuthorization,
     response_types_supported: ['code'],
     grant_types_supported: ['authorization_code', DEVICE_CODE_GRANT],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['none'],
+    scopes_supported: scopes,
     authorization_response_iss_parameter_supported: true,
   }
 }

@@ -55,7 +55,8 @@ export function redirectUriProblem(value: unknown): string | undefined {
 export function matchesRedirectUri(requested: string, registered: readonly string[]): boolean {
   if (registered.includes(requested)) return true
   const asked = LOOPBACK.exec(requested)
-  if (!asked) return false
+  // A port past 65535 would make the later redirect unbuildable: such a URI matches nothing.
+  if (!asked || Number(asked[2] ?? '0') > 65535) return false
   return registered.some((candidate) => {
     const known = LOOPBACK.exec(candidate)
     return known !== null && known[1] === asked[1] && (known[3] ?? '') === (asked[3] ?? '')

@@ -22,3 +22,22 @@ export function grantScopes(requested: string | undefined, supported: string[]):
 export function isScopeSubset(requested: string[], granted: string[]): boolean {
   return requested.every((scope) => granted.includes(scope))
 }
+
+/** The scopes of the MCP endpoint: reading through its tools, and changing data through them. */
+export const MCP_READ_SCOPE = 'mcp:read'
+export const MCP_WRITE_SCOPE = 'mcp:write'
+export const DEFAULT_SCOPES = [MCP_READ_SCOPE, MCP_WRITE_SCOPE]
+
+/** What the consent and connected-apps pages say each scope allows. */
+export const DEFAULT_SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  [MCP_READ_SCOPE]: 'Read your data through the assistant tools',
+  [MCP_WRITE_SCOPE]: 'Create, change and delete your data through the assistant tools',
+}
+
+/** A scope in plain words, or undefined when none is configured for it. */
+export function describeScope(
+  scope: string,
+  descriptions: Readonly<Record<string, string>>,
+): string | undefined {
+  return Object.hasOwn(descriptions, scope) ? descriptions[scope] : undefined
+}

@@ -10,11 +10,15 @@ export interface GrantBinding {
   resource: string
   userId: string
   tenantId: string | undefined
+  /** When the person approved (ms since the epoch): checked against a user's cut-off. */
+  approvedAt: number
 }
 
 /** An authorization request shown on the consent page, waiting for Approve or Deny. */
-export interface PendingAuthorization extends GrantBinding {
+export interface PendingAuthorization extends Omit<GrantBinding, 'approvedAt'> {
   redirectUri: string
+  /** Whether the request named `redirect_uri` (then /token must repeat it). @see RFC 6749 §4.1.3 */
+  redirectUriSent: boolean
   codeChallenge: string
   state: string | undefined
   /** SHA-256 of the session's CSRF token when the page was shown. */
@@ -24,7 +28,10 @@ export interface PendingAuthorization extends GrantBinding {
 
 export interface AuthorizationCodeRecord extends GrantBinding {
   redirectUri: string
+  redirectUriSent: boolean
   codeChallenge: string
+  /** The token family the code starts, fixed when the code is issued. */
+  familyId: string
   expiresAt: number
 }
 
@@ -35,7 +42,7 @@ export const PENDING_TTL_MS = 600_000
 
 const pendingKey = (id: string) => `oauth:authreq:${sha256Hex(id)}`
 const codeKey = (hash: string) => `oauth:code:${hash}`
-const usedCodeKey = (hash: string) => `oauth:code-used:${hash}`
+const codeFamilyKey = (hash: string) => `oauth:code-family:${hash}`
 
 /**
  * Consent requests and authorization codes in the KeyValueStore, stored under the SHA-256 of
@@ -60,6 +67,13 @@ export class AuthorizationCodeStore {
     return id
   }
 
+  /** The pending request, left in place: for checking who may answer it. */
+  async peekPending(id: string): Promise<PendingAuthorization | undefined> {
+    if (id.length === 0 || id.length > 200) return undefined
+    const record = await getJson<PendingAuthorization>(this.#store, pendingKey(id))
+    return record && record.expiresAt > this.#clock.now() ? record : undefined
+  }
+
   /** The pending request, removed: each consent page is answered once. */
   async takePending(id: string): Promise<PendingAuthorization | undefined> {
     if (id.length === 0 || id.length > 200) return undefined
@@ -67,10 +81,20 @@ export class AuthorizationCodeStore {
     return record && record.expiresAt > this.#clock.now() ? record : undefined
   }
 
-  async issueCode(binding: Omit<AuthorizationCodeRecord, 'expiresAt'>): Promise<string> {
+  /**
+   * Issues a code. The family its tokens will belong to is fixed now and remembered for
+   * `rememberMs` beside the code: a replay, even one racing the first exchange, finds the
+   * family to revoke without waiting for that exchange to finish.
+   */
+  async issueCode(
+    binding: Omit<AuthorizationCodeRecord, 'expiresAt'>,
+    rememberMs: number,
+  ): Promise<string> {
     const code = randomToken(this.#random)
+    const hash = sha256Hex(code)
     const expiresAt = this.#clock.now() + CODE_TTL_MS
-    await setJson(this.#store, codeKey(sha256Hex(code)), { ...binding, expiresAt }, CODE_TTL_MS)
+    await this.#store.set(codeFamilyKey(hash), binding.familyId, { ttlMs: rememberMs })
+    await setJson(this.#store, codeKey(hash), { ...binding, expiresAt }, CODE_TTL_MS)
     return code
   }
 
@@ -80,24 +104,14 @@ export class AuthorizationCodeStore {
     return record && record.expiresAt > this.#clock.now() ? record : undefined
   }
 
-  /**
-   * Consumes a code: of concurrent exchanges exactly one gets the record. The code is then
-   * remembered as used, with the token family it started, so a replay can revoke that family.
-   */
-  async consumeCode(
-    code: string,
-    familyId: string,
-    rememberMs: number,
-  ): Promise<AuthorizationCodeRecord | undefined> {
-    const hash = sha256Hex(code)
-    const record = await takeJson<AuthorizationCodeRecord>(this.#store, codeKey(hash))
-    if (!record || record.expiresAt <= this.#clock.now()) return undefined
-    await this.#store.set(usedCodeKey(hash), familyId, { ttlMs: rememberMs })
-    return record
+  /** Consumes a code: of concurrent exchanges exactly one gets the record. */
+  async consumeCode(code: string): Promise<AuthorizationCodeRecord | undefined> {
+    const record = await takeJson<AuthorizationCodeRecord>(this.#store, codeKey(sha256Hex(code)))
+    return record && record.expiresAt > this.#clock.now() ? record : undefined
   }
 
-  /** The token family a used code started, when the code is being replayed. */
-  async replayedFamily(code: string): Promise<string | undefined> {
-    return this.#store.get(usedCodeKey(sha256Hex(code)))
+  /** The token family of a code this server issued (used, expired or in use right now). */
+  async familyOf(code: string): Promise<string | undefined> {
+    return this.#store.get(codeFamilyKey(sha256Hex(code)))
   }
 }

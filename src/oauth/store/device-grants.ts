@@ -19,7 +19,7 @@ export interface DeviceGrant {
 
 /** Set once by the person on the device page: approvable (or deniable) once. */
 export type DeviceDecision =
-  | { status: 'approved'; userId: string; tenantId: string | undefined }
+  | { status: 'approved'; userId: string; tenantId: string | undefined; approvedAt: number }
   | { status: 'denied' }
 
 export interface PollState {

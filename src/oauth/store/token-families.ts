@@ -3,7 +3,6 @@ import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
 import { type RandomSource, randomToken, sha256Hex } from '../protocol/random.ts'
 import type { GrantBinding } from './authorization-codes.ts'
 import { getJson, setJson } from './json.ts'
-import { type IssuedToken, revokeAccessTokens } from './revocations.ts'
 
 /** Refresh tokens live 30 days; each rotation starts a new 30 days. */
 export const REFRESH_TTL_MS = 30 * 24 * 3600_000
@@ -16,15 +15,14 @@ export interface RefreshTokenRecord extends GrantBinding {
 
 const refreshKey = (hash: string) => `oauth:refresh:${hash}`
 const usedRefreshKey = (hash: string) => `oauth:refresh-used:${hash}`
-const revokedFamilyKey = (id: string) => `oauth:family-revoked:${id}`
-const familyCountKey = (id: string) => `oauth:family-count:${id}`
-const familyTokenKey = (id: string, n: number) => `oauth:family-token:${id}:${n}`
+export const revokedFamilyKey = (id: string) => `oauth:family-revoked:${id}`
 
 /**
- * Token families: every access and refresh token descending from one authorization. Reusing
- * a rotated refresh token, or replaying the code, revokes the whole family: its refresh
- * tokens stop working and its access tokens are listed as revoked until they expire.
- * @see RFC 9700 §4.14.2
+ * Token families (grants): every access and refresh token descending from one authorization
+ * carries the family's id (`grant_id` in access tokens). Revoking a family is one write, and
+ * whatever is issued from it, before or after, is refused by that one mark: refresh tokens
+ * here, access tokens by the bearer check. No list of tokens has to be complete at the moment
+ * of revocation, so a concurrent replay cannot leave a token alive. @see RFC 9700 §4.14.2
  */
 export class TokenFamilies {
   readonly #store: KeyValueStore
@@ -39,17 +37,6 @@ export class TokenFamilies {
 
   newFamilyId(): string {
     return randomToken(this.#random, 16)
-  }
-
-  /** Remembers an access token of the family, so revoking the family reaches it. */
-  async recordAccessToken(familyId: string, token: IssuedToken): Promise<void> {
-    const n = await this.#store.increment(familyCountKey(familyId), 1, { ttlMs: REFRESH_TTL_MS })
-    await setJson(
-      this.#store,
-      familyTokenKey(familyId, n),
-      token,
-      token.expiresAt - this.#clock.now(),
-    )
   }
 
   async issueRefreshToken(familyId: string, binding: GrantBinding): Promise<string> {
@@ -80,18 +67,16 @@ export class TokenFamilies {
   }
 
   async isRevoked(familyId: string): Promise<boolean> {
-    return (await this.#store.get(revokedFamilyKey(familyId))) !== undefined
+    return isFamilyRevoked(this.#store, familyId)
   }
 
+  /** Kept as long as any token of the family can live: a refresh token's 30 days. */
   async revoke(familyId: string): Promise<void> {
-    const now = this.#clock.now()
     await this.#store.set(revokedFamilyKey(familyId), '1', { ttlMs: REFRESH_TTL_MS })
-    const count = Number((await this.#store.get(familyCountKey(familyId))) ?? '0')
-    const tokens: IssuedToken[] = []
-    for (let n = 1; n <= count; n++) {
-      const token = await getJson<IssuedToken>(this.#store, familyTokenKey(familyId, n))
-      if (token) tokens.push(token)
-    }
-    await revokeAccessTokens(this.#store, tokens, now)
   }
+}
+
+/** The bearer check: one store read per request. */
+export async function isFamilyRevoked(store: KeyValueStore, familyId: string): Promise<boolean> {
+  return (await store.get(revokedFamilyKey(familyId))) !== undefined
 }

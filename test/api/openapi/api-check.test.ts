@@ -106,13 +106,43 @@ describe('kiln api:check', () => {
       c.json({ openapi: '3.0.3', info: { title: 'Bad' }, paths: { '/api/x': { get: {} } } }),
     )
     bad.get('/swagger.json', (c) => c.json({ swagger: '2.0' }))
+    bad.get('/wrong-type.json', (c) =>
+      c.json({
+        openapi: '3.0.3',
+        info: { title: 'Bad', version: '1' },
+        paths: {
+          '/api/x': {
+            get: {
+              responses: {
+                '200': {
+                  description: 'ok',
+                  content: { 'application/json': { schema: { type: 'strin' } } },
+                },
+              },
+            },
+          },
+        },
+      }),
+    )
     bad.get('/text', (c) => c.text('hello'))
     const server = await listen(bad)
     try {
       const out = collect()
       expect((await runApiCheck({ apiKey: key, url: server.url, print: out.print })).ok).toBe(false)
-      expect(out.lines[2]).toMatch(/^✗ Invalid OpenAPI document: .+/)
+      expect(out.lines[2]).toBe(
+        "✗ Invalid OpenAPI document: #/info must have required property 'version'",
+      )
       expect(out.lines).toHaveLength(3)
+      const wrongType = collect()
+      await runApiCheck({
+        apiKey: key,
+        url: server.url,
+        specPath: '/wrong-type.json',
+        print: wrongType.print,
+      })
+      expect(wrongType.lines[2]).toBe(
+        '✗ Invalid OpenAPI document: #/paths/~1api~1x/get/responses/200/content/application~1json/schema/type must be equal to one of the allowed values',
+      )
       const swagger = collect()
       await runApiCheck({
         apiKey: key,

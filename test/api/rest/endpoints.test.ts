@@ -104,8 +104,34 @@ describeEachDatabase('generated REST API endpoints', (backend) => {
       expect(Object.keys(body.errors).sort()).toEqual(
         ['author_id', 'body', 'colour', 'published', 'title'].sort(),
       )
-      expect(body.errors.body).toEqual(['is required'])
-      expect(body.errors.colour).toEqual(['is not a known field'])
+      expect(body.errors).toEqual({
+        title: ['must be at most 200 characters'],
+        body: ['is required'],
+        published: ['must be a boolean'],
+        author_id: ['must be an integer'],
+        colour: ['is not a known field'],
+      })
+    })
+
+    it('a wrong-typed field says what was expected, never "is required"', async () => {
+      const cases: [Record<string, unknown>, Record<string, string[]>][] = [
+        [{ title: 5 }, { title: ['must be a string'] }],
+        [{ published: 'yes' }, { published: ['must be a boolean'] }],
+        [{ token_count: 1.5 }, { token_count: ['must be an integer'] }],
+        [{ author_id: '1' }, { author_id: ['must be an integer'] }],
+        [{ title: '' }, { title: ['must not be empty'] }],
+        [{ body: null }, { body: ['must not be null'] }],
+      ]
+      for (const [fields, errors] of cases) {
+        const response = await api.request('POST', '/api/v1/posts', {
+          title: 't',
+          body: 'b',
+          author_id: authorId,
+          ...fields,
+        })
+        expect(response.status, JSON.stringify(fields)).toBe(422)
+        expect(await response.json()).toEqual({ error: 'Validation failed', errors })
+      }
     })
 
     it('validates e-mail format and the minimum password length', async () => {
@@ -212,9 +238,22 @@ describeEachDatabase('generated REST API endpoints', (backend) => {
 
     it('422 for unknown fields or bad values, and the record is unchanged', async () => {
       const post = await createPost({ title: 'Stable' })
-      for (const body of [{ title: 'New', nope: 1 }, { title: null }, { published: 'no' }]) {
+      const cases: [Record<string, unknown>, Record<string, string[]>][] = [
+        [{ title: 'New', nope: 1 }, { nope: ['is not a known field'] }],
+        [{ title: null }, { title: ['must not be null'] }],
+        [{ published: 'no' }, { published: ['must be a boolean'] }],
+        [
+          { token_count: 2.5, author_id: 'x' },
+          {
+            token_count: ['must be an integer'],
+            author_id: ['must be an integer'],
+          },
+        ],
+      ]
+      for (const [body, errors] of cases) {
         const response = await api.request('PUT', `/api/v1/posts/${post.id}`, body)
         expect(response.status).toBe(422)
+        expect(((await response.json()) as { errors: unknown }).errors).toEqual(errors)
       }
       const after = await api.request('GET', `/api/v1/posts/${post.id}`)
       expect(((await after.json()) as { data: Post }).data).toEqual(post)
@@ -299,10 +338,12 @@ describeEachDatabase('generated REST API endpoints', (backend) => {
       expect(beyond.links.next).toBeNull()
     })
 
-    it('caps per_page at 100', async () => {
-      const response = await api.request('GET', '/api/v1/posts?per_page=1000')
-      expect(response.status).toBe(200)
-      expect(((await response.json()) as ListBody).meta.per_page).toBe(100)
+    it('caps per_page at 100, however large', async () => {
+      for (const perPage of ['1000', '9007199254740992', '1'.repeat(40)]) {
+        const response = await api.request('GET', `/api/v1/posts?per_page=${perPage}`)
+        expect(response.status, perPage).toBe(200)
+        expect(((await response.json()) as ListBody).meta.per_page).toBe(100)
+      }
     })
 
     it('422 for a non-numeric or < 1 page / per_page', async () => {

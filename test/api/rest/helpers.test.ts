@@ -26,6 +26,31 @@ describe('parsePageQuery', () => {
     expect(parsePageQuery({ per_page: '101' }).perPage).toBe(100)
   })
 
+  it('caps per_page however large, beyond a safe integer too', () => {
+    for (const huge of ['9007199254740991', '9007199254740992', '1'.repeat(400), '00100000']) {
+      expect(parsePageQuery({ per_page: huge })).toEqual({ page: 1, perPage: 100, offset: 0 })
+    }
+    expect(parsePageQuery({ page: '2', per_page: '9007199254740993' }).offset).toBe(100)
+  })
+
+  it('a page whose offset passes a safe integer is a 422 naming the last one it can reach', () => {
+    const last = Math.floor(Number.MAX_SAFE_INTEGER / 100) + 1
+    expect(parsePageQuery({ page: String(last), per_page: '100' }).offset).toBe((last - 1) * 100)
+    expect(() => parsePageQuery({ page: String(last + 1), per_page: '100' })).toThrow(
+      ValidationError,
+    )
+    const error = (() => {
+      try {
+        parsePageQuery({ page: '9007199254740993' })
+      } catch (e) {
+        return e
+      }
+    })() as ValidationError
+    expect(error.errors).toEqual({
+      page: [`must be at most ${Math.floor(Number.MAX_SAFE_INTEGER / 15) + 1}`],
+    })
+  })
+
   it('422 naming each bad parameter', () => {
     const error = (() => {
       try {
@@ -35,10 +60,10 @@ describe('parsePageQuery', () => {
       }
     })() as ValidationError
     expect(error).toBeInstanceOf(ValidationError)
-    expect(error.errors).toEqual({
-      page: ['must be a whole number of at least 1'],
-      per_page: ['must be a whole number of at least 1'],
-    })
+    expect(error.errors).toEqual({ page: ['must be an integer'], per_page: ['must be at least 1'] })
+    for (const bad of ['-1', '1.5', '1e3', ' 1', '']) {
+      expect(() => parsePageQuery({ per_page: bad })).toThrow(ValidationError)
+    }
   })
 })
 
@@ -108,6 +133,26 @@ describe('parseJsonBody', () => {
       headers: { 'content-type': 'application/json' },
     })
     await expect(parseJsonBody(invalid, schema)).rejects.toMatchObject({ status: 400 })
+  })
+
+  it('413 for a chunked body as soon as it passes the limit: 8 MiB sent, about 1 MiB read', async () => {
+    let pulled = 0
+    const chunk = new TextEncoder().encode(`"${'a'.repeat(64 * 1024 - 2)}",`)
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 8 * 1024 * 1024) return controller.close()
+        pulled += chunk.byteLength
+        controller.enqueue(chunk)
+      },
+    })
+    const chunked = new Request('http://x/', {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+      duplex: 'half',
+    } as RequestInit)
+    await expect(parseJsonBody(chunked, schema)).rejects.toMatchObject({ status: 413 })
+    expect(pulled).toBeLessThanOrEqual(1024 * 1024 + 2 * chunk.byteLength)
   })
 
   it('deeply nested bodies are rejected without a stack overflow', async () => {

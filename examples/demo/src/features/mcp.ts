@@ -14,7 +14,7 @@ export function mountMcp(app: Hono, ctx: DemoContext): void {
     mcpEndpoint({
       validator,
       resourceMetadataUrl,
-      scopes: ['mcp'],
+      scopes: ['mcp:read'],
       logger: ctx.logger,
       createServer: (caller) =>
         createMcpServer({

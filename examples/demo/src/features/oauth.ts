@@ -63,7 +63,7 @@ export function mountOAuth(app: Hono, ctx: DemoContext): void {
       loginPath: '/login',
       appName: ctx.config.appName,
       logger: ctx.logger,
-      trustProxy: ctx.config.trustProxy,
+      rateLimiters: ctx.limiters,
       session: async (request) => {
         const session = await ctx.sessions.current(request)
         return session && { userId: session.userId, csrfToken: session.csrfToken }
