@@ -92,15 +92,19 @@ describeEachDatabase('kiln make:api-key prints SQL that works', (backend) => {
     expect(days).toBe(30)
   })
 
-  it('prints a test key without scopes or expiry', async () => {
+  it('without --scopes mints a key with every scope (*) and says so', async () => {
+    const lines: string[] = []
     const made = await runMakeApiKey('plain', {
       dialect: backend.dialect,
       env: 'test',
-      print: () => {},
+      print: (line) => lines.push(stripVTControlCharacters(line)),
     })
     expect(made.rawKey.startsWith('kl_test_')).toBe(true)
     await execSql(test.database, made.sql)
-    expect((await provider.verifyKey(made.rawKey)).scopes).toEqual([])
+    expect((await provider.verifyKey(made.rawKey)).scopes).toEqual(['*'])
+    expect(lines).toContain(
+      '  Scopes:      * (every scope; narrow it with --scopes posts:read,posts:write)',
+    )
   })
 })
 

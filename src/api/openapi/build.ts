@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { routeScopes } from '../auth/scope-guard.ts'
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
 
 /** A resource of the API, as the generated module index describes it. */
@@ -13,8 +14,8 @@ export interface OpenApiResource {
   create?: z.ZodType
   /** Body of `PUT /{resource}/{id}`. */
   update?: z.ZodType
-  /** JSON type of `{id}` (default integer). */
-  idType?: 'integer' | 'string'
+  /** JSON type of `{id}` (default integer): the primary key's type. */
+  idType?: 'integer' | 'string' | 'uuid'
   description?: string
 }
 
@@ -22,6 +23,8 @@ export interface OpenApiResource {
 export interface RouteInfo {
   method: string
   path: string
+  /** The route's handler: a `scopeGuard` documents the scopes the operation needs. */
+  handler?: unknown
 }
 
 export interface OpenApiOptions {
@@ -89,10 +92,15 @@ export function buildOpenApiDocument(
     if (excluded.has(route.path) || excluded.has(path)) continue
     const item = doc.paths[path] ?? {}
     doc.paths[path] = item
-    if (item[method]) continue
+    const existing = item[method]
+    if (existing) {
+      addScopes(existing, routeScopes(route.handler))
+      continue
+    }
     const shape = classify(path, prefix, resources)
     const operation = describeOperation(method, path, shape)
     operation.operationId = unique(operation.operationId, operationIds)
+    addScopes(operation, routeScopes(route.handler))
     item[method] = operation
     tags.add(shape.tag)
   }
@@ -252,14 +260,29 @@ const VERBS: Record<Method, string> = {
   delete: 'delete',
 }
 
+/**
+ * Writes the scopes a `scopeGuard` requires into the operation: `x-scopes` for tools, a
+ * sentence in its description for readers, and the 403 answered without them. (OpenAPI 3.0
+ * allows scope lists in `security` only for OAuth2 schemes, not for an API key.)
+ */
+function addScopes(operation: OpenApiOperation, scopes: readonly string[] | undefined): void {
+  if (!scopes || scopes.length === 0) return
+  const all = [...new Set([...(operation['x-scopes'] ?? []), ...scopes])]
+  operation['x-scopes'] = all
+  const list = all.map((scope) => `\`${scope}\``).join(', ')
+  operation.description = `Needs an API key with the scope${all.length > 1 ? 's' : ''} ${list} (a key with \`*\` has every scope).`
+  operation.responses['403'] = { $ref: '#/components/responses/403' }
+}
+
 function pathParameter(name: string, resource: OpenApiResource | undefined): OpenApiParameter {
-  const integer = name === 'id' && (resource?.idType ?? 'integer') === 'integer'
-  return {
-    name,
-    in: 'path',
-    required: true,
-    schema: integer ? { type: 'integer', minimum: 1 } : { type: 'string' },
-  }
+  const idType = name === 'id' ? (resource?.idType ?? 'integer') : 'string'
+  const schema =
+    idType === 'integer'
+      ? { type: 'integer', minimum: 1 }
+      : idType === 'uuid'
+        ? { type: 'string', format: 'uuid' }
+        : { type: 'string' }
+  return { name, in: 'path', required: true, schema }
 }
 
 const pageParameters: OpenApiParameter[] = [
@@ -295,7 +318,32 @@ export function toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema 
     io,
     unrepresentable: 'any',
   }) as JsonSchema
-  return rest
+  return typedNullables(rest) as JsonSchema
+}
+
+/**
+ * OpenAPI 3.0 allows `nullable` only beside a `type`, but zod writes `{ anyOf, nullable }` for
+ * a nullable union and `{ nullable }` for a nullable unknown. Moves `nullable` into each branch
+ * of the union, and drops it where any value (null included) is already allowed.
+ */
+function typedNullables(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(typedNullables)
+  if (node === null || typeof node !== 'object') return node
+  const out: JsonSchema = {}
+  for (const [key, value] of Object.entries(node)) out[key] = typedNullables(value)
+  if (out.nullable !== true || 'type' in out) return out
+  const { nullable: _nullable, ...rest } = out
+  const branches = rest.anyOf ?? rest.oneOf
+  if (!Array.isArray(branches)) return rest
+  const key = rest.anyOf ? 'anyOf' : 'oneOf'
+  return { ...rest, [key]: branches.map((branch) => nullableBranch(branch)) }
+}
+
+function nullableBranch(branch: unknown): unknown {
+  if (branch === null || typeof branch !== 'object') return branch
+  const schema = branch as JsonSchema
+  if ('type' in schema) return { ...schema, nullable: true }
+  return typedNullables({ ...schema, nullable: true })
 }
 
 const sharedSchemas: Record<string, JsonSchema> = {
@@ -351,6 +399,7 @@ const errorResponse = (description: string, schema = 'Error') => ({
 const sharedResponses: Record<string, unknown> = {
   '400': errorResponse('Malformed JSON body.'),
   '401': errorResponse('Missing, unknown, revoked or expired API key.'),
+  '403': errorResponse('The API key lacks a scope this operation needs.'),
   '404': errorResponse('No record with this identifier.'),
   '409': errorResponse('The record is still referenced by other records.'),
   '415': errorResponse('The body is not application/json.'),

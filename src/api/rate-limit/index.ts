@@ -18,3 +18,4 @@ export {
   throttle,
   UNKNOWN_CLIENT,
 } from '../../core/http/index.ts'
+export { type TwoStageThrottle, twoStageThrottle } from './two-stage.ts'

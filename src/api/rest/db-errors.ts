@@ -39,10 +39,24 @@ export function rejectConstraintViolation(error: unknown): never {
  */
 export function rejectBlockedDelete(error: unknown): never {
   const driver = driverError(error)
-  if (driver && (driver.code === '23503' || driver.code === 'SQLITE_CONSTRAINT_FOREIGNKEY')) {
+  if (driver && isReferenceViolation(driver)) {
     throw new ConflictError('The record is still referenced by other records')
   }
   return rejectConstraintViolation(error)
+}
+
+/**
+ * A foreign key blocked the write: 23503, or 23001 for `ON DELETE RESTRICT` on Postgres;
+ * SQLite reports a RESTRICT action as a trigger constraint with the foreign-key message.
+ */
+function isReferenceViolation(driver: DriverError): boolean {
+  if (driver.code === '23503' || driver.code === '23001') return true
+  if (driver.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return true
+  return (
+    driver.code === 'SQLITE_CONSTRAINT_TRIGGER' &&
+    typeof driver.message === 'string' &&
+    driver.message.includes('FOREIGN KEY constraint failed')
+  )
 }
 
 function driverError(error: unknown): DriverError | undefined {

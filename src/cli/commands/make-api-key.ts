@@ -70,8 +70,12 @@ export function parseExpiry(value: string, now: number): Date {
   return date
 }
 
+/**
+ * `--scopes a,b` as a list. Without the option a key gets `*`: every generated route needs a
+ * `<resource>:read` or `<resource>:write` scope, so a key without scopes could call none.
+ */
 export function parseScopesOption(value: string | undefined): string[] {
-  if (value === undefined) return []
+  if (value === undefined) return ['*']
   return [
     ...new Set(
       value
@@ -138,7 +142,13 @@ export async function runMakeApiKey(
   print(`  Prefix:      ${key.prefix}`)
   print(`  Hashed key:  ${key.hashedKey}`)
   print(
-    `  Scopes:      ${scopes.length > 0 ? scopes.join(', ') : 'none (any route that needs only a valid key)'}`,
+    `  Scopes:      ${
+      options.scopes === undefined
+        ? '* (every scope; narrow it with --scopes posts:read,posts:write)'
+        : scopes.length > 0
+          ? scopes.join(', ')
+          : 'none (only routes that need just a valid key)'
+    }`,
   )
   print(`  Expires:     ${expiresAt ? formatTime(expiresAt) : 'never'}`)
   print('')

@@ -26,6 +26,18 @@ export const APPS = {
   },
 } as const
 
+/** Every kind of column, per dialect: test/fixtures/kitchen-sink. */
+export const KITCHEN_SINK = {
+  postgres: {
+    schema: join(repo, 'test/fixtures/kitchen-sink/postgres/schema.ts'),
+    migrations: join(repo, 'test/fixtures/kitchen-sink/postgres/migrations'),
+  },
+  sqlite: {
+    schema: join(repo, 'test/fixtures/kitchen-sink/sqlite/schema.ts'),
+    migrations: join(repo, 'test/fixtures/kitchen-sink/sqlite/migrations'),
+  },
+} as const
+
 export interface ScaffoldedApp {
   /** The temporary app root (kiln.config.ts, src/schema.ts, src/api/, migrations/). */
   root: string
@@ -40,12 +52,19 @@ export interface ScaffoldedApp {
  */
 export async function scaffoldApp(
   dialect: 'postgres' | 'sqlite',
-  flags: { exclude?: string[]; includeAll?: boolean; models?: string[] } = {},
+  flags: {
+    exclude?: string[]
+    includeAll?: boolean
+    models?: string[]
+    /** Another app's schema and migrations than the demo's or the SQLite fixture's. */
+    app?: { schema: string; migrations: string }
+  } = {},
 ): Promise<ScaffoldedApp> {
   const root = join(repo, 'tmp', `api-test-${randomBytes(5).toString('hex')}`)
+  const app = flags.app ?? APPS[dialect]
   mkdirSync(join(root, 'src'), { recursive: true })
-  cpSync(APPS[dialect].schema, join(root, 'src/schema.ts'))
-  cpSync(APPS[dialect].migrations, join(root, 'migrations'), { recursive: true })
+  cpSync(app.schema, join(root, 'src/schema.ts'))
+  cpSync(app.migrations, join(root, 'migrations'), { recursive: true })
   writeFileSync(
     join(root, 'kiln.config.ts'),
     `import { defineConfig } from 'kiln'\n\nexport default defineConfig({\n  dialect: '${dialect}',\n  schema: './src/schema.ts',\n  out: './src/api',\n  migrations: './migrations',\n})\n`,
@@ -109,10 +128,16 @@ export async function startGeneratedApi(
   const limiters = createRateLimiters({
     limiters: { api: { points: options.apiLimit ?? 1_000_000 } },
   })
-  const { rawKey } = await createApiKey(database, { name: 'tests' })
+  const { rawKey } = await createApiKey(database, { name: 'tests', scopes: ['*'] })
   const app = new Hono()
   app.onError(errorHandler({ logger: silentLogger() }))
-  const group = api.apiRoutes({ database, apiKeys, limiters })
+  const group = api.apiRoutes({
+    database,
+    apiKeys,
+    limiters,
+    hashPassword: testHashPassword,
+    logger: silentLogger(),
+  })
   options.extend?.(group)
   app.route('/', group)
   app.route('/', api.docsRoutes({ app, title: options.title ?? 'Test App' }))
@@ -136,7 +161,7 @@ export async function startGeneratedApi(
       const response = await running.request('POST', '/api/v1/users', {
         email: `user${counter}-${randomBytes(3).toString('hex')}@example.com`,
         name: `User ${counter}`,
-        password_hash: 'correct horse battery staple',
+        password: 'correct horse battery staple',
       })
       if (response.status !== 201)
         throw new Error(`createUser: ${response.status} ${await response.text()}`)
@@ -148,4 +173,9 @@ export async function startGeneratedApi(
     },
   }
   return running
+}
+
+/** The hasher the tests give the generated API: marks the password so a test can see it was hashed. */
+export async function testHashPassword(password: string): Promise<string> {
+  return `hashed:${Buffer.from(password).toString('base64')}`
 }
