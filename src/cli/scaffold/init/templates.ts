@@ -65,8 +65,13 @@ import { createDatabase } from 'kiln/db'
 import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
 
 const logger = createLogger()
-// DATABASE_URL, or kiln's embedded default (${input.dialect === 'postgres' ? 'PGlite in storage/pgdata' : 'storage/app.db'}) when it is unset.
-const database = await createDatabase(process.env.DATABASE_URL)
+${
+  input.dialect === 'postgres'
+    ? `// DATABASE_URL, or embedded PGlite in storage/pgdata when it is unset (needs @electric-sql/pglite).
+const database = await createDatabase(process.env.DATABASE_URL)`
+    : `// DATABASE_URL, or storage/app.db (where the kiln command looks too) when it is unset.
+const database = await createDatabase(process.env.DATABASE_URL ?? 'sqlite:storage/app.db')`
+}
 if (database.dialect !== '${input.dialect}') {
   throw new Error('DATABASE_URL must name a ${dialectName} database')
 }
