@@ -2,6 +2,7 @@ import type { Context, ErrorHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { KilnError, TooManyRequestsError } from './errors.ts'
 import type { Logger } from './logger.ts'
+import { MIGRATE_HINT, missingTable } from './missing-table.ts'
 
 export interface ErrorHandlerOptions {
   logger: Logger
@@ -13,6 +14,8 @@ export interface ErrorHandlerOptions {
  * generic 500 `{ error }` without a stack.
  */
 export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
+  /** Tables already reported missing: the operator reads it once, not once per request. */
+  const reportedTables = new Set<string>()
   return function kilnErrorHandler(err: Error, c: Context) {
     if (err instanceof KilnError) {
       if (err.status >= 500) {
@@ -33,6 +36,14 @@ export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
       if (status >= 500) logger.error({ err, path: c.req.path }, 'HTTP exception')
       const message = err.message || defaultMessage(status)
       return c.json({ error: message }, status)
+    }
+    const table = missingTable(err)
+    if (table !== undefined) {
+      if (!reportedTables.has(table)) {
+        reportedTables.add(table)
+        logger.error({ table }, `The database has no table "${table}": ${MIGRATE_HINT}`)
+      }
+      return c.json({ error: 'Service Unavailable: the database is not migrated' }, 503)
     }
     logger.error({ err, path: c.req.path }, 'Unhandled error')
     return c.json({ error: 'Internal Server Error' }, 500)

@@ -1,4 +1,5 @@
-import { Redis, type RedisOptions } from 'ioredis'
+import type { Redis, RedisOptions } from 'ioredis'
+import { requireOptional } from './optional-package.ts'
 
 export type { Redis }
 
@@ -37,6 +38,8 @@ export class RedisConnections {
 
   connect(options: ConnectOptions = {}): Redis {
     const blocking = Boolean(options.blocking)
+    // Required on first use: an app without REDIS_URL needs no ioredis installed.
+    const { Redis } = requireOptional<typeof import('ioredis')>('ioredis', 'Redis (REDIS_URL)')
     const redis = new Redis(this.url, {
       lazyConnect: false,
       connectionName: options.name,

@@ -1,12 +1,13 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
-import BetterSqlite3 from 'better-sqlite3'
+import type { PGlite } from '@electric-sql/pglite'
+import type BetterSqlite3 from 'better-sqlite3'
 import { sql } from 'drizzle-orm'
-import { type BetterSQLite3Database, drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3'
-import { drizzle as drizzlePg, type NodePgDatabase } from 'drizzle-orm/node-postgres'
-import { drizzle as drizzlePglite, type PgliteDatabase } from 'drizzle-orm/pglite'
-import pg from 'pg'
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
+import type { NodePgDatabase } from 'drizzle-orm/node-postgres'
+import type { PgliteDatabase } from 'drizzle-orm/pglite'
+import type pg from 'pg'
+import { importOptional } from '../core/optional-package.ts'
 
 export type Dialect = 'postgres' | 'sqlite'
 
@@ -120,7 +121,15 @@ export function sqliteClient(database: Database): BetterSqlite3.Database | undef
   return sqliteClients.get(database)
 }
 
+// Each driver (and drizzle's adapter for it, which imports the driver) is loaded only when a URL
+// names it, so an app installs just the one it uses.
+
 async function openPostgres(url: string, max: number): Promise<PostgresDatabase> {
+  const [{ default: pg }, { drizzle: drizzlePg }] = await importOptional(
+    'pg',
+    'PostgreSQL (a postgres:// URL)',
+    () => Promise.all([import('pg'), import('drizzle-orm/node-postgres')]),
+  )
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000 })
   // An idle client losing its server emits on the pool; the next query reports the failure.
   pool.on('error', () => {})
@@ -142,6 +151,11 @@ async function openPostgres(url: string, max: number): Promise<PostgresDatabase>
 }
 
 async function openPglite(dir: string | undefined): Promise<PostgresDatabase> {
+  const [{ PGlite }, { drizzle: drizzlePglite }] = await importOptional(
+    '@electric-sql/pglite',
+    'Embedded Postgres (a pglite: URL, or no DATABASE_URL in a Postgres app)',
+    () => Promise.all([import('@electric-sql/pglite'), import('drizzle-orm/pglite')]),
+  )
   if (dir) mkdirSync(resolve(dir), { recursive: true })
   const client = dir ? new PGlite(resolve(dir)) : new PGlite()
   await client.waitReady
@@ -160,7 +174,12 @@ async function openPglite(dir: string | undefined): Promise<PostgresDatabase> {
   }
 }
 
-function openSqlite(path: string): SqliteDatabase {
+async function openSqlite(path: string): Promise<SqliteDatabase> {
+  const [{ default: BetterSqlite3 }, { drizzle: drizzleSqlite }] = await importOptional(
+    'better-sqlite3',
+    'SQLite (a sqlite: or file: URL)',
+    () => Promise.all([import('better-sqlite3'), import('drizzle-orm/better-sqlite3')]),
+  )
   if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true })
   const client = new BetterSqlite3(path)
   client.pragma('journal_mode = WAL')

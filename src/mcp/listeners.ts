@@ -1,4 +1,5 @@
-import ts from 'typescript'
+import type ts from 'typescript'
+import { requireOptional } from '../core/optional-package.ts'
 
 export interface ListenerImplementation {
   /** The event type argument as written: `MessagingTextReceived`. */
@@ -16,6 +17,7 @@ export function findListenerImplementations(
   source: string,
   fileName = 'listeners.ts',
 ): ListenerImplementation[] {
+  const ts = typescript()
   const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS)
   const listenerNames = new Set(['Listener'])
   for (const statement of file.statements) {
@@ -45,13 +47,20 @@ export function findListenerImplementations(
   return found
 }
 
+/** The parser is a developer tool: loaded on first use, so a running app needs no typescript. */
+function typescript(): typeof import('typescript') {
+  return requireOptional('typescript', 'Finding listener implementations')
+}
+
 function rightmostName(expression: ts.Expression): string {
+  const ts = typescript()
   if (ts.isIdentifier(expression)) return expression.text
   if (ts.isPropertyAccessExpression(expression)) return expression.name.text
   return ''
 }
 
 function className(node: ts.ClassDeclaration | ts.ClassExpression): string {
+  const ts = typescript()
   if (node.name) return node.name.text
   // `const X = class implements Listener<T> {}`
   if (

@@ -2,7 +2,7 @@ import { Hono } from 'hono'
 import { securityHeaderValues } from '../../core/http/security-headers.ts'
 import { buildOpenApiDocument, type OpenApiResource, type RouteInfo } from '../openapi/build.ts'
 import type { OpenApiDocument } from '../openapi/types.ts'
-import { DOCS_CSP, redocHtml, redocScript } from './redoc-page.ts'
+import { DOCS_CSP, hasRedoc, redocHtml, redocScript } from './redoc-page.ts'
 
 const DOCS_HEADERS = securityHeaderValues({ csp: DOCS_CSP, cacheControl: 'no-cache' })
 
@@ -65,7 +65,7 @@ export function apiDocs(options: ApiDocsOptions): Hono {
     })
     .get(scriptPath, function redocBundle(c) {
       c.header('Content-Type', 'text/javascript; charset=utf-8')
-      c.header('Cache-Control', 'public, max-age=86400')
+      c.header('Cache-Control', hasRedoc() ? 'public, max-age=86400' : 'no-cache')
       c.header('X-Content-Type-Options', 'nosniff')
       return c.body(redocScript())
     })

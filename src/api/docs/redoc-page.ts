@@ -4,6 +4,29 @@ import { escapeHtml } from '../../core/http/html.ts'
 import type { CspDirectives } from '../../core/http/security-headers.ts'
 
 let script: string | undefined
+let installed: boolean | undefined
+
+/**
+ * Whether the optional `redoc` package is installed. Without it the OpenAPI JSON is served as
+ * usual and the docs page says which package to install.
+ */
+export function hasRedoc(): boolean {
+  installed ??= redocBundlePath() !== undefined
+  return installed
+}
+
+function redocBundlePath(): string | undefined {
+  try {
+    return createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js')
+  } catch {
+    return undefined
+  }
+}
+
+/** What the page runs instead of ReDoc when the package is missing. */
+const MISSING_REDOC_SCRIPT = `document.body.textContent = ${JSON.stringify(
+  'The API docs page needs the redoc package, which is not installed: npm install redoc. The OpenAPI document is served beside this page (openapi.json).',
+)}\n`
 
 /**
  * The bundle's side menu shows a small logo fetched from the vendor's CDN. The page must ask
@@ -18,10 +41,9 @@ const INLINE_LOGO = `data:image/svg+xml,${encodeURIComponent(
 
 /** The ReDoc standalone bundle, read once from the installed `redoc` package. */
 export function redocScript(): string {
-  script ??= readFileSync(
-    createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js'),
-    'utf8',
-  ).replaceAll(CDN_LOGO, INLINE_LOGO)
+  const path = hasRedoc() ? redocBundlePath() : undefined
+  if (path === undefined) return MISSING_REDOC_SCRIPT
+  script ??= readFileSync(path, 'utf8').replaceAll(CDN_LOGO, INLINE_LOGO)
   return script
 }
 

@@ -1,8 +1,9 @@
 import type { Socket } from 'node:net'
 import type { PGlite } from '@electric-sql/pglite'
 import type BetterSqlite3 from 'better-sqlite3'
-import pg from 'pg'
+import type pg from 'pg'
 import type { Logger } from '../../core/logger.ts'
+import { requireOptional } from '../../core/optional-package.ts'
 import { type Database, postgresPool, sqliteClient } from '../../db/database.ts'
 
 /** The channel the `api_keys` triggers notify (see the api_keys migration). */
@@ -178,7 +179,9 @@ class PgListenFeed implements KeyChangeFeed {
 
   async #connect(): Promise<void> {
     if (this.#closed) return
-    const client = new pg.Client({
+    // Only reached on a database opened by pg, so the package is there.
+    const { Client } = requireOptional<typeof import('pg')>('pg', 'PostgreSQL')
+    const client = new Client({
       ...this.#config,
       connectionTimeoutMillis: 5_000,
       application_name: LISTENER_NAME,

@@ -1,7 +1,6 @@
 import type { MiddlewareHandler } from 'hono'
 import { UnauthenticatedError } from '../../core/errors.ts'
-import type { RateLimiters } from '../../core/http/index.ts'
-import { throttle } from '../../core/http/index.ts'
+import { type RateLimiters, throttle } from '../../core/http/index.ts'
 
 /** The two places a limiter runs around `apiKeyAuth`. */
 export interface TwoStageThrottle {

@@ -3,6 +3,7 @@ import { register as apiCheck } from './api-check.ts'
 import { register as apiKeyList } from './api-key-list.ts'
 import { register as apiKeyRevoke } from './api-key-revoke.ts'
 import { register as cdnPurge } from './cdn-purge.ts'
+import { register as init } from './init.ts'
 import { register as makeApi } from './make-api.ts'
 import { register as makeApiKey } from './make-api-key.ts'
 import { register as makeMessaging } from './make-messaging.ts'
@@ -14,6 +15,7 @@ import { register as queueWork } from './queue-work.ts'
 export type RegisterCommand = (program: Command) => void
 
 export const commands: RegisterCommand[] = [
+  init,
   makeApi,
   makeApiKey,
   apiKeyList,

@@ -1,13 +1,12 @@
 import { existsSync, statSync } from 'node:fs'
-import { basename, dirname, join, resolve } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { basename, dirname, resolve } from 'node:path'
 import type { Command } from 'commander'
-import { tsImport } from 'tsx/esm/api'
 import { z } from 'zod'
 import { parseEnv } from '../../core/config/index.ts'
 import { createLogger, type Logger } from '../../core/logger.ts'
 import type { WorkerDefinition } from '../../core/queue/worker-definition.ts'
 import { loadKilnConfig } from '../../db/index.ts'
+import { importAppModule } from '../../db/models/load.ts'
 import { CliError } from '../cli-error.ts'
 
 export interface QueueWorkOptions {
@@ -76,10 +75,7 @@ async function loadWorkerDefinition(configOption: string | undefined): Promise<W
   }
   let module: Record<string, unknown>
   try {
-    module = (await tsImport(pathToFileURL(file).href, {
-      parentURL: import.meta.url,
-      tsconfig: nearestTsconfig(dirname(file)),
-    })) as Record<string, unknown>
+    module = await importAppModule(file)
   } catch (error) {
     throw new CliError(`Could not load the worker module ${file}: ${firstLine(error)}`, {
       cause: error,
@@ -129,14 +125,6 @@ function configRoot(option: string | undefined): string {
     throw new CliError(`--config must name a kiln.config.ts file or the folder holding it`)
   }
   return dirname(target)
-}
-
-function nearestTsconfig(dir: string): string | false {
-  for (let current = dir; ; current = dirname(current)) {
-    const candidate = join(current, 'tsconfig.json')
-    if (existsSync(candidate)) return candidate
-    if (dirname(current) === current) return false
-  }
 }
 
 function firstLine(error: unknown): string {

@@ -1,6 +1,7 @@
-import { Queue as BullQueue, type Job, type JobsOptions, UnrecoverableError, Worker } from 'bullmq'
+import type { Queue as BullQueue, Job, JobsOptions, Worker } from 'bullmq'
 import { DependencyError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
+import { requireOptional } from '../optional-package.ts'
 import { pingRedis, type Redis, type RedisConnections } from '../redis.ts'
 import {
   defaultRetryPolicy,
@@ -50,6 +51,11 @@ interface PendingAdd {
   reject(error: unknown): void
 }
 
+/** BullMQ, required on first use: an app without REDIS_URL needs no bullmq installed. */
+function bullmq(): typeof import('bullmq') {
+  return requireOptional<typeof import('bullmq')>('bullmq', 'The Redis job queue (REDIS_URL)')
+}
+
 /**
  * BullMQ on Redis. Producers fail fast when Redis is down (the caller answers 500 and the
  * provider retries); workers block and reconnect. A worker killed mid-job leaves the job
@@ -87,7 +93,10 @@ export class BullMqQueue implements Queue {
     this.#producer.on('ready', () => {
       this.#reportedDown = false
     })
-    this.#queue = new BullQueue(this.#name, { connection: this.#producer, prefix: this.#prefix })
+    this.#queue = new (bullmq().Queue)(this.#name, {
+      connection: this.#producer,
+      prefix: this.#prefix,
+    })
     // One line per outage, not one per reconnection attempt.
     this.#queue.on('error', (err) => {
       if (this.#reportedDown) return
@@ -192,6 +201,7 @@ export class BullMqQueue implements Queue {
   }
 
   work(handlers: JobHandlers, options: WorkOptions = {}): QueueWorker {
+    const { UnrecoverableError, Worker } = bullmq()
     const worker = new Worker(
       this.#name,
       async (job) => {

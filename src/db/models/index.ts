@@ -1,6 +1,7 @@
 export type { ColumnDataType, ColumnInfo } from './columns.ts'
 export { modelName, pluralize, resourceName, singularize, splitWords } from './inflect.ts'
 export {
+  importAppModule,
   type LoadedKilnConfig,
   loadKilnConfig,
   loadModelRegistry,

@@ -1,10 +1,10 @@
 import { existsSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { tsImport } from 'tsx/esm/api'
 // The one import from the CLI layer: a plain error class, so every caller (the kiln command,
 // an app's script) prints these failures as one line.
 import { CliError } from '../../cli/cli-error.ts'
+import { importOptional, isMissingPackage } from '../../core/optional-package.ts'
 import { type KilnConfig, kilnConfigSchema } from '../kiln-config.ts'
 import { createModelRegistry, type ModelRegistry } from './registry.ts'
 
@@ -31,12 +31,27 @@ function nearestTsconfig(dir: string): string | false {
 }
 
 /**
- * Imports a TypeScript (or JavaScript) module at run time through tsx. Outside a
- * `"type": "module"` package tsx compiles it to CommonJS, whose exports then arrive as the
- * `default` export: they are unwrapped so both module kinds look the same.
+ * Imports an app's TypeScript (or JavaScript) module at run time (kiln.config.ts, the schema,
+ * the worker) through tsx, which the kiln command needs and a running app does not: it is an
+ * optional peer, in the app's devDependencies. Without it a JavaScript file, or any file on a
+ * Node that strips types itself, is imported as is. Outside a `"type": "module"` package tsx
+ * compiles to CommonJS, whose exports then arrive as the `default` export: they are unwrapped
+ * so both module kinds look the same.
  */
-async function importModule(file: string): Promise<Record<string, unknown>> {
-  const loaded = (await tsImport(pathToFileURL(file).href, {
+export async function importAppModule(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(file).href
+  let tsImport: typeof import('tsx/esm/api').tsImport
+  try {
+    ;({ tsImport } = await import('tsx/esm/api'))
+  } catch (error) {
+    if (!isMissingPackage(error, 'tsx') || !canImportWithoutTsx(file)) {
+      return importOptional('tsx', `Loading ${relative(process.cwd(), file) || file}`, () =>
+        Promise.reject(error),
+      )
+    }
+    return (await import(url)) as Record<string, unknown>
+  }
+  const loaded = (await tsImport(url, {
     parentURL: import.meta.url,
     tsconfig: nearestTsconfig(dirname(file)),
   })) as Record<string, unknown>
@@ -45,6 +60,11 @@ async function importModule(file: string): Promise<Record<string, unknown>> {
     return { ...(commonJs as Record<string, unknown>) }
   }
   return loaded
+}
+
+function canImportWithoutTsx(file: string): boolean {
+  const stripsTypes = (process.features as { typescript?: unknown }).typescript
+  return /\.m?js$/.test(file) || (typeof stripsTypes === 'string' && stripsTypes !== 'false')
 }
 
 function describeFailure(error: unknown): string {
@@ -59,7 +79,7 @@ export async function loadSchemaModule(path: string): Promise<Record<string, unk
     throw new CliError(`Schema module not found: ${file}`)
   }
   try {
-    return await importModule(file)
+    return await importAppModule(file)
   } catch (error) {
     throw new CliError(`Could not load the schema module ${file}: ${describeFailure(error)}`, {
       cause: error,
@@ -82,7 +102,7 @@ export async function loadKilnConfig(cwd: string = process.cwd()): Promise<Loade
   const name = relative(root, path)
   let loaded: Record<string, unknown>
   try {
-    loaded = await importModule(path)
+    loaded = await importAppModule(path)
   } catch (error) {
     throw new CliError(`Could not load ${name}: ${describeFailure(error)}`, { cause: error })
   }

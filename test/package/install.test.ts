@@ -1,0 +1,289 @@
+import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import SwaggerParser from '@apidevtools/swagger-parser'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPostgresTestDatabase } from '../support/databases.ts'
+import { postgresUrl } from '../support/env.ts'
+import { freePort, type RunningProcess, repoRoot, waitFor } from '../support/processes.ts'
+import { type AppSpec, appEnv, createApp, keyFrom, nativeAddons, run } from './support/app.ts'
+
+/**
+ * kiln as a package in an app it did not write: packed once, installed into two new apps
+ * outside the repository (a Postgres bookshop, a SQLite notes app) from the npm cache, then
+ * taken through the documented path: init, make:api, migrations, a key, a strict type-check,
+ * every generated endpoint, the OpenAPI document and api:check.
+ */
+
+const work = mkdtempSync(join(tmpdir(), 'kiln-package-'))
+let tarball = ''
+
+beforeAll(async () => {
+  const version = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version
+  // prepack builds dist/: the tarball is what `npm publish` would upload.
+  await run(repoRoot, 'npm', ['pack', '--pack-destination', work], appEnv())
+  tarball = join(work, `kiln-${version}.tgz`)
+  expect(existsSync(tarball)).toBe(true)
+}, 600_000)
+
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true })
+})
+
+/** One resource's journey: what to create, change and refuse. */
+interface ResourceCase {
+  path: string
+  create: (ids: Record<string, string>) => Record<string, unknown>
+  update: Record<string, unknown>
+  /** A body that must be refused with 422, and the field the error names. */
+  invalid: (ids: Record<string, string>) => Record<string, unknown>
+  invalidField: string
+  /** An id no record has. */
+  missingId: string
+}
+
+interface AppCase extends AppSpec {
+  /** Where the app's tsconfig resolves modules: both styles must type-check. */
+  moduleResolution: 'nodenext' | 'bundler'
+  database?: () => Promise<{ url: string; drop(): Promise<void> }>
+  resources: ResourceCase[]
+}
+
+const bookshop: AppCase = {
+  name: 'bookshop',
+  fixture: 'bookshop',
+  runtime: ['pg'],
+  moduleResolution: 'nodenext',
+  database: createPostgresTestDatabase,
+  resources: [
+    {
+      path: 'authors',
+      create: () => ({ name: 'Ursula K. Le Guin', bio: 'Earthsea' }),
+      update: { name: 'Ursula Le Guin' },
+      invalid: () => ({ bio: 'no name' }),
+      invalidField: 'name',
+      missingId: randomUUID(),
+    },
+    {
+      path: 'books',
+      create: (ids) => ({
+        author_id: ids.authors,
+        title: 'A Wizard of Earthsea',
+        price: '12.50',
+        tags: ['fantasy', 'classic'],
+      }),
+      update: { price: '9.99', in_print: false },
+      invalid: (ids) => ({ author_id: ids.authors, title: 'Priceless' }),
+      invalidField: 'price',
+      missingId: randomUUID(),
+    },
+    {
+      path: 'orders',
+      create: (ids) => ({ book_id: ids.books, quantity: 2, details: { gift: true } }),
+      update: { status: 'paid' },
+      invalid: (ids) => ({ book_id: ids.books, quantity: 1, status: 'lost' }),
+      invalidField: 'status',
+      missingId: randomUUID(),
+    },
+  ],
+}
+
+const notes: AppCase = {
+  name: 'notes',
+  fixture: 'notes',
+  runtime: ['better-sqlite3'],
+  moduleResolution: 'bundler',
+  resources: [
+    {
+      path: 'notebooks',
+      create: () => ({ title: 'Ideas' }),
+      update: { title: 'Better ideas' },
+      invalid: () => ({}),
+      invalidField: 'title',
+      missingId: '987654',
+    },
+    {
+      path: 'notes',
+      create: (ids) => ({ notebook_id: Number(ids.notebooks), body: 'Ship it', pinned: true }),
+      update: { pinned: false },
+      invalid: (ids) => ({ notebook_id: Number(ids.notebooks), pinned: 'yes', body: 'x' }),
+      invalidField: 'pinned',
+      missingId: '987654',
+    },
+  ],
+}
+
+describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
+  const dir = join(work, spec.name)
+  let env: Record<string, string> = appEnv()
+  let dropDatabase: (() => Promise<void>) | undefined
+  let server: RunningProcess | undefined
+  let base = ''
+  let key = ''
+  const kiln = (...args: string[]) => run(dir, join(dir, 'node_modules/.bin/kiln'), args, env)
+
+  beforeAll(async () => {
+    mkdirSync(dir, { recursive: true })
+    if (spec.database) {
+      if (!postgresUrl) throw new Error('KILN_TEST_DATABASE_URL is not set')
+      const database = await spec.database()
+      dropDatabase = database.drop
+      env = appEnv({ DATABASE_URL: database.url })
+    }
+  })
+
+  afterAll(async () => {
+    await server?.stop()
+    await dropDatabase?.()
+  })
+
+  it('installs from the tarball with only its own driver, compiling no native module', async () => {
+    await createApp(dir, spec, tarball)
+    const installed = (name: string) => existsSync(join(dir, 'node_modules', name))
+    expect(installed('kiln/dist/index.js')).toBe(true)
+    expect(installed('kiln/migrations')).toBe(true)
+    expect(installed('kiln/docs/getting-started.md')).toBe(true)
+    for (const absent of [
+      'redoc',
+      'ioredis',
+      'bullmq',
+      '@electric-sql/pglite',
+      '@aws-sdk/client-s3',
+    ]) {
+      expect(installed(absent), absent).toBe(false)
+    }
+    expect(installed('better-sqlite3')).toBe(spec.runtime.includes('better-sqlite3'))
+    // A Postgres app builds nothing at install time: no package with a native addon is there.
+    expect(nativeAddons(dir)).toEqual(
+      spec.runtime.includes('better-sqlite3') ? ['better-sqlite3'] : [],
+    )
+  }, 300_000)
+
+  it('goes through init, make:api, migrations and a key as the printed steps say', async () => {
+    const init = await kiln('init', '--yes', '--main', 'src/main.ts')
+    for (const step of [
+      'npx kiln make:api --all',
+      'npx drizzle-kit generate',
+      'npx kiln migrate',
+      'npx kiln make:api-key first-key --save',
+      'npx tsx src/main.ts',
+    ]) {
+      expect(init).toContain(step)
+    }
+    expect(readFileSync(join(dir, 'drizzle.config.ts'), 'utf8')).toContain(
+      "tablesFilter: ['!api_keys', '!oauth_*', '!kiln_*']",
+    )
+    await kiln('make:api', '--all', '--yes')
+    await run(dir, join(dir, 'node_modules/.bin/drizzle-kit'), ['generate'], env)
+    const migrated = await kiln('migrate')
+    expect(migrated).toContain('kiln/0001_api_keys.sql')
+    expect(migrated).toMatch(/app\/0000_\w+\.sql/)
+    key = keyFrom(await kiln('make:api-key', 'first-key', '--save'))
+  }, 300_000)
+
+  it('type-checks in a default strict tsconfig', async () => {
+    await run(dir, join(dir, 'node_modules/.bin/tsc'), ['--init'], env)
+    if (spec.moduleResolution === 'bundler') {
+      const tsconfig = readFileSync(join(dir, 'tsconfig.json'), 'utf8').replace(
+        '"module": "nodenext"',
+        '"module": "preserve", "moduleResolution": "bundler"',
+      )
+      writeFileSync(join(dir, 'tsconfig.json'), tsconfig)
+    }
+    await run(dir, join(dir, 'node_modules/.bin/tsc'), ['--noEmit'], env)
+  }, 300_000)
+
+  it('serves every generated endpoint', async () => {
+    const port = await freePort()
+    base = `http://127.0.0.1:${port}`
+    server = startApp(dir, { ...env, PORT: String(port) })
+    await waitFor(
+      async () => {
+        if (server?.child.exitCode !== null) throw new Error(`the app exited:\n${server?.output()}`)
+        return (await fetch(`${base}/api/openapi.json`).catch(() => undefined))?.ok === true
+      },
+      `the ${spec.name} app on ${base}`,
+      120_000,
+    )
+    const call = async (method: string, path: string, body?: unknown, auth = true) => {
+      const response = await fetch(`${base}/api/v1/${path}`, {
+        method,
+        headers: {
+          ...(auth ? { Authorization: `Bearer ${key}` } : {}),
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+      const text = await response.text()
+      return { status: response.status, json: text ? JSON.parse(text) : undefined }
+    }
+    const ids: Record<string, string> = {}
+    for (const resource of spec.resources) {
+      const created = await call('POST', resource.path, resource.create(ids))
+      expect(created.status, `POST /${resource.path}: ${JSON.stringify(created.json)}`).toBe(201)
+      const id = String(created.json.data.id)
+      ids[resource.path] = id
+      const listed = await call('GET', resource.path)
+      expect(listed.status).toBe(200)
+      expect(listed.json.data.map((row: { id: unknown }) => String(row.id))).toContain(id)
+      const shown = await call('GET', `${resource.path}/${id}`)
+      expect(shown.status).toBe(200)
+      expect(shown.json.data).toEqual(created.json.data)
+      const updated = await call('PUT', `${resource.path}/${id}`, resource.update)
+      expect(updated.status, `PUT /${resource.path}: ${JSON.stringify(updated.json)}`).toBe(200)
+      expect(updated.json.data).toMatchObject(resource.update)
+      const refused = await call('POST', resource.path, resource.invalid(ids))
+      expect(refused.status, JSON.stringify(refused.json)).toBe(422)
+      expect(Object.keys(refused.json.errors)).toContain(resource.invalidField)
+      expect((await call('GET', resource.path, undefined, false)).status).toBe(401)
+      expect((await call('GET', `${resource.path}/${resource.missingId}`)).status).toBe(404)
+    }
+    // Delete in reverse, children first, then check each is gone.
+    for (const resource of [...spec.resources].reverse()) {
+      const id = ids[resource.path]
+      expect((await call('DELETE', `${resource.path}/${id}`)).status).toBe(200)
+      expect((await call('GET', `${resource.path}/${id}`)).status).toBe(404)
+    }
+  }, 300_000)
+
+  it('documents itself: a valid OpenAPI document, and api:check passes', async () => {
+    const document = await (await fetch(`${base}/api/openapi.json`)).json()
+    await SwaggerParser.validate(structuredClone(document))
+    for (const resource of spec.resources) {
+      expect(Object.keys(document.paths)).toContain(`/api/v1/${resource.path}`)
+    }
+    const checked = await kiln('api:check', '--api-key', key, '--url', base)
+    expect(checked).not.toMatch(/✗/)
+  })
+})
+
+function startApp(dir: string, env: Record<string, string>): RunningProcess {
+  const child = spawn(join(dir, 'node_modules/.bin/tsx'), ['src/main.ts'], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout.on('data', (chunk) => {
+    output += chunk
+  })
+  child.stderr.on('data', (chunk) => {
+    output += chunk
+  })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+  return {
+    child,
+    output: () => output,
+    exited,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      const code = await exited
+      clearTimeout(timer)
+      return code
+    },
+  }
+}

@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+
+interface LockEntry {
+  version?: string
+  resolved?: string
+  integrity?: string
+  dependencies?: Record<string, string>
+  optionalDependencies?: Record<string, string>
+  peerDependencies?: Record<string, string>
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>
+  [field: string]: unknown
+}
+
+interface Lockfile {
+  packages: Record<string, LockEntry>
+}
+
+export interface AppManifest {
+  name: string
+  dependencies: Record<string, string>
+  devDependencies: Record<string, string>
+}
+
+/**
+ * The exact version the repository's lockfile pins for a top-level package, so a test app
+ * installs what the repository's own `npm ci` put in the npm cache.
+ */
+export function pinnedVersion(repoRoot: string, name: string): string {
+  const entry = readLockfile(repoRoot).packages[`node_modules/${name}`]
+  if (!entry?.version) throw new Error(`${name} is not in the repository's lockfile`)
+  return entry.version
+}
+
+/**
+ * A package-lock.json for a test app: the kiln tarball plus the closure of the app's packages,
+ * every entry copied (same place in the tree, same tarball and integrity) from the repository's
+ * lockfile. `npm ci` on it needs no registry metadata: every tarball is one the repository's
+ * own install already fetched.
+ */
+export function appLockfile(options: {
+  repoRoot: string
+  appDir: string
+  tarball: string
+  manifest: AppManifest
+}): object {
+  const repo = readLockfile(options.repoRoot).packages
+  const kiln = JSON.parse(readFileSync(join(options.repoRoot, 'package.json'), 'utf8')) as LockEntry
+  const kilnEntry: LockEntry = {
+    version: kiln.version,
+    resolved: `file:${relative(options.appDir, options.tarball)}`,
+    integrity: `sha512-${createHash('sha512').update(readFileSync(options.tarball)).digest('base64')}`,
+    license: kiln.license,
+    dependencies: kiln.dependencies,
+    bin: { kiln: 'bin/kiln.js' },
+    engines: kiln.engines,
+    peerDependencies: kiln.peerDependencies,
+    peerDependenciesMeta: kiln.peerDependenciesMeta,
+  }
+  const packages: Record<string, LockEntry> = {
+    '': {
+      name: options.manifest.name,
+      dependencies: options.manifest.dependencies,
+      devDependencies: options.manifest.devDependencies,
+    },
+    'node_modules/kiln': kilnEntry,
+  }
+  const visit = (from: string, name: string, required: boolean) => {
+    const path = locate(repo, from, name)
+    if (path === undefined) {
+      if (required)
+        throw new Error(`${name} (needed by ${from || 'the app'}) is not in the lockfile`)
+      return
+    }
+    if (packages[path]) return
+    const { dev: _dev, devOptional: _devOptional, peer: _peer, ...entry } = repo[path] as LockEntry
+    packages[path] = entry
+    walk(path, entry)
+  }
+  const walk = (path: string, entry: LockEntry) => {
+    for (const name of Object.keys(entry.dependencies ?? {})) visit(path, name, true)
+    for (const name of Object.keys(entry.optionalDependencies ?? {})) visit(path, name, false)
+    for (const name of Object.keys(entry.peerDependencies ?? {})) {
+      // npm installs a required peer itself; an optional one only when something else asks.
+      if (!entry.peerDependenciesMeta?.[name]?.optional) visit(path, name, true)
+    }
+  }
+  for (const name of Object.keys({
+    ...options.manifest.dependencies,
+    ...options.manifest.devDependencies,
+  })) {
+    if (name !== 'kiln') visit('', name, true)
+  }
+  walk('node_modules/kiln', kilnEntry)
+  return { name: options.manifest.name, lockfileVersion: 3, requires: true, packages }
+}
+
+/** Where node would find `name` from the package at `from`: its own node_modules, then up. */
+function locate(
+  packages: Record<string, LockEntry>,
+  from: string,
+  name: string,
+): string | undefined {
+  let base = from
+  for (;;) {
+    const candidate = base === '' ? `node_modules/${name}` : `${base}/node_modules/${name}`
+    if (packages[candidate]) return candidate
+    if (base === '') return undefined
+    const cut = base.lastIndexOf('/node_modules/')
+    base = cut < 0 ? '' : base.slice(0, cut)
+  }
+}
+
+function readLockfile(repoRoot: string): Lockfile {
+  return JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as Lockfile
+}
