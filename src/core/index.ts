@@ -36,4 +36,5 @@ export {
   redisAddress,
 } from './redis.ts'
 export { revealSecret, Secret } from './secret.ts'
+export * from './session/index.ts'
 export { createSharedState, type SharedState, type SharedStateOptions } from './shared-state.ts'

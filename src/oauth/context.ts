@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock.ts'
 import type { TrustProxy } from '../core/http/client-ip.ts'
+import type { RateLimiters } from '../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
 import type { ClientMetadataDocuments } from './cimd/metadata-documents.ts'
@@ -51,12 +52,6 @@ export interface OAuthContext {
   random: RandomSource
   logger: Logger
   trustProxy: TrustProxy
-  limits: {
-    registration: Limit
-    registrationGlobal: Limit
-    userCodePerSession: Limit
-    userCodePerIp: Limit
-    deviceAuthorizationPerIp: Limit
-    unknownDeviceCodePerIp: Limit
-  }
+  /** kiln's throttle, with `oauth-register`, `oauth-user-code-ip` and `oauth-user-code-user`. */
+  limiters: RateLimiters
 }

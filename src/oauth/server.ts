@@ -3,6 +3,7 @@ import { type Clock, systemClock } from '../core/clock.ts'
 import { bodyLimit } from '../core/http/body-limit.ts'
 import type { TrustProxy } from '../core/http/client-ip.ts'
 import { type OriginGuardOptions, originGuard } from '../core/http/origin-guard.ts'
+import { createRateLimiters, type RateLimiters } from '../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
 import type { Database } from '../db/database.ts'
@@ -60,7 +61,14 @@ export interface OAuthServerOptions {
   clock?: Clock
   random?: RandomSource
   logger?: Logger
-  /** Which proxies' `X-Forwarded-For` the throttles believe (kiln/core `TrustProxy`). */
+  /**
+   * kiln's rate limiters (`createRateLimiters({ redis: shared.client, trustProxy })`), shared
+   * with the API so every instance counts together. Without them the throttles count in this
+   * process's memory. The OAuth limiters are `oauth-register`, `oauth-user-code-ip` and
+   * `oauth-user-code-user`; define one of those names yourself to change it.
+   */
+  rateLimiters?: RateLimiters
+  /** Which proxies' `X-Forwarded-For` the throttles believe, without `rateLimiters`. */
   trustProxy?: TrustProxy
   /** Client registrations per IP. Default 20 per hour. */
   registrationLimit?: Limit
@@ -161,7 +169,6 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
   const store = options.store
   const families = new TokenFamilies(store, clock, random)
   const grants = new GrantIndex(store, clock)
-  const minutes15 = 15 * 60_000
   return {
     endpoints: endpointsFor(issuer, options.resourcePath ?? '/mcp'),
     scopes,
@@ -194,19 +201,44 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
     random,
     logger,
     trustProxy: options.trustProxy ?? false,
-    limits: {
-      registration: options.registrationLimit ?? { max: 20, windowMs: 3600_000 },
-      registrationGlobal: options.globalRegistrationLimit ?? { max: 500, windowMs: 3600_000 },
-      deviceAuthorizationPerIp: options.deviceLimits?.authorizationPerIp ?? {
-        max: 30,
-        windowMs: minutes15,
-      },
-      unknownDeviceCodePerIp: options.deviceLimits?.unknownCodePerIp ?? {
-        max: 60,
-        windowMs: minutes15,
-      },
-      userCodePerSession: options.userCodeLimits?.perSession ?? { max: 10, windowMs: minutes15 },
-      userCodePerIp: options.userCodeLimits?.perIp ?? { max: 30, windowMs: minutes15 },
-    },
+    limiters: oauthLimiters(options),
   }
+}
+
+/** The app's rate limiters (or memory ones) with the OAuth server's limiters defined. */
+function oauthLimiters(options: OAuthServerOptions): RateLimiters {
+  const limiters =
+    options.rateLimiters ??
+    createRateLimiters({ trustProxy: options.trustProxy ?? false, logger: options.logger })
+  const minutes15 = 15 * 60_000
+  const window = (limit: Limit) => ({
+    points: limit.max,
+    durationSeconds: Math.max(1, Math.ceil(limit.windowMs / 1000)),
+  })
+  limiters.define(
+    'oauth-register',
+    window(options.registrationLimit ?? { max: 20, windowMs: 3600_000 }),
+  )
+  limiters.define(
+    'oauth-user-code-ip',
+    window(options.userCodeLimits?.perIp ?? { max: 30, windowMs: minutes15 }),
+  )
+  const perUser = window(options.userCodeLimits?.perSession ?? { max: 10, windowMs: minutes15 })
+  limiters.define('oauth-register-all', (request) => ({
+    key: 'all',
+    ...window(options.globalRegistrationLimit ?? { max: 500, windowMs: 3600_000 }),
+  }))
+  limiters.define(
+    'oauth-device-authorization',
+    window(options.deviceLimits?.authorizationPerIp ?? { max: 30, windowMs: minutes15 }),
+  )
+  limiters.define(
+    'oauth-device-code-unknown',
+    window(options.deviceLimits?.unknownCodePerIp ?? { max: 60, windowMs: minutes15 }),
+  )
+  limiters.define('oauth-user-code-user', (request) => ({
+    key: `user:${request.subject ?? ''}`,
+    ...perUser,
+  }))
+  return limiters
 }

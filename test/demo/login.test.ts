@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { safeReturnPath } from '../../examples/demo/src/auth/login.ts'
+import { safeReturnTo } from '../../src/core/index.ts'
 import { CookieJar, type DemoUnderTest, hiddenInput, signIn, startDemo } from './support.ts'
 
 describe('demo login and sessions', () => {
@@ -101,6 +101,6 @@ describe('demo login and sessions', () => {
     ['javascript:alert(1)', '/'],
     ['', '/'],
   ])('return_to %s → %s', (input, expected) => {
-    expect(safeReturnPath(input)).toBe(expected)
+    expect(safeReturnTo(input) ?? '/').toBe(expected)
   })
 })

@@ -245,8 +245,6 @@ describe('POST /register: rules', () => {
     expect(limited.status).toBe(429)
     expect(limited.headers.get('retry-after')).toBe('60')
     expect((await register(harness, body, { 'x-forwarded-for': '203.0.113.8' })).status).toBe(201)
-    harness.clock!.advance(60_001)
-    expect((await register(harness, body, ip)).status).toBe(201)
   })
 
   it('counts the hop the proxy appended, not a forged left-most X-Forwarded-For', async () => {

@@ -1,6 +1,6 @@
 import { Hono } from 'hono'
-import { errorHandler } from 'kiln/core'
-import { loginRoutes } from './auth/login.ts'
+import { errorHandler, loginRoutes } from 'kiln/core'
+import { verifyUserCredentials } from './auth.ts'
 import type { DemoContext } from './context.ts'
 import { features } from './features/index.ts'
 import { homeRoutes } from './pages/home.ts'
@@ -16,7 +16,15 @@ export async function createDemoApp(ctx: DemoContext): Promise<Hono> {
     return c.json({ status: 'ok' })
   })
   app.route('/', homeRoutes(ctx))
-  app.route('/', loginRoutes(ctx))
+  app.route(
+    '/',
+    loginRoutes({
+      sessions: ctx.sessions,
+      limiters: ctx.limiters,
+      verifyCredentials: verifyUserCredentials(ctx.database),
+      appName: ctx.config.appName,
+    }),
+  )
   for (const mount of features) await mount(app, ctx)
   return app
 }

@@ -3,11 +3,15 @@ import { eq } from 'drizzle-orm'
 import {
   type AppConfig,
   createLogger,
+  createRateLimiters,
+  createSessionStore,
   createSharedState,
   type Env,
   type Logger,
   loadAppConfig,
+  type RateLimiters,
   Redactor,
+  type SessionStore,
   type SharedState,
 } from 'kiln/core'
 import {
@@ -17,8 +21,7 @@ import {
   migrate,
   type PostgresDatabase,
 } from 'kiln/db'
-import { hashPassword } from './auth/passwords.ts'
-import { SessionStore } from './auth/sessions.ts'
+import { passwords, userCredentialStamp } from './auth.ts'
 import * as schema from './schema.ts'
 
 export interface DemoContext {
@@ -28,6 +31,8 @@ export interface DemoContext {
   redactor: Redactor
   database: PostgresDatabase
   shared: SharedState
+  /** The one set of rate limiters: the API, the OAuth server and the login count through it. */
+  limiters: RateLimiters
   sessions: SessionStore
   models: ModelRegistry
   demoUser: { email: string; password: string; generated: boolean }
@@ -74,8 +79,17 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
       prefix: options.redisPrefix ?? env.REDIS_PREFIX ?? 'kiln-demo',
     })
     const demoUser = await ensureDemoUser(database, env)
-    const sessions = new SessionStore({ kv: shared.kv, secure: config.appUrl.startsWith('https:') })
+    const sessions = createSessionStore({
+      store: shared.kv,
+      secure: config.appUrl.startsWith('https:'),
+      credentialStamp: userCredentialStamp(database),
+    })
     const models = createModelRegistry(schema, 'postgres')
+    const limiters = createRateLimiters({
+      redis: shared.client,
+      trustProxy: config.trustProxy,
+      logger,
+    })
     const opened = shared
     const cleanups: (() => Promise<void>)[] = []
     return {
@@ -85,6 +99,7 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
       redactor,
       database,
       shared: opened,
+      limiters,
       sessions,
       models,
       demoUser,
@@ -117,13 +132,13 @@ async function ensureDemoUser(database: PostgresDatabase, env: Env) {
   if (!existing) {
     await database.db
       .insert(schema.users)
-      .values({ email, name: 'Demo User', passwordHash: await hashPassword(password) })
+      .values({ email, name: 'Demo User', passwordHash: await passwords.hash(password) })
       .onConflictDoNothing()
   } else if (!generated) {
     // DEMO_PASSWORD is the source of truth whenever it is set.
     await database.db
       .update(schema.users)
-      .set({ passwordHash: await hashPassword(password) })
+      .set({ passwordHash: await passwords.hash(password) })
       .where(eq(schema.users.id, existing.id))
   }
   return { email, password, generated }

@@ -1,7 +1,9 @@
-// The rate limits live in kiln/core (one throttle for the API, OAuth and logins); kiln/api
+// The rate limits and the body limit live in kiln/core (one throttle for the API, OAuth and logins); kiln/api
 // keeps exporting them so generated code and apps import from one place.
 export {
   addressKey,
+  type BodyLimitOptions,
+  bodyLimit,
   clientAddress,
   createRateLimiters,
   DEFAULT_API_LIMIT,

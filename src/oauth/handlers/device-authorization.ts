@@ -1,10 +1,8 @@
 import type { Handler } from 'hono'
-import { TooManyRequestsError } from '../../core/errors.ts'
-import { clientAddress } from '../../core/http/client-ip.ts'
+import { assertAllowed, limitRequest } from '../../core/http/throttle.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
 import { readForm, required, resources, single } from '../http/params.ts'
-import { hit } from '../http/throttle.ts'
 import { DEVICE_CODE_GRANT } from '../protocol/metadata.ts'
 import { resolveResource } from '../protocol/resource.ts'
 import { grantScopes } from '../protocol/scope.ts'
@@ -18,11 +16,10 @@ import { DEVICE_INTERVAL_SECONDS, DEVICE_TTL_MS } from '../store/device-grants.t
  * @see RFC 8628 §3.1, §3.2
  */
 export function deviceAuthorizationHandler(ctx: OAuthContext): Handler {
-  const limit = ctx.limits.deviceAuthorizationPerIp
   return async function deviceAuthorization(c) {
-    if (await hit(ctx.store, `device-authorization:${clientAddress(c, ctx.trustProxy)}`, limit)) {
-      throw new TooManyRequestsError(Math.ceil(limit.windowMs / 1000))
-    }
+    assertAllowed(
+      await ctx.limiters.consume('oauth-device-authorization', limitRequest(c, ctx.limiters)),
+    )
     const form = await readForm(c)
     const client = await resolveClient(ctx, required(form, 'client_id'))
     if (!client) throw new OAuthError('invalid_client', 'Unknown client')

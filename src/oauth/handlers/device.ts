@@ -1,9 +1,8 @@
 import type { Handler } from 'hono'
-import { clientAddress } from '../../core/http/client-ip.ts'
+import { limitRequest } from '../../core/http/throttle.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthPageError } from '../errors.ts'
 import { htmlResponse } from '../http/page-response.ts'
-import { hit, overLimit } from '../http/throttle.ts'
 import { renderConsentPage } from '../pages/consent.ts'
 import { renderDeviceEntryPage, renderDeviceResultPage } from '../pages/device.ts'
 import { formatUserCode, normalizeUserCode } from '../protocol/user-code.ts'
@@ -48,11 +47,11 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     if (!session) return loginRedirect(ctx, action, 303)
     const form = await readSessionForm(c, session)
     const throttles = [
-      { key: `device-user:${session.userId}`, limit: ctx.limits.userCodePerSession },
-      { key: `device-ip:${clientAddress(c, ctx.trustProxy)}`, limit: ctx.limits.userCodePerIp },
+      { name: 'oauth-user-code-user', request: limitRequest(c, ctx.limiters, session.userId) },
+      { name: 'oauth-user-code-ip', request: limitRequest(c, ctx.limiters) },
     ]
-    for (const { key, limit } of throttles) {
-      if (await overLimit(ctx.store, key, limit)) {
+    for (const { name, request } of throttles) {
+      if ((await ctx.limiters.peek(name, request)).remaining === 0) {
         throw new OAuthPageError(
           429,
           'Too many attempts',
@@ -65,7 +64,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     const found = userCode ? await ctx.devices.findByUserCode(userCode) : undefined
     const alreadyDecided = found ? (await ctx.devices.decision(found.hash)) !== undefined : false
     const wrong = async () => {
-      for (const { key, limit } of throttles) await hit(ctx.store, key, limit)
+      for (const { name, request } of throttles) await ctx.limiters.consume(name, request)
       return htmlResponse(
         renderDeviceEntryPage({
           action,

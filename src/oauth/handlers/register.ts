@@ -1,9 +1,7 @@
 import type { Handler } from 'hono'
-import { TooManyRequestsError } from '../../core/errors.ts'
-import { clientAddress } from '../../core/http/client-ip.ts'
+import { assertAllowed, limitRequest } from '../../core/http/throttle.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
-import { hit } from '../http/throttle.ts'
 import { parseClientMetadata, registrationResponse } from '../protocol/client-metadata.ts'
 import { randomToken } from '../protocol/random.ts'
 
@@ -12,15 +10,10 @@ import { randomToken } from '../protocol/random.ts'
  * @see RFC 7591 §3
  */
 export function registerHandler(ctx: OAuthContext): Handler {
-  const limit = ctx.limits.registration
   return async function registerClient(c) {
-    if (await hit(ctx.store, `register:${clientAddress(c, ctx.trustProxy)}`, limit)) {
-      throw new TooManyRequestsError(Math.ceil(limit.windowMs / 1000))
-    }
+    assertAllowed(await ctx.limiters.consume('oauth-register', limitRequest(c, ctx.limiters)))
     // A cap over all addresses: many addresses cannot fill the client table either.
-    if (await hit(ctx.store, 'register:all', ctx.limits.registrationGlobal)) {
-      throw new TooManyRequestsError(Math.ceil(ctx.limits.registrationGlobal.windowMs / 1000))
-    }
+    assertAllowed(await ctx.limiters.consume('oauth-register-all', limitRequest(c, ctx.limiters)))
     if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
       throw new OAuthError('invalid_client_metadata', 'The body must be application/json')
     }

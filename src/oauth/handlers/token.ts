@@ -1,10 +1,8 @@
 import type { Context, Handler } from 'hono'
-import { TooManyRequestsError } from '../../core/errors.ts'
-import { clientAddress } from '../../core/http/client-ip.ts'
+import { assertAllowed, limitRequest } from '../../core/http/throttle.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
 import { readForm, required, resources, single } from '../http/params.ts'
-import { hit } from '../http/throttle.ts'
 import type { TokenResponse } from '../issuer.ts'
 import type { RegisteredClient } from '../protocol/client-metadata.ts'
 import { decidePoll } from '../protocol/device-poll.ts'
@@ -123,10 +121,9 @@ async function replayOrUnknown(ctx: OAuthContext, code: string): Promise<OAuthEr
 
 /** Polls with device codes that do not exist are guesses: limited per client address. */
 async function countUnknownDeviceCode(ctx: OAuthContext, c: Context): Promise<void> {
-  const limit = ctx.limits.unknownDeviceCodePerIp
-  if (await hit(ctx.store, `device-poll:${clientAddress(c, ctx.trustProxy)}`, limit)) {
-    throw new TooManyRequestsError(Math.ceil(limit.windowMs / 1000))
-  }
+  assertAllowed(
+    await ctx.limiters.consume('oauth-device-code-unknown', limitRequest(c, ctx.limiters)),
+  )
 }
 
 async function pollDevice(

@@ -5,6 +5,7 @@ import {
   type ApiKeyProvider,
   apiDocs,
   apiKeyAuth,
+  bodyLimit,
   createRecordCounter,
   type OpenApiResource,
   type RateLimiters,
@@ -53,6 +54,7 @@ export function apiRoutes({
     .basePath('/api/v1')
     .use(throttle(limiters, 'api'))
     .use(apiKeyAuth({ provider: apiKeys }))
+    .use(bodyLimit())
     .route('/comments', commentsController(context))
     .route('/messages', messagesController(context))
     .route('/posts', postsController(context))

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono'
-import { createRateLimiters, createRecordCounter, type DatabaseApiKeyProvider } from 'kiln/api'
+import { createRecordCounter, type DatabaseApiKeyProvider } from 'kiln/api'
 import { apiKeyProvider, apiRoutes, docsRoutes } from '../api/index.ts'
 import type { DemoContext } from '../context.ts'
 
@@ -26,11 +26,7 @@ export function demoApiKeys(ctx: DemoContext): DatabaseApiKeyProvider {
  * Redis when REDIS_URL is set, so every instance shares them.
  */
 export function mountApi(app: Hono, ctx: DemoContext): void {
-  const limiters = createRateLimiters({
-    redis: ctx.shared.client,
-    trustProxy: ctx.config.trustProxy,
-    logger: ctx.logger,
-  })
+  const limiters = ctx.limiters
   const counts = createRecordCounter({ store: ctx.shared.kv })
   app.route('/', apiRoutes({ database: ctx.database, apiKeys: demoApiKeys(ctx), limiters, counts }))
   app.route('/', docsRoutes({ app, title: ctx.config.appName }))

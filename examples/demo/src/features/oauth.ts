@@ -63,7 +63,7 @@ export function mountOAuth(app: Hono, ctx: DemoContext): void {
       loginPath: '/login',
       appName: ctx.config.appName,
       logger: ctx.logger,
-      trustProxy: ctx.config.trustProxy,
+      rateLimiters: ctx.limiters,
       // Development only: lets a client metadata document be served from loopback (tests).
       clientIdMetadataDocuments: {
         allowLoopback:

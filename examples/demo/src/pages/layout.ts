@@ -1,6 +1,7 @@
 import type { Context } from 'hono'
 import { html, raw } from 'hono/html'
 import type { HtmlEscapedString } from 'hono/utils/html'
+import { securityHeaderValues } from 'kiln/core'
 
 const STYLE = `
   :root { color-scheme: light dark; font-family: system-ui, sans-serif; }
@@ -14,16 +15,13 @@ const STYLE = `
   code { font-size: .95em; }
 `
 
-/** Headers every demo page carries: no framing, no outside resources, no caching of forms. */
+const PAGE_HEADERS = securityHeaderValues({
+  csp: { 'img-src': "'self' data:", 'form-action': "'self'" },
+})
+
+/** Headers every demo page carries: kiln's page security headers, images from the app itself. */
 export function pageHeaders(c: Context): void {
-  c.header('X-Frame-Options', 'DENY')
-  c.header(
-    'Content-Security-Policy',
-    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  )
-  c.header('Referrer-Policy', 'no-referrer')
-  c.header('X-Content-Type-Options', 'nosniff')
-  c.header('Cache-Control', 'no-store')
+  for (const [header, value] of Object.entries(PAGE_HEADERS)) c.header(header, value)
 }
 
 export function page(title: string, body: HtmlEscapedString | Promise<HtmlEscapedString>) {

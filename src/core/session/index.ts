@@ -1,0 +1,21 @@
+export { type LoginPageProps, renderLoginPage } from './login-page.ts'
+export {
+  LOGIN_EMAIL_IP_LIMIT,
+  LOGIN_IP_LIMIT,
+  type LoginRoutesOptions,
+  loginRoutes,
+  type VerifyCredentials,
+} from './login-routes.ts'
+export {
+  createPasswordHasher,
+  type PasswordHasher,
+  type PasswordHasherOptions,
+} from './passwords.ts'
+export { safeReturnTo } from './return-to.ts'
+export {
+  createSessionStore,
+  readCookie,
+  type Session,
+  SessionStore,
+  type SessionStoreOptions,
+} from './session-store.ts'
