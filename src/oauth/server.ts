@@ -223,17 +223,19 @@ function oauthLimiters(options: OAuthServerOptions): RateLimiters {
     'oauth-user-code-ip',
     window(options.userCodeLimits?.perIp ?? { max: 30, windowMs: minutes15 }),
   )
-  const everyone = window(options.globalRegistrationLimit ?? { max: 500, windowMs: 3600_000 })
-  limiters.define('oauth-register-all', () => ({ key: 'all', ...everyone }))
+  const perUser = window(options.userCodeLimits?.perSession ?? { max: 10, windowMs: minutes15 })
+  limiters.define('oauth-register-all', (request) => ({
+    key: 'all',
+    ...window(options.globalRegistrationLimit ?? { max: 500, windowMs: 3600_000 }),
+  }))
   limiters.define(
-    'oauth-device-authorization-ip',
+    'oauth-device-authorization',
     window(options.deviceLimits?.authorizationPerIp ?? { max: 30, windowMs: minutes15 }),
   )
   limiters.define(
-    'oauth-device-poll-unknown-ip',
+    'oauth-device-code-unknown',
     window(options.deviceLimits?.unknownCodePerIp ?? { max: 60, windowMs: minutes15 }),
   )
-  const perUser = window(options.userCodeLimits?.perSession ?? { max: 10, windowMs: minutes15 })
   limiters.define('oauth-user-code-user', (request) => ({
     key: `user:${request.subject ?? ''}`,
     ...perUser,

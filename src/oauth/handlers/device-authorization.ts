@@ -18,7 +18,7 @@ import { DEVICE_INTERVAL_SECONDS, DEVICE_TTL_MS } from '../store/device-grants.t
 export function deviceAuthorizationHandler(ctx: OAuthContext): Handler {
   return async function deviceAuthorization(c) {
     assertAllowed(
-      await ctx.limiters.consume('oauth-device-authorization-ip', limitRequest(c, ctx.limiters)),
+      await ctx.limiters.consume('oauth-device-authorization', limitRequest(c, ctx.limiters)),
     )
     const form = await readForm(c)
     const client = await resolveClient(ctx, required(form, 'client_id'))

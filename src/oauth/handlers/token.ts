@@ -1,6 +1,4 @@
 import type { Context, Handler } from 'hono'
-import { TooManyRequestsError } from '../../core/errors.ts'
-import { clientAddress } from '../../core/http/client-ip.ts'
 import { assertAllowed, limitRequest } from '../../core/http/throttle.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
@@ -124,7 +122,7 @@ async function replayOrUnknown(ctx: OAuthContext, code: string): Promise<OAuthEr
 /** Polls with device codes that do not exist are guesses: limited per client address. */
 async function countUnknownDeviceCode(ctx: OAuthContext, c: Context): Promise<void> {
   assertAllowed(
-    await ctx.limiters.consume('oauth-device-poll-unknown-ip', limitRequest(c, ctx.limiters)),
+    await ctx.limiters.consume('oauth-device-code-unknown', limitRequest(c, ctx.limiters)),
   )
 }
 

@@ -64,7 +64,6 @@ export function mountOAuth(app: Hono, ctx: DemoContext): void {
       appName: ctx.config.appName,
       logger: ctx.logger,
       rateLimiters: ctx.limiters,
-      trustProxy: ctx.config.trustProxy,
       // Development only: lets a client metadata document be served from loopback (tests).
       clientIdMetadataDocuments: {
         allowLoopback:
