@@ -4,8 +4,21 @@
  * and in Redis, beside node:http + pg (bench/servers/rest-floor.ts), each in its own child
  * process, loaded by wrk in interleaved rounds, on 100,000 posts (`KILN_BENCH_ROWS`).
  *
+ * Then the show route taken apart (bench/servers/rest-layers.ts): Hono alone, the generated
+ * controller alone, with `apiKeyAuth`, with `throttle`, and with both, beside the floor, to say
+ * what each layer costs.
+ *
+ * `KILN_BENCH_BEFORE=<git ref>` adds the demo API as it was at that commit (checked out into a
+ * temporary directory, run with this checkout's node_modules) to the show rounds: before and
+ * after in one run.
+ *
  * `npm run bench -- rest-api` (`--quick`: one short round). Needs wrk, PostgreSQL and Redis.
  */
+import { execFileSync } from 'node:child_process'
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import {
   formatRatios,
   type HttpRequest,
@@ -60,6 +73,26 @@ export function randomIds(rows: number, count = 20_000): number[] {
   })
 }
 
+/** A copy of the repository at `ref` with this checkout's bench/ and node_modules. */
+function checkoutBefore(ref: string): { dir: string; remove(): void } {
+  const repo = fileURLToPath(new URL('..', import.meta.url))
+  const dir = mkdtempSync(join(tmpdir(), 'kiln-before-'))
+  const archive = execFileSync('git', [
+    '-C',
+    repo,
+    'archive',
+    ref,
+    'src',
+    'examples',
+    'tsconfig.json',
+    'package.json',
+  ])
+  execFileSync('tar', ['-x', '-C', dir], { input: archive })
+  cpSync(join(repo, 'bench'), join(dir, 'bench'), { recursive: true })
+  symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'))
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
 export default async function run({ quick }: BenchOptions): Promise<string> {
   const rows = Number(process.env.KILN_BENCH_ROWS ?? 100_000)
   const options = quick
@@ -81,12 +114,50 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
   const floorShow = ids.map((id) => ({ path: `/posts/${id}` }))
   const deep = Math.min(4000, Math.floor(rows / PER_PAGE))
   const out: string[] = []
+  const beforeRef = process.env.KILN_BENCH_BEFORE
+  const before = beforeRef ? checkoutBefore(beforeRef) : undefined
+  const stops: Array<() => Promise<void>> = []
   try {
-    const show = await runRounds(
+    const showTargets = [
+      target('kiln show (memory limiter)', servers.kiln, kilnShow),
+      target('kiln show (Redis limiter)', servers.kilnRedis, kilnShow),
+      target('floor show', servers.floor, floorShow),
+    ]
+    const beforeLabel = `kiln show (memory limiter) at ${beforeRef}`
+    if (before) {
+      const server = await startServer<{ port: number }>(
+        join(before.dir, 'bench/servers/rest-kiln.ts'),
+        { env: { DATABASE_URL: database.url } },
+      )
+      stops.push(server.stop)
+      showTargets.push(
+        target(
+          beforeLabel,
+          { pid: server.pid, origin: `http://127.0.0.1:${server.info.port}` },
+          kilnShow,
+        ),
+      )
+    }
+    const show = await runRounds(showTargets, options)
+    const layersServer = await startServer<Record<string, number>>(
+      new URL('./servers/rest-layers.ts', import.meta.url),
+      { env: { DATABASE_URL: database.url } },
+    )
+    stops.push(layersServer.stop)
+    const layer = (name: string) =>
+      target(
+        `show: ${name}`,
+        { pid: layersServer.pid, origin: `http://127.0.0.1:${layersServer.info[name]}` },
+        kilnShow,
+      )
+    const layers = await runRounds(
       [
-        target('kiln show (memory limiter)', servers.kiln, kilnShow),
-        target('kiln show (Redis limiter)', servers.kilnRedis, kilnShow),
         target('floor show', servers.floor, floorShow),
+        layer('hono'),
+        layer('controller'),
+        layer('auth'),
+        layer('throttle'),
+        layer('full'),
       ],
       options,
     )
@@ -107,11 +178,25 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
       formatSection(`${rows.toLocaleString('en-US')} posts`, [
         ratio(show, 'kiln show (memory limiter)', 'floor show'),
         ratio(show, 'kiln show (Redis limiter)', 'floor show'),
+        ...(before
+          ? [
+              ratio(show, beforeLabel, 'floor show'),
+              ratio(show, 'kiln show (memory limiter)', beforeLabel),
+            ]
+          : []),
         ratio(list, 'kiln page 1 (exact total)', 'floor page 1, no count'),
         ratio(list, `kiln page ${deep}`, `floor page ${deep}`),
       ]),
+      formatSection(
+        'The show route taken apart (Hono alone; the generated controller; + apiKeyAuth; + throttle; both)',
+        ['hono', 'controller', 'auth', 'throttle', 'full'].map((name) =>
+          ratio(layers, `show: ${name}`, 'floor show'),
+        ),
+      ),
     )
   } finally {
+    await Promise.all(stops.map((stop) => stop()))
+    before?.remove()
     await servers.stop()
     await database.drop()
   }
