@@ -74,7 +74,7 @@ export {
   type TextMessage,
   textParameter,
 } from './message.ts'
-export { dedupMessageId, extractWebhookEvents, type WebhookEvent } from './payload.ts'
+export { dedupMessageIds, extractWebhookEvents, type WebhookEvent } from './payload.ts'
 export { isE164WithoutPlus, normalizePhone } from './phone.ts'
 export { SIGNATURE_HEADER, signWebhookBody, verifyWebhookSignature } from './signature.ts'
 export {

@@ -145,17 +145,24 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** The id the webhook deduplicates on: `entry[0].changes[0].value.messages[0].id`. */
-export function dedupMessageId(payload: unknown): string | undefined {
-  if (!isObject(payload) || !Array.isArray(payload.entry)) return undefined
-  const entry: unknown = payload.entry[0]
-  if (!isObject(entry) || !Array.isArray(entry.changes)) return undefined
-  const change: unknown = entry.changes[0]
-  if (!isObject(change) || !isObject(change.value) || !Array.isArray(change.value.messages)) {
-    return undefined
+/**
+ * The message ids the webhook deduplicates on: every `entry[].changes[].value.messages[].id`
+ * of the batch, each once, in order. The spec reads only the first; the webhook drops a batch
+ * only when it has seen all of them, so a new message later in a batch is never lost.
+ */
+export function dedupMessageIds(payload: unknown): string[] {
+  const ids = new Set<string>()
+  if (!isObject(payload)) return []
+  for (const entry of asArray(payload.entry)) {
+    if (!isObject(entry)) continue
+    for (const change of asArray(entry.changes)) {
+      if (!isObject(change) || !isObject(change.value)) continue
+      for (const message of asArray(change.value.messages)) {
+        if (isObject(message) && typeof message.id === 'string' && message.id !== '') {
+          ids.add(message.id)
+        }
+      }
+    }
   }
-  const message: unknown = change.value.messages[0]
-  return isObject(message) && typeof message.id === 'string' && message.id !== ''
-    ? message.id
-    : undefined
+  return [...ids]
 }

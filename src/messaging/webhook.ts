@@ -6,7 +6,7 @@ import type { Queue } from '../core/queue/queue.ts'
 import type { MessagingConfig } from './config.ts'
 import type { DeduplicationStore } from './dedup.ts'
 import { PROCESS_MESSAGING_WEBHOOK, type ProcessMessagingWebhookPayload } from './job.ts'
-import { dedupMessageId } from './payload.ts'
+import { dedupMessageIds } from './payload.ts'
 import { SIGNATURE_HEADER, verifyWebhookSignature } from './signature.ts'
 
 /** The webhook body limit: the provider's notifications are a few kilobytes. */
@@ -55,8 +55,8 @@ export class WebhookQueueError extends KilnError {
  * - GET answers the subscription handshake: `hub.challenge` as text when `hub.mode` is
  *   `subscribe` and `hub.verify_token` matches, else 403 `Forbidden`.
  * - POST reads the raw bytes once, checks `x-hub-signature-256` over them in constant time
- *   before any parsing, parses JSON, drops a message id seen in the last minutes, queues
- *   `ProcessMessagingWebhook` with the raw body and answers `{ received: true }`.
+ *   before any parsing, parses JSON, drops a batch whose every message id was seen in the last
+ *   minutes, queues `ProcessMessagingWebhook` with the raw body and answers `{ received: true }`.
  *
  * Its errors are plain text, as the provider expects; they are answered by this app's own
  * error handler, so the host app's JSON handler does not apply here.
@@ -97,29 +97,13 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
     } catch {
       throw new InvalidJsonError()
     }
-    const id = dedupMessageId(payload)
-    let marked = false
-    if (id !== undefined) {
-      try {
-        if (await dedup.checkAndInsert(id)) {
-          logger?.debug({ wamid: id }, 'messaging webhook duplicate acknowledged')
-          return c.json({ received: true })
-        }
-        marked = true
-      } catch (error) {
-        // The job is idempotent per message id, so queuing without the check loses nothing.
-        logger?.warn({ err: error, wamid: id }, 'dedup store failed; queuing without the check')
-      }
-    }
+    const marked = await markMessageIds(dedup, dedupMessageIds(payload), logger)
+    if (marked === 'all seen') return c.json({ received: true })
     try {
       const job: ProcessMessagingWebhookPayload = { payload_json: text }
       await queue.enqueue(PROCESS_MESSAGING_WEBHOOK, job)
     } catch (error) {
-      if (marked && id !== undefined) {
-        await dedup.release(id).catch((releaseError: unknown) => {
-          logger?.error({ err: releaseError, wamid: id }, 'dedup mark could not be released')
-        })
-      }
+      await releaseMarks(dedup, marked, logger)
       throw new WebhookQueueError(`Queue error: ${safeDetail(error, config, redactor)}`, {
         cause: error,
       })
@@ -137,6 +121,53 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
   })
 
   return app
+}
+
+/**
+ * Marks every message id of the batch as seen. Returns `'all seen'` when each one already was
+ * (the spec's fast path: acknowledge without queuing), else the ids this call marked, to be
+ * released if queuing fails. A batch with any new message is queued whole: the job is
+ * idempotent per message, so the messages seen before run no listener twice.
+ */
+async function markMessageIds(
+  dedup: DeduplicationStore,
+  ids: string[],
+  logger: Logger | undefined,
+): Promise<string[] | 'all seen'> {
+  if (ids.length === 0) return []
+  const results = await Promise.allSettled(ids.map((id) => dedup.checkAndInsert(id)))
+  const marked = ids.filter((_, i) => {
+    const result = results[i]
+    return result?.status === 'fulfilled' && result.value === false
+  })
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (failed) {
+    // The job is idempotent per message id, so queuing without the check loses nothing.
+    logger?.warn(
+      { err: failed.reason, wamids: ids },
+      'dedup store failed; queuing without the check',
+    )
+    return marked
+  }
+  if (marked.length === 0) {
+    logger?.debug({ wamids: ids }, 'messaging webhook duplicate acknowledged')
+    return 'all seen'
+  }
+  return marked
+}
+
+async function releaseMarks(
+  dedup: DeduplicationStore,
+  ids: string[],
+  logger: Logger | undefined,
+): Promise<void> {
+  await Promise.all(
+    ids.map((id) =>
+      dedup.release(id).catch((error: unknown) => {
+        logger?.error({ err: error, wamid: id }, 'dedup mark could not be released')
+      }),
+    ),
+  )
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })

@@ -5,7 +5,9 @@ import {
   EventBus,
   type KeyValueStore,
   type Listener,
+  ListenerInProgressError,
   ListenersFailedError,
+  MemoryKeyValueStore,
 } from '../../src/core/index.ts'
 import { describeEach, storeBackends, type TestStore } from './backends.ts'
 
@@ -201,4 +203,138 @@ describeEach('EventBus emission ids', storeBackends, (backend) => {
     await bus.emit('status.updated', { id: 'a', status: 'sent' }, { id: 'e' })
     expect(calls).toBe(2)
   })
+})
+
+/** A store as a crashed worker leaves it: its writes never land (no renewal, no release). */
+function crashedWorkerStore(store: KeyValueStore): KeyValueStore {
+  return {
+    get: (key) => store.get(key),
+    set: async () => {},
+    setIfAbsent: (key, value, options) => store.setIfAbsent(key, value, options),
+    take: (key) => store.take(key),
+    delete: async () => {},
+    increment: (key, by, options) => store.increment(key, by, options),
+    close: async () => {},
+  }
+}
+
+describeEach('EventBus concurrent deliveries of one emission', storeBackends, (backend) => {
+  let t: TestStore
+
+  beforeEach(async () => {
+    t = await backend.create()
+  })
+  afterEach(async () => {
+    await t.cleanup()
+  })
+
+  it('two concurrent emissions of one id run the listener once', async () => {
+    let calls = 0
+    const bus = new EventBus<Events>({ store: t.store })
+    bus.on('status.updated', () => void calls++, 'count')
+    const event = { id: 'wamid-1', status: 'delivered' } as const
+    const results = await Promise.all([
+      bus.emit('status.updated', event, { id: 'wamid-1:status:delivered' }),
+      bus.emit('status.updated', event, { id: 'wamid-1:status:delivered' }),
+    ])
+    expect(calls).toBe(1)
+    // The loser saw the winner's claim: it is "in progress" (a retry skips it) or handled.
+    for (const failures of results) {
+      for (const f of failures) expect(f.error).toBeInstanceOf(ListenerInProgressError)
+    }
+    expect(await bus.emit('status.updated', event, { id: 'wamid-1:status:delivered' })).toEqual([])
+    expect(calls).toBe(1)
+  })
+
+  it('a redelivery while another worker runs the listener reports it in progress, and the retry skips it', async () => {
+    let calls = 0
+    let started!: () => void
+    const running = new Promise<void>((resolve) => (started = resolve))
+    let finish!: () => void
+    const gate = new Promise<void>((resolve) => (finish = resolve))
+    const listener = async () => {
+      calls++
+      started()
+      await gate
+    }
+    const first = new EventBus<Events>({ store: t.store }).on('status.updated', listener, 'slow')
+    const second = new EventBus<Events>({ store: t.store }).on('status.updated', listener, 'slow')
+    const event = { id: 'a', status: 'sent' } as const
+    const firstRun = first.emit('status.updated', event, { id: 'a:status:sent' })
+    await running
+    const redelivered = await second.emit('status.updated', event, { id: 'a:status:sent' })
+    expect(redelivered.map((f) => f.listener)).toEqual(['slow'])
+    expect(redelivered[0]?.error).toBeInstanceOf(ListenerInProgressError)
+    expect(calls).toBe(1)
+    finish()
+    expect(await firstRun).toEqual([])
+    expect(await second.emit('status.updated', event, { id: 'a:status:sent' })).toEqual([])
+    expect(calls).toBe(1)
+  })
+
+  it('a failed listener releases its claim, so the retry runs it', async () => {
+    let calls = 0
+    const bus = new EventBus<Events>({ store: t.store })
+    bus.on(
+      'status.updated',
+      () => {
+        calls++
+        if (calls === 1) throw new Error('temporary')
+      },
+      'flaky',
+    )
+    const event = { id: 'a', status: 'sent' } as const
+    expect(await bus.emit('status.updated', event, { id: 'e' })).toHaveLength(1)
+    expect(await bus.emit('status.updated', event, { id: 'e' })).toEqual([])
+    expect(calls).toBe(2)
+  })
+
+  it("a crashed worker's claim expires after claimTtlMs and the retry runs the listener", async () => {
+    let calls = 0
+    const crashed = new EventBus<Events>({
+      store: crashedWorkerStore(t.store),
+      claimTtlMs: t.shortTtlMs,
+    }).on('status.updated', () => new Promise<void>(() => void calls++), 'count')
+    void crashed.emit('status.updated', { id: 'a', status: 'sent' }, { id: 'e' })
+    const retry = new EventBus<Events>({ store: t.store, claimTtlMs: t.shortTtlMs })
+    retry.on('status.updated', () => void calls++, 'count')
+    const early = await retry.emit('status.updated', { id: 'a', status: 'sent' }, { id: 'e' })
+    expect(early[0]?.error).toBeInstanceOf(ListenerInProgressError)
+    await t.pass(t.shortTtlMs * 3)
+    expect(await retry.emit('status.updated', { id: 'a', status: 'sent' }, { id: 'e' })).toEqual([])
+    expect(calls).toBe(2)
+  })
+})
+
+it('a slow listener renews its claim, so a redelivery never runs it alongside', async () => {
+  const store = new MemoryKeyValueStore()
+  let renewals = 0
+  let enough!: () => void
+  const renewed = new Promise<void>((resolve) => (enough = resolve))
+  const counting: KeyValueStore = {
+    get: (key) => store.get(key),
+    async set(key, value, options) {
+      await store.set(key, value, options)
+      if (value === 'running' && ++renewals === 4) enough()
+    },
+    setIfAbsent: (key, value, options) => store.setIfAbsent(key, value, options),
+    take: (key) => store.take(key),
+    delete: (key) => store.delete(key),
+    increment: (key, by, options) => store.increment(key, by, options),
+    close: () => store.close(),
+  }
+  let calls = 0
+  const claimTtlMs = 300
+  const slow = new EventBus<Events>({ store: counting, claimTtlMs })
+  slow.on('status.updated', () => renewed.then(() => void calls++), 'slow')
+  const running = slow.emit('status.updated', { id: 'a', status: 'sent' }, { id: 'e' })
+  // Four renewals, a third of the claim's life apart: the first claim alone would be gone.
+  await renewed
+  const other = new EventBus<Events>({ store, claimTtlMs })
+  other.on('status.updated', () => void calls++, 'slow')
+  const redelivered = await other.emit('status.updated', { id: 'a', status: 'sent' }, { id: 'e' })
+  expect(redelivered[0]?.error).toBeInstanceOf(ListenerInProgressError)
+  expect(await running).toEqual([])
+  expect(calls).toBe(1)
+  expect(await store.get('event:status.updated:e:slow')).toBe('handled')
 })

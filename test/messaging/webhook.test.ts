@@ -20,6 +20,7 @@ import {
   signWebhookBody,
   staticOwners,
 } from '../../src/messaging/index.ts'
+import { describeEach, storeBackends } from '../core/backends.ts'
 import {
   ACCESS_TOKEN,
   APP_SECRET,
@@ -60,6 +61,26 @@ function webhookApp(options: { queue: Queue; dedup?: DeduplicationStore; bodyLim
     }),
   )
   return app
+}
+
+/** A signed notification carrying the given `[id, text]` messages, one change each. */
+function batchOf(...messages: [string, string][]): string {
+  return JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: '1',
+        changes: messages.map(([id, body]) => ({
+          field: 'messages',
+          value: {
+            messages: [
+              { from: CUSTOMER, id, timestamp: '1763740800', text: { body }, type: 'text' },
+            ],
+          },
+        })),
+      },
+    ],
+  })
 }
 
 function post(
@@ -434,6 +455,39 @@ describe('POST /messaging/webhook: deduplication and queue failures', () => {
     await queue.close()
   })
 
+  it('a batch whose first message was seen but which carries a new one is queued, and only the new one is handled', async () => {
+    const queue = new RecordingQueue({ logger: silentLogger() })
+    const bus = createMessagingEventBus({ store: new MemoryKeyValueStore() })
+    const texts: string[] = []
+    bus.on('MessagingTextReceived', (event) => void texts.push(event.text))
+    queue.work(messagingJobHandlers({ bus, isOwner: staticOwners([OWNER]) }))
+    const app = webhookApp({ queue })
+    expect((await post(app, batchOf(['wamid.A', 'a']))).status).toBe(200)
+    await queue.drain()
+    // A redelivery of A batched with a new B (in another change): B must not be dropped.
+    const res = await post(app, batchOf(['wamid.A', 'a'], ['wamid.B', 'b']))
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ received: true })
+    await queue.drain()
+    expect(queue.jobs).toHaveLength(2)
+    expect(texts).toEqual(['a', 'b'])
+    // Every id of this batch is seen now: the spec's fast path acknowledges without queuing.
+    expect((await post(app, batchOf(['wamid.B', 'b'], ['wamid.A', 'a']))).status).toBe(200)
+    expect(queue.jobs).toHaveLength(2)
+    await queue.close()
+  })
+
+  it('queue down: only the ids this delivery marked are released', async () => {
+    const queue = new RecordingQueue()
+    const dedup = new MemoryDeduplicationStore()
+    const app = webhookApp({ queue, dedup })
+    await post(app, batchOf(['wamid.A', 'a']))
+    queue.down = true
+    expect((await post(app, batchOf(['wamid.A', 'a'], ['wamid.B', 'b']))).status).toBe(500)
+    expect(await dedup.checkAndInsert('wamid.A')).toBe(true)
+    expect(await dedup.checkAndInsert('wamid.B')).toBe(false)
+  })
+
   it('a failing dedup store does not block delivery: the message is queued', async () => {
     const queue = new RecordingQueue()
     const broken: DeduplicationStore = {
@@ -477,5 +531,32 @@ describe('messagingWebhook factory', () => {
     })
     expect(res.status).toBe(200)
     expect(queue.jobs).toHaveLength(1)
+  })
+})
+
+describeEach('a status delivered twice concurrently', storeBackends, (backend) => {
+  it('runs its listener once: the bus claims each listener before running it', async () => {
+    const t = await backend.create()
+    const queue = new MemoryQueue({ retry: { attempts: 5, backoffMs: 1 }, logger: silentLogger() })
+    const bus = createMessagingEventBus({ store: t.store, logger: silentLogger() })
+    const statuses: MessagingStatusUpdate[] = []
+    bus.on('MessagingStatusUpdate', async function recordStatus(event) {
+      // A listener that awaits (a database write, say) leaves room for the other delivery.
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      statuses.push(event)
+    })
+    queue.work(messagingJobHandlers({ bus, isOwner: staticOwners([OWNER]) }), { concurrency: 2 })
+    const app = webhookApp({ queue })
+    const name = 'status-delivered.json'
+    const answers = await Promise.all([
+      post(app, fixtureBytes(name), signatureOf(name)),
+      post(app, fixtureBytes(name), signatureOf(name)),
+    ])
+    expect(answers.map((r) => r.status)).toEqual([200, 200])
+    await queue.drain()
+    expect(statuses.map((s) => s.status)).toEqual(['Delivered'])
+    expect(await queue.failed()).toEqual([])
+    await queue.close()
+    await t.cleanup()
   })
 })

@@ -1,5 +1,6 @@
 import type { KeyValueStore } from '../kv/key-value-store.ts'
 import type { Logger } from '../logger.ts'
+import { type ClaimOutcome, claimListener, ListenerInProgressError } from './listener-claim.ts'
 
 /** Handles one type of event. Registered per event type at bootstrap. */
 export interface Listener<Event> {
@@ -41,6 +42,12 @@ export interface EventBusOptions {
   store?: KeyValueStore
   /** How long those marks are kept; the messaging provider retries for up to 7 days. */
   handledTtlMs?: number
+  /**
+   * How long a listener's claim on an emission lives unless renewed (it is renewed while the
+   * listener runs): after a worker crashed mid-listener, a retry can run it again this soon.
+   * Default 30 s, BullMQ's lock duration.
+   */
+  claimTtlMs?: number
 }
 
 interface Registration {
@@ -57,11 +64,13 @@ export class EventBus<Events extends object = EventMap> {
   readonly #logger: Logger | undefined
   readonly #store: KeyValueStore | undefined
   readonly #handledTtlMs: number
+  readonly #claimTtlMs: number
 
   constructor(options: EventBusOptions = {}) {
     this.#logger = options.logger
     this.#store = options.store
     this.#handledTtlMs = options.handledTtlMs ?? 8 * 24 * 60 * 60 * 1000
+    this.#claimTtlMs = options.claimTtlMs ?? 30_000
   }
 
   /** Registers a listener; `name` defaults to its class name and must be unique per type. */
@@ -87,7 +96,12 @@ export class EventBus<Events extends object = EventMap> {
     return (this.#listeners.get(type) ?? []).map((r) => r.name)
   }
 
-  /** Runs every listener of `type`; resolves with the failures (empty when all succeeded). */
+  /**
+   * Runs every listener of `type`; resolves with the failures (empty when all succeeded).
+   * With an emission id and a store, each listener first claims the emission atomically: a
+   * listener that handled it is skipped, and one that another delivery is running right now
+   * is reported as a ListenerInProgressError failure (so a queued job retries) without running.
+   */
   async emit<Type extends keyof Events & string>(
     type: Type,
     event: Events[Type],
@@ -95,17 +109,71 @@ export class EventBus<Events extends object = EventMap> {
   ): Promise<ListenerFailure[]> {
     const failures: ListenerFailure[] = []
     for (const { name, listener } of this.#listeners.get(type) ?? []) {
-      const mark = options.id === undefined ? undefined : `event:${type}:${options.id}:${name}`
-      if (mark && this.#store && (await this.#store.get(mark)) !== undefined) continue
-      try {
-        await listener.handle(event)
-        if (mark && this.#store) await this.#store.set(mark, '1', { ttlMs: this.#handledTtlMs })
-      } catch (error) {
-        this.#logger?.error({ err: error, event: type, listener: name }, 'event listener failed')
-        failures.push({ listener: name, error })
-      }
+      const failure =
+        options.id !== undefined && this.#store
+          ? await this.#runOnce(
+              this.#store,
+              `event:${type}:${options.id}:${name}`,
+              type,
+              name,
+              () => listener.handle(event),
+            )
+          : await this.#run(type, name, () => listener.handle(event))
+      if (failure) failures.push(failure)
     }
     return failures
+  }
+
+  async #run(
+    type: string,
+    name: string,
+    handle: () => Promise<void> | void,
+  ): Promise<ListenerFailure | undefined> {
+    try {
+      await handle()
+      return undefined
+    } catch (error) {
+      this.#logger?.error({ err: error, event: type, listener: name }, 'event listener failed')
+      return { listener: name, error }
+    }
+  }
+
+  async #runOnce(
+    store: KeyValueStore,
+    mark: string,
+    type: string,
+    name: string,
+    handle: () => Promise<void> | void,
+  ): Promise<ListenerFailure | undefined> {
+    const times = { claimTtlMs: this.#claimTtlMs, handledTtlMs: this.#handledTtlMs }
+    let outcome: ClaimOutcome
+    try {
+      outcome = await claimListener(store, mark, times)
+    } catch (error) {
+      this.#logger?.error({ err: error, event: type, listener: name }, 'event listener not claimed')
+      return { listener: name, error }
+    }
+    if (outcome.kind === 'handled') return undefined
+    if (outcome.kind === 'busy') {
+      this.#logger?.warn(
+        { event: type, listener: name },
+        'event listener already running elsewhere',
+      )
+      return { listener: name, error: new ListenerInProgressError(name) }
+    }
+    const { claim } = outcome
+    const failure = await this.#run(type, name, handle)
+    try {
+      if (failure) await claim.release()
+      else await claim.handled()
+    } catch (error) {
+      this.#logger?.error(
+        { err: error, event: type, listener: name },
+        'event listener mark not saved',
+      )
+      return failure ?? { listener: name, error }
+    }
+    return failure
   }
 
   /** Like `emit`, but throws ListenersFailedError when any listener failed. */

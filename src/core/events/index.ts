@@ -7,3 +7,4 @@ export {
   type ListenerFailure,
   ListenersFailedError,
 } from './event-bus.ts'
+export { ListenerInProgressError } from './listener-claim.ts'

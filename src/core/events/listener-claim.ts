@@ -1,0 +1,84 @@
+import type { KeyValueStore } from '../kv/key-value-store.ts'
+
+/** The mark's value while a listener runs; any other value means it has handled the emission. */
+const RUNNING = 'running'
+const HANDLED = 'handled'
+
+/**
+ * Another delivery of the same emission is running this listener right now. The emission is
+ * reported as failed, so a queued job is retried: by then the listener has either handled it
+ * (the retry skips it) or failed and released its claim (the retry runs it).
+ */
+export class ListenerInProgressError extends Error {
+  constructor(listener: string) {
+    super(`listener ${listener} is already handling this emission`)
+    this.name = 'ListenerInProgressError'
+  }
+}
+
+export interface ClaimTimes {
+  /** How long a claim lives without being renewed: a crashed worker's claim expires this fast. */
+  claimTtlMs: number
+  /** How long the "handled" mark is kept. */
+  handledTtlMs: number
+}
+
+/** What `claimListener` found: run the listener, skip it (handled), or another runs it. */
+export type ClaimOutcome =
+  | { kind: 'claimed'; claim: ListenerClaim }
+  | { kind: 'handled' }
+  | { kind: 'busy' }
+
+/**
+ * Claims `mark` with an atomic set-if-absent before the listener runs, so two concurrent
+ * deliveries of one emission cannot both run it. The claim is renewed while the listener runs,
+ * so a slow listener keeps it and a crashed worker's claim expires after `claimTtlMs`.
+ */
+export async function claimListener(
+  store: KeyValueStore,
+  mark: string,
+  times: ClaimTimes,
+): Promise<ClaimOutcome> {
+  if (await store.setIfAbsent(mark, RUNNING, { ttlMs: times.claimTtlMs })) {
+    return { kind: 'claimed', claim: new ListenerClaim(store, mark, times) }
+  }
+  const value = await store.get(mark)
+  // Absent again: the other run failed and released it, and this delivery should retry.
+  return value === RUNNING || value === undefined ? { kind: 'busy' } : { kind: 'handled' }
+}
+
+export class ListenerClaim {
+  readonly #store: KeyValueStore
+  readonly #mark: string
+  readonly #times: ClaimTimes
+  readonly #timer: NodeJS.Timeout
+  #renewal: Promise<void> = Promise.resolve()
+
+  constructor(store: KeyValueStore, mark: string, times: ClaimTimes) {
+    this.#store = store
+    this.#mark = mark
+    this.#times = times
+    this.#timer = setInterval(() => {
+      this.#renewal = store.set(mark, RUNNING, { ttlMs: times.claimTtlMs }).catch(() => {})
+    }, times.claimTtlMs / 3)
+    this.#timer.unref()
+  }
+
+  /** The listener succeeded: the mark says so for `handledTtlMs`. */
+  async handled(): Promise<void> {
+    await this.#stop()
+    await this.#store.set(this.#mark, HANDLED, { ttlMs: this.#times.handledTtlMs })
+  }
+
+  /** The listener failed: the claim is dropped, so a retry runs it again. */
+  async release(): Promise<void> {
+    await this.#stop()
+    await this.#store.delete(this.#mark)
+  }
+
+  // A renewal still in flight must land before the final write, or it would overwrite it.
+  async #stop(): Promise<void> {
+    clearInterval(this.#timer)
+    await this.#renewal
+  }
+}
