@@ -1,14 +1,14 @@
 /**
  * kiln's messaging webhook as one demo instance with REDIS_URL serves it: `messagingWebhook`
- * with BullMQ and the Redis dedup store from `createSharedState`, under a key prefix deleted at
+ * with BullMQ from `createSharedState` and the queue's own dedup (as the demo wires it), under a key prefix deleted at
  * the end. Run by the benchmarks with `startServer`; the app secret is KILN_BENCH_SECRET.
  */
 import { Hono } from 'hono'
 import { createSharedState } from '../../src/core/index.ts'
 import {
-  KeyValueDeduplicationStore,
   MessagingConfig,
   messagingWebhook,
+  QueueDeduplicationStore,
 } from '../../src/messaging/index.ts'
 import { serveFetch, serverReady } from '../http/index.ts'
 
@@ -29,7 +29,7 @@ app.route(
   messagingWebhook({
     config,
     queue: shared.queue,
-    dedup: new KeyValueDeduplicationStore(shared.kv),
+    dedup: new QueueDeduplicationStore(shared.queue),
   }),
 )
 
