@@ -65,9 +65,7 @@ async function redisCpu(redisUrl: string): Promise<(() => Promise<number>) & { c
 
 export default async function run({ quick }: BenchOptions): Promise<string> {
   const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379'
-  const options = quick
-    ? { rounds: 1, seconds: 2, warmupSeconds: 1 }
-    : { rounds: 3, seconds: 5, warmupSeconds: 2 }
+  const options = roundsFromEnv(quick)
   const env = { KILN_BENCH_SECRET: SECRET, REDIS_URL: redisUrl }
   const servers = await Promise.all([
     startServer<{ port: number }>(new URL('./servers/webhook-floor.ts', import.meta.url), { env }),
@@ -79,7 +77,8 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
   const [floor, handWritten, kiln] = servers
   const probe = await redisCpu(redisUrl)
   const statuses = Array.from({ length: 1_000 }, statusNotification)
-  const fresh = () => Array.from({ length: UNIQUE_PER_SECOND * options.seconds }, textMessage)
+  const fresh = () =>
+    Array.from({ length: UNIQUE_PER_SECOND * (options.seconds ?? 5) }, textMessage)
   const sides = [
     ['kiln (BullMQ)', kiln],
     ['hand-written HMAC + BullMQ add', handWritten],

@@ -25,6 +25,7 @@ import {
   type HttpTarget,
   type Ratio,
   ratio,
+  roundsFromEnv,
   runRounds,
   startServer,
 } from './http/index.ts'
@@ -95,9 +96,7 @@ function checkoutBefore(ref: string): { dir: string; remove(): void } {
 
 export default async function run({ quick }: BenchOptions): Promise<string> {
   const rows = Number(process.env.KILN_BENCH_ROWS ?? 100_000)
-  const options = quick
-    ? { rounds: 1, seconds: 2, warmupSeconds: 1 }
-    : { rounds: 3, seconds: 5, warmupSeconds: 2 }
+  const options = roundsFromEnv(quick)
   const database = await createDemoDatabase(rows)
   const servers = await startRestServers(database.url).catch(async (error) => {
     await database.drop()

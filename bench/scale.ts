@@ -24,6 +24,7 @@ import {
   processRssMiB,
   type Ratio,
   ratio,
+  roundsFromEnv,
   runRounds,
   startServer,
 } from './http/index.ts'
@@ -80,7 +81,7 @@ async function size(rows: number, quick: boolean): Promise<{ ratios: Ratio[]; rs
         ]),
         on(floor, `floor page ${deep}`, [{ path: `/posts?page=${deep}` }]),
       ],
-      quick ? { rounds: 1, seconds: 2, warmupSeconds: 1 } : { rounds: 3, seconds: 4 },
+      roundsFromEnv(quick),
     )
     const rss = `${n}: kiln ${processRssMiB(kiln.pid).toFixed(0)} MiB, floor ${processRssMiB(floor.pid).toFixed(0)} MiB`
     return {

@@ -59,6 +59,21 @@ export interface RoundsResult {
   loadAfter: number[]
 }
 
+/**
+ * Rounds and burst length for a benchmark: `quick` is one short round (a smoke run);
+ * KILN_BENCH_ROUNDS and KILN_BENCH_SECONDS override the defaults (3 rounds of 5 s).
+ */
+export function roundsFromEnv(
+  quick: boolean,
+): Pick<RoundsOptions, 'rounds' | 'seconds' | 'warmupSeconds'> {
+  if (quick) return { rounds: 1, seconds: 2, warmupSeconds: 1 }
+  return {
+    rounds: Number(process.env.KILN_BENCH_ROUNDS ?? 3),
+    seconds: Number(process.env.KILN_BENCH_SECONDS ?? 5),
+    warmupSeconds: 2,
+  }
+}
+
 export const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)

@@ -23,6 +23,7 @@ export {
   type RoundsOptions,
   type RoundsResult,
   ratio,
+  roundsFromEnv,
   runRounds,
 } from './compare.ts'
 export {
