@@ -11,7 +11,14 @@
  * `npm run bench -- messaging` (`--quick`: one short round). Needs wrk and Redis (REDIS_URL).
  */
 import { createHmac, randomBytes } from 'node:crypto'
-import { formatRatios, type HttpRequest, ratio, runRounds, startServer } from './http/index.ts'
+import {
+  formatRatios,
+  type HttpRequest,
+  ratio,
+  roundsFromEnv,
+  runRounds,
+  startServer,
+} from './http/index.ts'
 import type { BenchOptions } from './lib.ts'
 
 const SECRET = 'bench_app_secret_not_a_real_one'
