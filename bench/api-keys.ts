@@ -1,44 +1,22 @@
 /**
- * What API-key auth and rate limiting cost end to end: GET one record through `apiKeyAuth`
- * and the `api` limiter (limit raised so nothing is refused) against the same Hono route with
- * neither, on Postgres, both served by @hono/node-server in this process and driven by the
- * same keep-alive HTTP client in alternating rounds. Plus `verifyKey` in process, answered
- * from the verification cache and from the database.
+ * `verifyKey` in process (a function micro-benchmark): answered from the verification cache
+ * against answered from the database (the prefix query on a warm pool). What API-key auth and
+ * the limiter cost over HTTP is measured out of process by the `rest-api` benchmark (the show
+ * route taken apart by layer).
  * Needs PostgreSQL: KILN_BENCH_DATABASE_URL, KILN_TEST_DATABASE_URL or DATABASE_URL (a
- * scratch database is created and dropped). Redis (KILN_TEST_REDIS_URL or REDIS_URL) adds a
- * row with the limiter on Redis.
+ * scratch database is created and dropped).
  */
 import { randomBytes } from 'node:crypto'
-import { Agent, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
-import { eq, sql } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres'
-import { bigserial, pgTable, text } from 'drizzle-orm/pg-core'
-import { type Context, Hono } from 'hono'
-import {
-  apiKeyAuth,
-  createApiKey,
-  createDatabaseApiKeyProvider,
-  createRateLimiters,
-  type RateLimiters,
-  throttle,
-} from 'kiln/api'
-import { errorHandler, pingRedis, RedisConnections, silentLogger } from 'kiln/core'
+import { createApiKey, createDatabaseApiKeyProvider } from 'kiln/api'
+import { silentLogger } from 'kiln/core'
 import { createDatabase, migrate } from 'kiln/db'
 import pg from 'pg'
-import { type BenchOptions, type BenchResult, getJson, measure } from './lib.ts'
+import { type BenchOptions, type BenchResult, measure } from './lib.ts'
 
 const ROWS = 10_000
 const POOL = 10
-const CONCURRENCY = 32
-const UNLIMITED = { api: { points: 1_000_000_000 } }
-
-const records = pgTable('bench_records', {
-  id: bigserial('id', { mode: 'number' }).primaryKey(),
-  title: text('title').notNull(),
-  body: text('body').notNull(),
-})
 
 export default async function run({ quick }: BenchOptions): Promise<BenchResult[]> {
   const adminUrl =
@@ -51,7 +29,6 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
       'bench api-keys needs a postgres:// URL (KILN_TEST_DATABASE_URL or DATABASE_URL)',
     )
   }
-  const redisUrl = process.env.KILN_TEST_REDIS_URL || process.env.REDIS_URL || undefined
   const name = `kiln_bench_${randomBytes(4).toString('hex')}`
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
@@ -60,8 +37,6 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
   url.pathname = `/${name}`
   const database = await createDatabase(url.toString(), { poolMax: POOL })
   if (database.dialect !== 'postgres') throw new TypeError('expected a Postgres database')
-  const redis = redisUrl ? new RedisConnections(redisUrl) : undefined
-  let server: Server | undefined
   const providers: { close(): Promise<void> }[] = []
   try {
     await migrate(database, { logger: { info: () => {}, warn: () => {} } })
@@ -86,115 +61,7 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
     providers.push(cached, uncached)
     await waitFor(() => cached.status().changeFeed === 'live')
 
-    const show = async (c: Context) => {
-      const [row] = await db
-        .select()
-        .from(records)
-        .where(eq(records.id, Number(c.req.param('id'))))
-      return row ? c.json({ data: row }) : c.json({ error: 'Not Found' }, 404)
-    }
-    const memoryLimiters = createRateLimiters({ limiters: UNLIMITED })
-    let redisLimiters: RateLimiters | undefined
-    if (redis) {
-      const client = redis.connect({ name: 'bench-limiter' })
-      await pingRedis(client, redis.url)
-      redisLimiters = createRateLimiters({ redis: client, prefix: name, limiters: UNLIMITED })
-    }
-    const fixed = (c: Context) =>
-      c.json({ data: { id: Number(c.req.param('id')), title: 'Record' } })
-    const app = new Hono()
-    app.onError(errorHandler({ logger: silentLogger() }))
-    app.get('/plain/records/:id', show)
-    app.get('/plain-fixed/records/:id', fixed)
-    app.get(
-      '/auth-fixed/records/:id',
-      throttle(memoryLimiters, 'api'),
-      apiKeyAuth({ provider: cached }),
-      fixed,
-    )
-    app.get(
-      '/auth/records/:id',
-      throttle(memoryLimiters, 'api'),
-      apiKeyAuth({ provider: cached }),
-      show,
-    )
-    app.get(
-      '/uncached/records/:id',
-      throttle(memoryLimiters, 'api'),
-      apiKeyAuth({ provider: uncached }),
-      show,
-    )
-    if (redisLimiters) {
-      app.get(
-        '/redis/records/:id',
-        throttle(redisLimiters, 'api'),
-        apiKeyAuth({ provider: cached }),
-        show,
-      )
-    }
-    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server
-    const listening = server
-    await new Promise((resolve) =>
-      listening.listening ? resolve(null) : listening.once('listening', resolve),
-    )
-    const port = (server.address() as AddressInfo).port
-    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
-    // Both sides send the same header; only one of them reads it.
-    const headers = { authorization: `Bearer ${rawKey}` }
-    const randomId = () => 1 + Math.floor(Math.random() * ROWS)
-    const get = (prefix: string) => () =>
-      getJson(agent, port, `/${prefix}/records/${randomId()}`, headers)
-    const settings = quick
-      ? { rounds: 2, durationMs: 500, concurrency: CONCURRENCY }
-      : { rounds: 10, durationMs: 2_000, concurrency: CONCURRENCY }
-    const http = `${ROWS.toLocaleString('en-US')} rows, ${CONCURRENCY} concurrent keep-alive requests from this process, pool ${POOL}`
-
-    // JIT, sockets and pool connections warm before anything is timed.
-    for (const path of ['plain', 'auth', 'uncached', 'plain-fixed', 'auth-fixed']) {
-      await measure(get(path), quick ? 300 : 1_500, CONCURRENCY)
-    }
     const results: BenchResult[] = []
-    const cases: [string, string, string][] = [
-      ['GET one record + apiKeyAuth + api limiter (memory)', 'auth', 'verification cache on'],
-      [
-        'GET one record + apiKeyAuth (no cache) + api limiter',
-        'uncached',
-        'cacheTtlMs: 0: a prefix query per request',
-      ],
-    ]
-    if (redisLimiters) {
-      cases.push([
-        'GET one record + apiKeyAuth + api limiter (Redis)',
-        'redis',
-        'one Redis round trip per request for the limiter',
-      ])
-    }
-    for (const [label, prefix, note] of cases) {
-      await get(prefix)()
-      const { cpu, ...measured } = await compareWithCpu(get(prefix), get('plain'), settings)
-      results.push({
-        name: label,
-        baseline: 'same route, no auth, no limiter',
-        ...measured,
-        notes: `${http}; ${note}; CPU of this process per request ${cpu}`,
-      })
-    }
-    {
-      // The fixed cost of the two middlewares, without a database query to hide behind.
-      const { cpu, ...measured } = await compareWithCpu(
-        get('auth-fixed'),
-        get('plain-fixed'),
-        settings,
-      )
-      results.push({
-        name: 'GET fixed JSON (no query) + apiKeyAuth + api limiter (memory)',
-        baseline: 'same route, no auth, no limiter',
-        ...measured,
-        notes: `${CONCURRENCY} concurrent keep-alive requests from this process; CPU of this process per request ${cpu}`,
-      })
-    }
-    agent.destroy()
-
     const verify = quick
       ? { rounds: 2, durationMs: 300, concurrency: POOL }
       : { rounds: 6, durationMs: 1_000, concurrency: POOL }
@@ -211,12 +78,7 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
     })
     return results
   } finally {
-    if (server) {
-      const closing = server
-      await new Promise((resolve) => closing.close(() => resolve(null)))
-    }
     for (const provider of providers) await provider.close()
-    await redis?.close()
     await database.close()
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
     await admin.end()

@@ -19,7 +19,8 @@ export interface BenchOptions {
   quick: boolean
 }
 
-export type Benchmark = (options: BenchOptions) => Promise<BenchResult[]>
+/** In-process benchmarks return rows; HTTP benchmarks (bench/http) return their markdown. */
+export type Benchmark = (options: BenchOptions) => Promise<BenchResult[] | string>
 
 /**
  * Runs `subject` and `baseline` in alternating rounds of `durationMs` each and returns the

@@ -1,153 +1,207 @@
 /**
- * The generated REST API (the demo's `examples/demo/src/api`, API-key auth and the `api`
- * limiter on, limit raised) against a hand-written node:http + pg handler running the same
- * page query, on a 100,000-row Postgres table. Both servers run in this process, each with a
- * pool of the same size, driven by the same keep-alive HTTP client in alternating rounds.
- * Needs PostgreSQL: KILN_BENCH_DATABASE_URL, else KILN_TEST_DATABASE_URL, else
- * postgres://postgres@127.0.0.1:5432/postgres (a scratch database is created and dropped).
+ * The generated REST API against the floor, out of process: the demo's generated API
+ * (bench/servers/rest-kiln.ts: API key + `api` limiter, limit raised) with the limiter in memory
+ * and in Redis, beside node:http + pg (bench/servers/rest-floor.ts), each in its own child
+ * process, loaded by wrk in interleaved rounds, on 100,000 posts (`KILN_BENCH_ROWS`).
+ *
+ * Then the show route taken apart (bench/servers/rest-layers.ts): Hono alone, the generated
+ * controller alone, with `apiKeyAuth`, with `throttle`, and with both, beside the floor, to say
+ * what each layer costs.
+ *
+ * `KILN_BENCH_BEFORE=<git ref>` adds the demo API as it was at that commit (checked out into a
+ * temporary directory, run with this checkout's node_modules) to the show rounds: before and
+ * after in one run.
+ *
+ * `npm run bench -- rest-api` (`--quick`: one short round). Needs wrk, PostgreSQL and Redis.
  */
-import { randomBytes } from 'node:crypto'
-import { Agent, createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
-import { Hono } from 'hono'
-import pg from 'pg'
-import { apiRoutes } from '../examples/demo/src/api/index.ts'
-import { hashPassword } from '../examples/demo/src/auth.ts'
-import { createApiKey, createDatabaseApiKeyProvider, createRateLimiters } from '../src/api/index.ts'
-import { errorHandler, silentLogger } from '../src/core/index.ts'
-import { createDatabase, migrate } from '../src/db/index.ts'
-import { type BenchOptions, type BenchResult, compare, getJson } from './lib.ts'
+import { execFileSync } from 'node:child_process'
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import {
+  formatRatios,
+  type HttpRequest,
+  type HttpTarget,
+  type Ratio,
+  ratio,
+  roundsFromEnv,
+  runRounds,
+  startServer,
+} from './http/index.ts'
+import type { BenchOptions } from './lib.ts'
+import { createDemoDatabase } from './servers/demo-database.ts'
 
-const ROWS = 100_000
-const POOL = 10
-const CONCURRENCY = 32
+const PER_PAGE = 20
 
-export default async function run({ quick }: BenchOptions): Promise<BenchResult[]> {
-  const adminUrl =
-    process.env.KILN_BENCH_DATABASE_URL ||
-    process.env.KILN_TEST_DATABASE_URL ||
-    'postgres://postgres@127.0.0.1:5432/postgres'
-  const name = `kiln_bench_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE "${name}"`)
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  const database = await createDatabase(url.toString(), { poolMax: POOL })
-  if (database.dialect !== 'postgres') throw new TypeError('expected a Postgres database')
-  const pool = new pg.Pool({ connectionString: url.toString(), max: POOL })
-  pool.on('error', () => {})
-  const servers: Server[] = []
-  try {
-    await migrate(database, {
-      appMigrationsDir: new URL('../examples/demo/migrations', import.meta.url).pathname,
-    })
-    await seed(pool)
-    const { rawKey } = await createApiKey(database, { name: 'bench', scopes: ['*'] })
-    const apiKeys = createDatabaseApiKeyProvider({ database, logger: silentLogger() })
-    const limiters = createRateLimiters({ limiters: { api: { points: 1_000_000_000 } } })
-    const app = new Hono()
-    app.onError(errorHandler({ logger: silentLogger() }))
-    app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword, logger: silentLogger() }))
-    const kiln = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
-    servers.push(kiln as Server)
-    const raw = handWritten(pool)
-    servers.push(raw)
-    await Promise.all(
-      servers.map((s) => new Promise((r) => (s.listening ? r(null) : s.once('listening', r)))),
-    )
-    const kilnPort = (kiln.address() as AddressInfo).port
-    const rawPort = (raw.address() as AddressInfo).port
-    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
-    const headers = { authorization: `Bearer ${rawKey}` }
-    const get = (port: number, path: string) => getJson(agent, port, path, headers)
-    const randomId = () => 1 + Math.floor(Math.random() * ROWS)
-    const settings = quick
-      ? { rounds: 2, durationMs: 500, concurrency: CONCURRENCY }
-      : { rounds: 6, durationMs: 2_000, concurrency: CONCURRENCY }
+export interface RestServers {
+  floor: { pid: number; origin: string }
+  kiln: { pid: number; origin: string }
+  kilnRedis: { pid: number; origin: string }
+  stop(): Promise<void>
+}
 
-    const cases: Array<[string, () => string, () => string]> = [
-      ['GET /api/v1/posts/{id}', () => `/api/v1/posts/${randomId()}`, () => `/posts/${randomId()}`],
-      [
-        'GET /api/v1/posts?page=1&per_page=20',
-        () => '/api/v1/posts?page=1&per_page=20',
-        () => '/posts?page=1',
-      ],
-      [
-        'GET /api/v1/posts?page=1000&per_page=20',
-        () => '/api/v1/posts?page=1000&per_page=20',
-        () => '/posts?page=1000',
-      ],
-    ]
-    const results: BenchResult[] = []
-    for (const [label, subjectPath, baselinePath] of cases) {
-      // Both sides answer and agree before they are timed.
-      const check = (await get(kilnPort, subjectPath())) as { data: unknown }
-      if (!check.data) throw new Error(`${label}: unexpected answer ${JSON.stringify(check)}`)
-      const measured = await compare(
-        () => get(kilnPort, subjectPath()),
-        () => get(rawPort, baselinePath()),
-        settings,
-      )
-      results.push({
-        name: label,
-        baseline: 'node:http + pg, same query',
-        ...measured,
-        notes: `${ROWS.toLocaleString('en-US')} rows, ${CONCURRENCY} concurrent keep-alive requests, pool ${POOL}; kiln adds API-key auth, rate limiter, validation, resource conversion and the envelope's total (cached count)`,
-      })
-    }
-    agent.destroy()
-    await apiKeys.close()
-    return results
-  } finally {
-    await Promise.all(servers.map((s) => new Promise((r) => s.close(() => r(null)))))
-    await pool.end()
-    await database.close()
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-    await admin.end()
+/** Starts the floor and the demo API (memory and Redis limiter) on `url`. */
+export async function startRestServers(url: string): Promise<RestServers> {
+  const env = { DATABASE_URL: url }
+  const servers = await Promise.all([
+    startServer<{ port: number }>(new URL('./servers/rest-floor.ts', import.meta.url), { env }),
+    startServer<{ port: number }>(new URL('./servers/rest-kiln.ts', import.meta.url), { env }),
+    startServer<{ port: number }>(new URL('./servers/rest-kiln.ts', import.meta.url), {
+      env: { ...env, KILN_BENCH_LIMITER: 'redis' },
+    }),
+  ])
+  const [floor, kiln, kilnRedis] = servers.map((s) => ({
+    pid: s.pid,
+    origin: `http://127.0.0.1:${s.info.port}`,
+  })) as [RestServers['floor'], RestServers['kiln'], RestServers['kilnRedis']]
+  return {
+    floor,
+    kiln,
+    kilnRedis,
+    stop: async () => {
+      await Promise.all(servers.map((s) => s.stop()))
+    },
   }
 }
 
-async function seed(pool: pg.Pool): Promise<void> {
-  await pool.query(
-    `INSERT INTO users (email, name, password_hash) VALUES ('bench@example.com', 'Bench', 'x')`,
-  )
-  await pool.query(
-    `INSERT INTO posts (title, body, published, token_count, author_id)
-     SELECT 'Post ' || n, repeat('lorem ipsum ', 20), n % 2 = 0, n % 1000, 1
-     FROM generate_series(1, ${ROWS}) AS n`,
-  )
-  await pool.query('ANALYZE posts')
+/** `count` paths with random ids in 1..rows, the same sequence for every side. */
+export function randomIds(rows: number, count = 20_000): number[] {
+  let seed = 42
+  return Array.from({ length: count }, () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31
+    return 1 + (seed % rows)
+  })
 }
 
-/** The floor: parse the URL, run the query, write JSON. No auth, no limits, no validation. */
-function handWritten(pool: pg.Pool): Server {
-  const server = createServer(async (req, res) => {
-    try {
-      const url = new URL(req.url ?? '/', 'http://x')
-      const one = /^\/posts\/(\d+)$/.exec(url.pathname)
-      let body: unknown
-      if (one) {
-        const { rows } = await pool.query('select * from posts where id = $1', [Number(one[1])])
-        body = { data: rows[0] }
-      } else {
-        const page = Number(url.searchParams.get('page') ?? 1)
-        const { rows } = await pool.query('select * from posts order by id limit 20 offset $1', [
-          (page - 1) * 20,
-        ])
-        body = { data: rows }
-      }
-      const json = JSON.stringify(body)
-      res.writeHead(200, {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(json),
-      })
-      res.end(json)
-    } catch {
-      res.writeHead(500).end()
-    }
+/** A copy of the repository at `ref` with this checkout's bench/ and node_modules. */
+function checkoutBefore(ref: string): { dir: string; remove(): void } {
+  const repo = fileURLToPath(new URL('..', import.meta.url))
+  const dir = mkdtempSync(join(tmpdir(), 'kiln-before-'))
+  const archive = execFileSync('git', [
+    '-C',
+    repo,
+    'archive',
+    ref,
+    'src',
+    'examples',
+    'tsconfig.json',
+    'package.json',
+  ])
+  execFileSync('tar', ['-x', '-C', dir], { input: archive })
+  cpSync(join(repo, 'bench'), join(dir, 'bench'), { recursive: true })
+  symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'))
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+export default async function run({ quick }: BenchOptions): Promise<string> {
+  const rows = Number(process.env.KILN_BENCH_ROWS ?? 100_000)
+  const options = roundsFromEnv(quick)
+  const database = await createDemoDatabase(rows)
+  const servers = await startRestServers(database.url).catch(async (error) => {
+    await database.drop()
+    throw error
   })
-  server.listen(0, '127.0.0.1')
-  return server
+  const auth = { authorization: `Bearer ${database.apiKey}` }
+  const target = (
+    label: string,
+    side: { pid: number; origin: string },
+    requests: HttpRequest[],
+  ): HttpTarget => ({ label, ...side, requests })
+  const ids = randomIds(rows)
+  const kilnShow = ids.map((id) => ({ path: `/api/v1/posts/${id}`, headers: auth }))
+  const floorShow = ids.map((id) => ({ path: `/posts/${id}` }))
+  const deep = Math.min(4000, Math.floor(rows / PER_PAGE))
+  const out: string[] = []
+  const beforeRef = process.env.KILN_BENCH_BEFORE
+  const before = beforeRef ? checkoutBefore(beforeRef) : undefined
+  const stops: Array<() => Promise<void>> = []
+  try {
+    const showTargets = [
+      target('kiln show (memory limiter)', servers.kiln, kilnShow),
+      target('kiln show (Redis limiter)', servers.kilnRedis, kilnShow),
+      target('floor show', servers.floor, floorShow),
+    ]
+    const beforeLabel = `kiln show (memory limiter) at ${beforeRef}`
+    if (before) {
+      const server = await startServer<{ port: number }>(
+        join(before.dir, 'bench/servers/rest-kiln.ts'),
+        { env: { DATABASE_URL: database.url } },
+      )
+      stops.push(server.stop)
+      showTargets.push(
+        target(
+          beforeLabel,
+          { pid: server.pid, origin: `http://127.0.0.1:${server.info.port}` },
+          kilnShow,
+        ),
+      )
+    }
+    const show = await runRounds(showTargets, options)
+    const layersServer = await startServer<Record<string, number>>(
+      new URL('./servers/rest-layers.ts', import.meta.url),
+      { env: { DATABASE_URL: database.url } },
+    )
+    stops.push(layersServer.stop)
+    const layer = (name: string) =>
+      target(
+        `show: ${name}`,
+        { pid: layersServer.pid, origin: `http://127.0.0.1:${layersServer.info[name]}` },
+        kilnShow,
+      )
+    const layers = await runRounds(
+      [
+        target('floor show', servers.floor, floorShow),
+        layer('hono'),
+        layer('controller'),
+        layer('auth'),
+        layer('throttle'),
+        layer('full'),
+      ],
+      options,
+    )
+    const list = await runRounds(
+      [
+        target('kiln page 1 (exact total)', servers.kiln, [
+          { path: `/api/v1/posts?page=1&per_page=${PER_PAGE}`, headers: auth },
+        ]),
+        target('floor page 1, no count', servers.floor, [{ path: '/posts?page=1' }]),
+        target(`kiln page ${deep}`, servers.kiln, [
+          { path: `/api/v1/posts?page=${deep}&per_page=${PER_PAGE}`, headers: auth },
+        ]),
+        target(`floor page ${deep}`, servers.floor, [{ path: `/posts?page=${deep}` }]),
+      ],
+      options,
+    )
+    out.push(
+      formatSection(`${rows.toLocaleString('en-US')} posts`, [
+        ratio(show, 'kiln show (memory limiter)', 'floor show'),
+        ratio(show, 'kiln show (Redis limiter)', 'floor show'),
+        ...(before
+          ? [
+              ratio(show, beforeLabel, 'floor show'),
+              ratio(show, 'kiln show (memory limiter)', beforeLabel),
+            ]
+          : []),
+        ratio(list, 'kiln page 1 (exact total)', 'floor page 1, no count'),
+        ratio(list, `kiln page ${deep}`, `floor page ${deep}`),
+      ]),
+      formatSection(
+        'The show route taken apart (Hono alone; the generated controller; + apiKeyAuth; + throttle; both)',
+        ['hono', 'controller', 'auth', 'throttle', 'full'].map((name) =>
+          ratio(layers, `show: ${name}`, 'floor show'),
+        ),
+      ),
+    )
+  } finally {
+    await Promise.all(stops.map((stop) => stop()))
+    before?.remove()
+    await servers.stop()
+    await database.drop()
+  }
+  return out.join('\n\n')
+}
+
+function formatSection(title: string, ratios: Ratio[]): string {
+  return `### ${title}\n\n${formatRatios(ratios)}`
 }

@@ -33,8 +33,12 @@ for (const name of wanted.length > 0 ? wanted : available) {
   const started = Date.now()
   const results = await module.default({ quick })
   const rss = Math.round(process.memoryUsage().rss / 2 ** 20)
-  console.log(`## ${name}\n\n${formatTable(results)}\n`)
-  for (const r of results) if (r.notes) console.log(`- ${r.name}: ${r.notes}`)
+  if (typeof results === 'string') {
+    console.log(`## ${name}\n\n${results}\n`)
+  } else {
+    console.log(`## ${name}\n\n${formatTable(results)}\n`)
+    for (const r of results) if (r.notes) console.log(`- ${r.name}: ${r.notes}`)
+  }
   console.log(`\n(${((Date.now() - started) / 1000).toFixed(1)} s, RSS ${rss} MiB)\n`)
 }
 process.exit(0)

@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from '../core/clock.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
+import type { DeduplicationIds, Queue } from '../core/queue/queue.ts'
 
 /** How long a message id counts as seen: the spec's 5 minutes. */
 export const DEDUP_TTL_MS = 5 * 60 * 1000
@@ -96,5 +97,38 @@ export class KeyValueDeduplicationStore implements DeduplicationStore {
 
   async release(id: string): Promise<void> {
     await this.#kv.delete(this.#prefix + id)
+  }
+}
+
+export interface QueueDeduplicationStoreOptions {
+  ttlMs?: number
+}
+
+/**
+ * Dedup kept by the queue itself, in its own deduplication ids (BullMQ's keys on Redis): a
+ * webhook given this store and the same queue marks a notification's message id and queues
+ * its job in one atomic step, one Redis round trip instead of two, and a failed enqueue leaves
+ * no mark behind. Batches with several message ids mark them here first, then queue.
+ */
+export class QueueDeduplicationStore implements DeduplicationStore {
+  readonly queue: Queue
+  readonly ttlMs: number
+  readonly #ids: DeduplicationIds
+
+  constructor(queue: Queue, options: QueueDeduplicationStoreOptions = {}) {
+    if (!queue?.deduplicationIds) {
+      throw new TypeError('QueueDeduplicationStore: this queue keeps no deduplication ids')
+    }
+    this.queue = queue
+    this.ttlMs = options.ttlMs ?? DEDUP_TTL_MS
+    this.#ids = queue.deduplicationIds
+  }
+
+  async checkAndInsert(id: string): Promise<boolean> {
+    return (await this.#ids.claim([id], this.ttlMs)).length === 0
+  }
+
+  async release(id: string): Promise<void> {
+    await this.#ids.release([id])
   }
 }

@@ -24,6 +24,8 @@ export {
   type KeyValueDeduplicationStoreOptions,
   MemoryDeduplicationStore,
   type MemoryDeduplicationStoreOptions,
+  QueueDeduplicationStore,
+  type QueueDeduplicationStoreOptions,
 } from './dedup.ts'
 export {
   AccessTokenExpiredError,

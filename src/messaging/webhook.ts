@@ -5,7 +5,7 @@ import { constantTimeEqual } from '../core/http/constant-time.ts'
 import type { Logger, Redactor } from '../core/logger.ts'
 import type { Queue } from '../core/queue/queue.ts'
 import type { MessagingConfig } from './config.ts'
-import type { DeduplicationStore } from './dedup.ts'
+import { type DeduplicationStore, QueueDeduplicationStore } from './dedup.ts'
 import { PROCESS_MESSAGING_WEBHOOK, type ProcessMessagingWebhookPayload } from './job.ts'
 import { dedupMessageIds } from './payload.ts'
 import { SIGNATURE_HEADER, verifyWebhookSignature } from './signature.ts'
@@ -69,6 +69,9 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
   }
   const path = options.path ?? '/messaging/webhook'
   const limit = options.bodyLimit ?? WEBHOOK_BODY_LIMIT
+  // Dedup kept by this very queue: mark and enqueue together (see QueueDeduplicationStore).
+  const atomic =
+    dedup instanceof QueueDeduplicationStore && dedup.queue === queue ? dedup : undefined
   const app = new Hono()
 
   app.get(path, function verifyMessagingSubscription(c) {
@@ -97,10 +100,26 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
     } catch {
       throw new InvalidJsonError()
     }
-    const marked = await markMessageIds(dedup, dedupMessageIds(payload), logger)
+    const ids = dedupMessageIds(payload)
+    const job: ProcessMessagingWebhookPayload = { payload_json: text }
+    const [onlyId] = ids
+    if (ids.length === 1 && onlyId !== undefined && atomic) {
+      // The queue checks the id, marks it and adds the job in one step (one round trip); a
+      // failed enqueue leaves no mark, so the provider's retry is processed.
+      try {
+        await queue.enqueue(PROCESS_MESSAGING_WEBHOOK, job, {
+          deduplication: { id: onlyId, ttlMs: atomic.ttlMs },
+        })
+      } catch (error) {
+        throw new WebhookQueueError(`Queue error: ${safeDetail(error, config, redactor)}`, {
+          cause: error,
+        })
+      }
+      return c.json({ received: true })
+    }
+    const marked = await markMessageIds(dedup, ids, logger)
     if (marked === 'all seen') return c.json({ received: true })
     try {
-      const job: ProcessMessagingWebhookPayload = { payload_json: text }
       await queue.enqueue(PROCESS_MESSAGING_WEBHOOK, job)
     } catch (error) {
       await releaseMarks(dedup, marked, logger)

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { type Clock, systemClock } from '../../core/clock.ts'
 import { DependencyError } from '../../core/errors.ts'
 import type { Logger } from '../../core/logger.ts'
@@ -138,7 +138,8 @@ export function createDatabaseApiKeyProvider(
   return {
     async verifyKey(rawKey: string): Promise<ApiKeyInfo> {
       const { prefix } = parseApiKey(rawKey)
-      const cacheKey = createHash('sha256').update(rawKey).digest('base64')
+      // One-shot hash: no Hash object per request (this runs on every authenticated request).
+      const cacheKey = hash('sha256', rawKey, 'base64')
       if (feed?.trusted()) {
         const cached = cache.get(cacheKey, clock.now())
         if (cached) {

@@ -104,7 +104,6 @@ export function paginated<T>(
   const { page, perPage, offset } = query
   const lastPage = Math.max(1, Math.ceil(total / perPage))
   const suffix = perPage === defaultPerPage ? '' : `&per_page=${perPage}`
-  const link = (n: number) => `${path}?page=${n}${suffix}`
   return {
     data,
     meta: {
@@ -116,10 +115,15 @@ export function paginated<T>(
       to: data.length === 0 ? 0 : offset + data.length,
     },
     links: {
-      first: link(1),
-      last: link(lastPage),
-      prev: page > 1 ? link(Math.min(page - 1, lastPage)) : null,
-      next: page < lastPage ? link(page + 1) : null,
+      first: pageLink(path, 1, suffix),
+      last: pageLink(path, lastPage, suffix),
+      prev: page > 1 ? pageLink(path, Math.min(page - 1, lastPage), suffix) : null,
+      next: page < lastPage ? pageLink(path, page + 1, suffix) : null,
     },
   }
+}
+
+// A module function rather than a closure per call: paginated runs on every list request.
+function pageLink(path: string, page: number, suffix: string): string {
+  return `${path}?page=${page}${suffix}`
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.ts'
 import { requireOptional } from '../optional-package.ts'
 import { pingRedis, type Redis, type RedisConnections } from '../redis.ts'
 import {
+  type DeduplicationIds,
   defaultRetryPolicy,
   type EnqueueOptions,
   type FailedJob,
@@ -105,6 +106,31 @@ export class BullMqQueue implements Queue {
     })
   }
 
+  /** The ids `deduplication` records: BullMQ's own keys (`<prefix>:<queue>:de:<id>`). */
+  readonly deduplicationIds: DeduplicationIds = {
+    claim: async (ids, ttlMs) => {
+      if (ids.length === 0) return []
+      const pipeline = this.#producer.pipeline()
+      for (const id of ids) pipeline.set(this.#deduplicationKey(id), '1', 'PX', ttlMs, 'NX')
+      const results = (await pipeline.exec()) ?? []
+      return ids.filter((_, index) => {
+        const [error, reply] = results[index] ?? [new Error('no reply')]
+        if (error)
+          throw new DependencyError(`could not record a deduplication id: ${error.message}`, {
+            cause: error,
+          })
+        return reply === 'OK'
+      })
+    },
+    release: async (ids) => {
+      if (ids.length > 0) await this.#producer.del(...ids.map((id) => this.#deduplicationKey(id)))
+    },
+  }
+
+  #deduplicationKey(id: string): string {
+    return `${this.#queue.keys.de}:${id}`
+  }
+
   enqueue(name: string, payload: unknown, options: EnqueueOptions = {}): Promise<{ id: string }> {
     if (this.#closed) return Promise.reject(new Error('queue is closed'))
     let data: unknown
@@ -120,6 +146,11 @@ export class BullMqQueue implements Queue {
       backoff: { type: 'exponential', delay: this.#policy.backoffMs },
       removeOnComplete: { count: this.#options.keepCompleted ?? 1000 },
       removeOnFail: false,
+    }
+    // BullMQ's own deduplication in its add script: SET NX PX on the id, then the add, in one
+    // atomic round trip (its "throttle mode": the id lasts ttl whatever becomes of the job).
+    if (options.deduplication) {
+      opts.deduplication = { id: options.deduplication.id, ttl: options.deduplication.ttlMs }
     }
     return new Promise((resolve, reject) => {
       this.#batch.push({ name, data, opts, callerId, resolve, reject })

@@ -2,6 +2,7 @@ export { BullMqQueue, type BullMqQueueOptions, decodeJobId, encodeJobId } from '
 export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.ts'
 export {
   backoffDelay,
+  type DeduplicationIds,
   defaultRetryPolicy,
   type EnqueueOptions,
   type FailedJob,

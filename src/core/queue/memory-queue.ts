@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Logger } from '../logger.ts'
 import {
   backoffDelay,
+  type DeduplicationIds,
   defaultRetryPolicy,
   type EnqueueOptions,
   type FailedJob,
@@ -53,6 +54,14 @@ export class MemoryQueue implements Queue {
   #concurrency = 1
   #running = 0
   #closed = false
+  /** Deduplication ids and when each stops counting (ms). */
+  readonly #deduplication = new Map<string, number>()
+  readonly deduplicationIds: DeduplicationIds = {
+    claim: async (ids, ttlMs) => ids.filter((id) => this.#claim(id, ttlMs)),
+    release: async (ids) => {
+      for (const id of ids) this.#deduplication.delete(id)
+    },
+  }
   #idleWaiters: (() => void)[] = []
 
   constructor(options: MemoryQueueOptions = {}) {
@@ -70,6 +79,8 @@ export class MemoryQueue implements Queue {
     }
     // A JSON round trip: handlers get the same plain data BullMQ would give them.
     const plain = toPlainJson(payload)
+    const dedup = options.deduplication
+    if (dedup && !this.#claim(dedup.id, dedup.ttlMs)) return { id }
     this.#ids.add(id)
     this.#ready.push({
       id,
@@ -81,6 +92,21 @@ export class MemoryQueue implements Queue {
     // After the current turn: the request that queued the job answers before the job starts.
     setImmediate(() => this.#pump())
     return { id }
+  }
+
+  /** Records `id` unless it was recorded in the last `ttlMs`; true when this call recorded it. */
+  #claim(id: string, ttlMs: number): boolean {
+    const now = Date.now()
+    const until = this.#deduplication.get(id)
+    if (until !== undefined && until > now) return false
+    // Delete first, so the map stays in order of expiry and the oldest ids are dropped first.
+    this.#deduplication.delete(id)
+    this.#deduplication.set(id, now + ttlMs)
+    for (const [seen, expires] of this.#deduplication) {
+      if (expires > now) break
+      this.#deduplication.delete(seen)
+    }
+    return true
   }
 
   work(handlers: JobHandlers, options: WorkOptions = {}): QueueWorker {

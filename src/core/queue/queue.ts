@@ -14,6 +14,23 @@ export interface EnqueueOptions {
   jobId?: string
   /** Runs in all, the first included; default from the queue's options. */
   attempts?: number
+  /**
+   * Not added when an id in `ids` was recorded in the last `ttlMs`: checking `id`, recording
+   * it and adding the job are one atomic step (one Redis script with BullMQ), so a failed add
+   * records nothing. The record outlives the job: it lasts `ttlMs` whatever became of the job.
+   */
+  deduplication?: { id: string; ttlMs: number }
+}
+
+/**
+ * The deduplication ids of a queue (the ones `EnqueueOptions.deduplication` records), for a
+ * caller that must record several ids before one enqueue.
+ */
+export interface DeduplicationIds {
+  /** Records each id not recorded in the last `ttlMs`; resolves with the ids it recorded. */
+  claim(ids: string[], ttlMs: number): Promise<string[]>
+  /** Forgets ids, so that they count as never seen. */
+  release(ids: string[]): Promise<void>
 }
 
 export interface FailedJob {
@@ -50,6 +67,8 @@ export interface Queue {
    * be, e.g. Redis is unreachable. With a `jobId` already known, nothing is added.
    */
   enqueue(name: string, payload: unknown, options?: EnqueueOptions): Promise<{ id: string }>
+  /** The ids `deduplication` records, where the queue keeps them. */
+  readonly deduplicationIds?: DeduplicationIds
   work(handlers: JobHandlers, options?: WorkOptions): QueueWorker
   /** Jobs that used up their attempts, newest first, with the last error. */
   failed(limit?: number): Promise<FailedJob[]>

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono'
 import type { KeyValueStore, Logger, Queue, Redactor } from 'kiln/core'
-import { KeyValueDeduplicationStore, type MessagingConfig, messagingWebhook } from 'kiln/messaging'
+import { type MessagingConfig, messagingWebhook, QueueDeduplicationStore } from 'kiln/messaging'
 
 export interface MessagingRoutesOptions {
   config: MessagingConfig
@@ -18,7 +18,8 @@ export function messagingRoutes(options: MessagingRoutesOptions): Hono {
   return messagingWebhook({
     config: options.config,
     queue: options.queue,
-    dedup: new KeyValueDeduplicationStore(options.kv),
+    // Dedup kept by the queue: marking a message and queuing it are one step (one round trip).
+    dedup: new QueueDeduplicationStore(options.queue),
     logger: options.logger,
     redactor: options.redactor,
   })

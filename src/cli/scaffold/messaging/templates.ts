@@ -63,7 +63,7 @@ export function initMessaging(options: MessagingOptions): Messaging {
 /** `webhook.ts`: the provider's webhook, with signature check and Redis-ready dedup. */
 export const webhookTemplate = `import type { Hono } from 'hono'
 import type { KeyValueStore, Logger, Queue, Redactor } from 'kiln/core'
-import { KeyValueDeduplicationStore, type MessagingConfig, messagingWebhook } from 'kiln/messaging'
+import { type MessagingConfig, messagingWebhook, QueueDeduplicationStore } from 'kiln/messaging'
 
 export interface MessagingRoutesOptions {
   config: MessagingConfig
@@ -81,7 +81,8 @@ export function messagingRoutes(options: MessagingRoutesOptions): Hono {
   return messagingWebhook({
     config: options.config,
     queue: options.queue,
-    dedup: new KeyValueDeduplicationStore(options.kv),
+    // Dedup kept by the queue: marking a message and queuing it are one step (one round trip).
+    dedup: new QueueDeduplicationStore(options.queue),
     logger: options.logger,
     redactor: options.redactor,
   })

@@ -1,0 +1,111 @@
+/**
+ * Benchmark servers run as child processes: the load generator (wrk) and the runner stay out of
+ * their CPU time, which is read from /proc per round. A server module calls `serverReady(info)`
+ * once it listens; `startServer(file, env)` forks it and resolves with that info and its pid.
+ *
+ * `KILN_BENCH_CPU_PROF=<dir>` starts every server with `node --cpu-prof --cpu-prof-dir=<dir>`:
+ * each writes a .cpuprofile when it is stopped (open it in Chrome DevTools or speedscope).
+ */
+import { type ChildProcess, fork } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+
+export interface ServerProcess<Info> {
+  pid: number
+  /** What the server sent with `serverReady` (its ports, keys, …). */
+  info: Info
+  /** Ends the process (it exits normally, so a CPU profile is written) and waits for it. */
+  stop(): Promise<void>
+}
+
+export interface StartServerOptions {
+  /** Environment added to this process's. */
+  env?: Record<string, string>
+  /** Extra Node flags. */
+  execArgv?: string[]
+}
+
+/** Forks `file` (a .ts module run through tsx) and waits for its `serverReady`. */
+export async function startServer<Info>(
+  file: string | URL,
+  options: StartServerOptions = {},
+): Promise<ServerProcess<Info>> {
+  const profileDir = process.env.KILN_BENCH_CPU_PROF
+  const execArgv = [
+    '--import',
+    'tsx',
+    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ...(options.execArgv ?? []),
+  ]
+  const child: ChildProcess = fork(file instanceof URL ? file.pathname : file, [], {
+    execArgv,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  const info = await new Promise<Info>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as Info))
+    child.once('exit', (code) => reject(new Error(`benchmark server ${file} exited with ${code}`)))
+  })
+  return {
+    pid: child.pid as number,
+    info,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+/**
+ * Called by a server module once it listens: reports `info` to the runner, and exits when the
+ * runner stops it or goes away (so no server outlives its benchmark).
+ */
+export function serverReady(info: unknown, close: () => Promise<void> = async () => {}): void {
+  let closing = false
+  const exit = async () => {
+    if (closing) return
+    closing = true
+    await close().catch(() => {})
+    process.exit(0)
+  }
+  process.on('SIGTERM', exit)
+  process.on('disconnect', exit)
+  process.send?.(info)
+}
+
+/** Listens on 127.0.0.1, a free port; keeps idle connections longer than a round of the other side. */
+export function listen(server: Server): Promise<number> {
+  server.keepAliveTimeout = 120_000
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port))
+  })
+}
+
+/** Serves a fetch handler (a Hono app's `fetch`) with @hono/node-server, as kiln's apps run. */
+export function serveFetch(
+  fetch: (request: Request) => Response | Promise<Response>,
+): Promise<number> {
+  return new Promise((resolve) => {
+    const server = serve({ fetch, hostname: '127.0.0.1', port: 0 }, (info) => resolve(info.port))
+    ;(server as Server).keepAliveTimeout = 120_000
+  })
+}
+
+/** CPU time (user + system) a process has used so far, in µs (Linux: /proc/<pid>/stat). */
+export function processCpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // utime and stime (fields 14 and 15 of stat(5)), in clock ticks of 1/100 s.
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100
+}
+
+/** Resident memory of a process in MiB (Linux: /proc/<pid>/status). */
+export function processRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0) / 1024
+}

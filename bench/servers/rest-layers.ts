@@ -1,0 +1,77 @@
+/**
+ * The generated show route taken apart, to measure what each layer costs: one process, one
+ * Drizzle pool, one port per variant (the runner reads this process's CPU per burst, and only
+ * one variant is loaded at a time):
+ *
+ * - `hono`: Hono on @hono/node-server, `pool.query` like the floor, `c.json` — the framework;
+ * - `controller`: the demo's generated posts controller alone (prepared Drizzle query,
+ *   resource, envelope) — no auth, no limiter;
+ * - `auth`: the controller behind `apiKeyAuth`;
+ * - `throttle`: the controller behind `throttle(limiters, 'api')` (memory);
+ * - `full`: `apiRoutes` as the demo mounts it (both, as in bench/servers/rest-kiln.ts).
+ *
+ * Run by the benchmarks with `startServer`; DATABASE_URL and KILN_BENCH_POOL (default 10).
+ */
+import { Hono } from 'hono'
+import pg from 'pg'
+import { apiRoutes, postsController } from '../../examples/demo/src/api/index.ts'
+import { hashPassword } from '../../examples/demo/src/auth.ts'
+import {
+  apiKeyAuth,
+  createDatabaseApiKeyProvider,
+  createRateLimiters,
+  createRecordCounter,
+  throttle,
+} from '../../src/api/index.ts'
+import { errorHandler, silentLogger } from '../../src/core/index.ts'
+import { createDatabase } from '../../src/db/index.ts'
+import { serveFetch, serverReady } from '../http/index.ts'
+
+const logger = silentLogger()
+const poolMax = Number(process.env.KILN_BENCH_POOL ?? 10)
+const database = await createDatabase(process.env.DATABASE_URL ?? '', { poolMax })
+if (database.dialect !== 'postgres') throw new TypeError('expected a Postgres database')
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: poolMax })
+pool.on('error', () => {})
+const limiters = createRateLimiters({ limiters: { api: { points: 1_000_000_000 } }, logger })
+const apiKeys = createDatabaseApiKeyProvider({ database, logger })
+const context = { db: database.db, counts: createRecordCounter(), hashPassword }
+
+const app = (build: (root: Hono) => void) => {
+  const root = new Hono()
+  root.onError(errorHandler({ logger }))
+  build(root)
+  return serveFetch(root.fetch)
+}
+const ports = {
+  hono: await app((root) =>
+    root.get('/api/v1/posts/:id', async (c) => {
+      const { rows } = await pool.query('select * from posts where id = $1', [
+        Number(c.req.param('id')),
+      ])
+      return c.json({ data: rows[0] })
+    }),
+  ),
+  controller: await app((root) => root.route('/api/v1/posts', postsController(context))),
+  auth: await app((root) =>
+    root.route(
+      '/api/v1/posts',
+      new Hono().use(apiKeyAuth({ provider: apiKeys })).route('/', postsController(context)),
+    ),
+  ),
+  throttle: await app((root) =>
+    root.route(
+      '/api/v1/posts',
+      new Hono().use(throttle(limiters, 'api')).route('/', postsController(context)),
+    ),
+  ),
+  full: await app((root) =>
+    root.route('/', apiRoutes({ database, apiKeys, limiters, ...context })),
+  ),
+}
+
+serverReady(ports, async () => {
+  await apiKeys.close()
+  await pool.end()
+  await database.close()
+})
