@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { ConfigError, type Env, envUrl, parseEnv } from '../core/config/index.ts'
 import type { Logger, Redactor } from '../core/logger.ts'
-import { Secret } from './secret.ts'
+import { Secret } from '../core/secret.ts'
 
 export const CDN_PROVIDERS = ['none', 'digitalocean', 'bunny', 'cloudflare'] as const
 export type CdnProvider = (typeof CDN_PROVIDERS)[number]

@@ -1,3 +1,4 @@
+export { Secret } from '../core/secret.ts'
 export {
   CDN_PROVIDERS,
   type CdnConfig,
@@ -21,5 +22,4 @@ export { createPurgeApi } from './purge/index.ts'
 export { noPurge } from './purge/none.ts'
 export { normalizePurgePaths } from './purge/paths.ts'
 export type { PurgeApi, PurgeHttpOptions } from './purge/types.ts'
-export { Secret } from './secret.ts'
 export { cdnUrl } from './url.ts'

@@ -23,6 +23,7 @@ export {
   ValidationError,
 } from './errors.ts'
 export * from './events/index.ts'
+export * from './http/index.ts'
 export { type ErrorHandlerOptions, errorHandler } from './http-errors.ts'
 export * from './kv/index.ts'
 export { createLogger, type Logger, type LoggerOptions, Redactor, silentLogger } from './logger.ts'
@@ -34,4 +35,5 @@ export {
   RedisConnections,
   redisAddress,
 } from './redis.ts'
+export { revealSecret, Secret } from './secret.ts'
 export { createSharedState, type SharedState, type SharedStateOptions } from './shared-state.ts'

@@ -1,6 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
 import { Hono } from 'hono'
-import { ForbiddenError, KilnError, PayloadTooLargeError } from '../core/errors.ts'
+import { ForbiddenError, KilnError } from '../core/errors.ts'
+import { readBodyBytes } from '../core/http/body-limit.ts'
+import { constantTimeEqual } from '../core/http/constant-time.ts'
 import type { Logger, Redactor } from '../core/logger.ts'
 import type { Queue } from '../core/queue/queue.ts'
 import type { MessagingConfig } from './config.ts'
@@ -68,14 +69,13 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
   }
   const path = options.path ?? '/messaging/webhook'
   const limit = options.bodyLimit ?? WEBHOOK_BODY_LIMIT
-  const verifyTokenDigest = sha256(config.verifyToken)
   const app = new Hono()
 
   app.get(path, function verifyMessagingSubscription(c) {
     const mode = c.req.query('hub.mode')
     const token = c.req.query('hub.verify_token')
     const challenge = c.req.query('hub.challenge')
-    const tokenMatches = token !== undefined && timingSafeEqual(sha256(token), verifyTokenDigest)
+    const tokenMatches = token !== undefined && constantTimeEqual(token, config.verifyToken)
     if (mode !== 'subscribe' || !tokenMatches || challenge === undefined) {
       throw new ForbiddenError('Forbidden')
     }
@@ -84,7 +84,7 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
   })
 
   app.post(path, async function receiveMessagingWebhook(c) {
-    const body = await readBody(c.req.raw, limit)
+    const body = await readBodyBytes(c.req.raw, limit)
     if (!verifyWebhookSignature(config.appSecret, body, c.req.header(SIGNATURE_HEADER))) {
       logger?.warn('messaging webhook rejected: invalid signature')
       throw new InvalidSignatureError()
@@ -140,35 +140,6 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-
-/** Reads the whole body, refusing more than `limit` bytes (413) before or while reading. */
-async function readBody(request: Request, limit: number): Promise<Uint8Array> {
-  const declared = request.headers.get('content-length')
-  if (declared !== null) {
-    const length = Number(declared)
-    if (!Number.isFinite(length) || length > limit) throw new PayloadTooLargeError()
-    return new Uint8Array(await request.arrayBuffer())
-  }
-  if (!request.body) return new Uint8Array(0)
-  const chunks: Uint8Array[] = []
-  let size = 0
-  const reader = request.body.getReader()
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > limit) {
-      await reader.cancel().catch(() => {})
-      throw new PayloadTooLargeError()
-    }
-    chunks.push(value)
-  }
-  return Buffer.concat(chunks)
-}
-
-function sha256(value: string): Buffer {
-  return createHash('sha256').update(value).digest()
-}
 
 /** The failure's message on one line, without secrets or URL credentials, at most 200 characters. */
 function safeDetail(

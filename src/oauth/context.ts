@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.ts'
+import type { TrustProxy } from '../core/http/client-ip.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
 import type { TokenIssuer } from './issuer.ts'
@@ -42,6 +43,6 @@ export interface OAuthContext {
   clock: Clock
   random: RandomSource
   logger: Logger
-  trustProxy: boolean
+  trustProxy: TrustProxy
   limits: { registration: Limit; userCodePerSession: Limit; userCodePerIp: Limit }
 }

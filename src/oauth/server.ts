@@ -1,7 +1,7 @@
 import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
 import { type Clock, systemClock } from '../core/clock.ts'
-import { PayloadTooLargeError } from '../core/errors.ts'
+import { bodyLimit } from '../core/http/body-limit.ts'
+import type { TrustProxy } from '../core/http/client-ip.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
 import type { Database } from '../db/database.ts'
@@ -49,8 +49,8 @@ export interface OAuthServerOptions {
   clock?: Clock
   random?: RandomSource
   logger?: Logger
-  /** Read the client IP from `X-Forwarded-For` for throttles (only behind your own proxy). */
-  trustProxy?: boolean
+  /** Which proxies' `X-Forwarded-For` the throttles believe (kiln/core `TrustProxy`). */
+  trustProxy?: TrustProxy
   /** Client registrations per IP. Default 20 per hour. */
   registrationLimit?: Limit
   /** Wrong device codes per signed-in user and per IP. Defaults 10 and 30 per 15 minutes. */
@@ -68,12 +68,7 @@ export function oauthServer(options: OAuthServerOptions): Hono {
   const ctx = buildContext(options)
   const app = new Hono()
   app.onError(oauthErrorHandler({ issuer: ctx.endpoints.issuer, logger: ctx.logger }))
-  const limit = bodyLimit({
-    maxSize: 64 * 1024,
-    onError: () => {
-      throw new PayloadTooLargeError()
-    },
-  })
+  const limit = bodyLimit({ maxBytes: 64 * 1024 })
   const cors = oauthCors()
   const resourcePath = new URL(ctx.endpoints.resource).pathname
 

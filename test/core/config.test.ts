@@ -99,7 +99,7 @@ describe('loadAppConfig', () => {
         '  DATABASE_URL: expected a postgres://… URL, sqlite:<path> / file:<path> for SQLite, or pglite:<dir> for embedded Postgres',
         '  REDIS_URL: expected a redis://… or rediss://… URL',
         '  LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent',
-        '  TRUST_PROXY: expected true or false',
+        '  TRUST_PROXY: expected true, false, a number of proxies, or a comma list of proxy IPs/CIDRs',
       ].join('\n'),
     )
     expect(error.message).not.toMatch(/secret/)

@@ -313,6 +313,26 @@ describe('/device pages', () => {
     expect((await decide(harness, harness.sessions.login('bob'), 'BCDF-GHJK')).status).toBe(429)
   })
 
+  it('behind a trusted proxy, a forged left-most X-Forwarded-For buys no new per-IP budget', async () => {
+    const harness = createHarness({
+      trustProxy: true,
+      userCodeLimits: { perIp: { max: 4, windowMs: 60_000 } },
+    })
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++) {
+      const cookie = harness.sessions.login(`user-${i}`)
+      const entry = await harness.request('/device', { headers: { cookie } })
+      const csrf = hiddenField(await entry.text(), 'csrf_token')
+      const init = formWithCookie(cookie, { user_code: 'BCDF-GHJK', csrf_token: csrf })
+      const headers = {
+        ...(init.headers as Record<string, string>),
+        'x-forwarded-for': `198.51.100.${i}, 203.0.113.7`,
+      }
+      statuses.push((await harness.request('/device', { ...init, headers })).status)
+    }
+    expect(statuses).toEqual([400, 400, 400, 400, 429, 429])
+  })
+
   it('refuses a wrong CSRF token', async () => {
     const harness = createHarness()
     const { userCode } = await start(harness)

@@ -248,4 +248,18 @@ describe('POST /register: rules', () => {
     harness.clock!.advance(60_001)
     expect((await register(harness, body, ip)).status).toBe(201)
   })
+
+  it('counts the hop the proxy appended, not a forged left-most X-Forwarded-For', async () => {
+    const harness = createHarness({
+      registrationLimit: { max: 2, windowMs: 60_000 },
+      trustProxy: true,
+    })
+    const body = { redirect_uris: ['https://a.example/cb'] }
+    const statuses: number[] = []
+    for (let i = 0; i < 4; i++) {
+      const forged = { 'x-forwarded-for': `198.51.100.${i}, 203.0.113.7` }
+      statuses.push((await register(harness, body, forged)).status)
+    }
+    expect(statuses).toEqual([201, 201, 429, 429])
+  })
 })

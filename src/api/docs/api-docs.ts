@@ -1,7 +1,10 @@
 import { Hono } from 'hono'
+import { securityHeaderValues } from '../../core/http/security-headers.ts'
 import { buildOpenApiDocument, type OpenApiResource, type RouteInfo } from '../openapi/build.ts'
 import type { OpenApiDocument } from '../openapi/types.ts'
 import { DOCS_CSP, redocHtml, redocScript } from './redoc-page.ts'
+
+const DOCS_HEADERS = securityHeaderValues({ csp: DOCS_CSP, cacheControl: 'no-cache' })
 
 export interface ApiDocsOptions {
   /** The app whose registered routes are documented; read on the first request. */
@@ -58,10 +61,7 @@ export function apiDocs(options: ApiDocsOptions): Hono {
     })
     .get(docsPath, function redocPage(c) {
       html ??= redocHtml({ title: options.title, specUrl: specPath, scriptUrl: scriptPath })
-      c.header('Content-Security-Policy', DOCS_CSP)
-      c.header('X-Content-Type-Options', 'nosniff')
-      c.header('X-Frame-Options', 'DENY')
-      return c.html(html)
+      return c.html(html, 200, DOCS_HEADERS)
     })
     .get(scriptPath, function redocBundle(c) {
       c.header('Content-Type', 'text/javascript; charset=utf-8')

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { escapeHtml } from '../../core/http/html.ts'
+import type { CspDirectives } from '../../core/http/security-headers.ts'
 
 let script: string | undefined
 
@@ -16,18 +18,15 @@ export function redocScript(): string {
  * Everything the page loads comes from the app itself: the script, the spec; images and fonts
  * only from the app or data: URLs, so the page renders offline and calls no other host.
  */
-export const DOCS_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "worker-src 'self' blob:",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-].join('; ')
+export const DOCS_CSP: CspDirectives = {
+  'script-src': "'self'",
+  'style-src': "'self' 'unsafe-inline'",
+  'img-src': "'self' data:",
+  'font-src': "'self' data:",
+  'connect-src': "'self'",
+  'worker-src': "'self' blob:",
+  'form-action': "'none'",
+}
 
 /** The HTML of the docs page. */
 export function redocHtml({
@@ -53,8 +52,4 @@ export function redocHtml({
 </body>
 </html>
 `
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)
 }

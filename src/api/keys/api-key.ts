@@ -1,4 +1,5 @@
-import { createHash, randomBytes as cryptoRandomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto'
+import { constantTimeEqual } from '../../core/http/constant-time.ts'
 import { ApiKeyRejectedError } from '../errors.ts'
 
 /** `live` keys are for production, `test` keys for everything else. */
@@ -99,5 +100,5 @@ export function digestApiKey(raw: string): Buffer {
 /** Constant-time check that a stored `hashed_key` (hex) is the digest of the presented key. */
 export function digestMatches(storedHex: string, digest: Uint8Array): boolean {
   if (!/^[0-9a-fA-F]{64}$/.test(storedHex) || digest.length !== 32) return false
-  return timingSafeEqual(Buffer.from(storedHex, 'hex'), digest)
+  return constantTimeEqual(Buffer.from(storedHex, 'hex'), digest)
 }

@@ -1,18 +1,12 @@
 import type { z } from 'zod'
-import {
-  BadRequestError,
-  PayloadTooLargeError,
-  UnsupportedMediaTypeError,
-  ValidationError,
-} from '../../core/errors.ts'
+import { BadRequestError, UnsupportedMediaTypeError, ValidationError } from '../../core/errors.ts'
+import { DEFAULT_BODY_LIMIT, readBodyBytes } from '../../core/http/body-limit.ts'
 import { BODY_FIELD, validate } from './validation.ts'
 
 export interface JsonBodyOptions {
   /** Largest accepted body in bytes (default 1 MiB); larger ones answer 413. */
   maxBytes?: number
 }
-
-const DEFAULT_MAX_BYTES = 1024 * 1024
 
 /**
  * Reads a request's JSON body and validates it with `schema`:
@@ -33,11 +27,8 @@ export async function readJson(request: Request, options: JsonBodyOptions = {}):
   if (!isJsonContentType(request.headers.get('content-type'))) {
     throw new UnsupportedMediaTypeError('Content-Type must be application/json')
   }
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES
-  const declared = Number(request.headers.get('content-length') ?? 0)
-  if (declared > maxBytes) throw new PayloadTooLargeError()
-  const bytes = new Uint8Array(await request.arrayBuffer())
-  if (bytes.byteLength > maxBytes) throw new PayloadTooLargeError()
+  // Stops reading at the limit, also for a chunked body that declares no length.
+  const bytes = await readBodyBytes(request, options.maxBytes ?? DEFAULT_BODY_LIMIT)
   let value: unknown
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes))

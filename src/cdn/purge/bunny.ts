@@ -1,4 +1,4 @@
-import type { Secret } from '../secret.ts'
+import type { Secret } from '../../core/secret.ts'
 import { purgeTargetUrl } from '../url.ts'
 import { excerpt, runBatches } from './http.ts'
 import { normalizePurgePaths } from './paths.ts'

@@ -1,4 +1,4 @@
-import type { Secret } from '../secret.ts'
+import type { Secret } from '../../core/secret.ts'
 import { purgeTargetUrl } from '../url.ts'
 import { chunk, excerpt, runBatches } from './http.ts'
 import { isWildcard, normalizePurgePaths } from './paths.ts'

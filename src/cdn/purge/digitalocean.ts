@@ -1,6 +1,6 @@
 import { systemClock } from '../../core/clock.ts'
 import { silentLogger } from '../../core/logger.ts'
-import type { Secret } from '../secret.ts'
+import type { Secret } from '../../core/secret.ts'
 import { chunk, excerpt, runBatches } from './http.ts'
 import { normalizePurgePaths } from './paths.ts'
 import type { PurgeApi, PurgeHttpOptions } from './types.ts'

@@ -1,5 +1,31 @@
 import { z } from 'zod'
+import { parseTrustedProxies, type TrustProxy } from '../http/client-ip.ts'
 import { type Env, envBoolean, envUrl, parseEnv } from './parse-env.ts'
+
+/**
+ * `TRUST_PROXY`: `true`/`false` (one proxy or none), a number of proxies (`2`), or a comma
+ * list of proxy addresses and CIDR ranges (`10.0.0.0/8,192.168.1.5`).
+ */
+const envTrustProxy = z.string().transform((value, ctx): TrustProxy => {
+  const boolean = envBoolean.safeParse(value)
+  if (boolean.success) return boolean.data
+  if (/^\s*\d+\s*$/.test(value)) return Number(value)
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+  try {
+    parseTrustedProxies(entries)
+    if (entries.length > 0) return entries
+  } catch {
+    // reported below
+  }
+  ctx.addIssue({
+    code: 'custom',
+    message: 'expected true, false, a number of proxies, or a comma list of proxy IPs/CIDRs',
+  })
+  return z.NEVER
+})
 
 const databaseUrl = z.string().refine(
   (value) => {
@@ -41,7 +67,7 @@ export const appEnvSchema = z.object({
       message: 'expected one of fatal, error, warn, info, debug, trace, silent',
     })
     .default('info'),
-  TRUST_PROXY: envBoolean.default(false),
+  TRUST_PROXY: envTrustProxy.default(false),
 })
 
 export interface AppConfig {
@@ -55,8 +81,8 @@ export interface AppConfig {
   databaseUrl: string | undefined
   redisUrl: string | undefined
   logLevel: string
-  /** Read the client IP from X-Forwarded-For (only behind a proxy you run). */
-  trustProxy: boolean
+  /** Which proxies' X-Forwarded-For is believed (only proxies you run); see `TrustProxy`. */
+  trustProxy: TrustProxy
 }
 
 /** Reads the variables every kiln app shares. Capabilities parse their own (MSG_*, CDN_*…). */

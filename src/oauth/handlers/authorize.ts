@@ -1,11 +1,12 @@
 import type { Handler } from 'hono'
+import { constantTimeEqual } from '../../core/http/constant-time.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthPageError, OAuthRedirectError } from '../errors.ts'
 import { htmlResponse, redirectResponse } from '../http/page-response.ts'
 import { redirectHost, renderConsentPage } from '../pages/consent.ts'
 import type { RegisteredClient } from '../protocol/client-metadata.ts'
 import { isS256Challenge } from '../protocol/pkce.ts'
-import { secretsEqual, sha256Hex } from '../protocol/random.ts'
+import { sha256Hex } from '../protocol/random.ts'
 import { matchesRedirectUri } from '../protocol/redirect-uri.ts'
 import { resolveResource } from '../protocol/resource.ts'
 import { grantScopes } from '../protocol/scope.ts'
@@ -117,7 +118,7 @@ export function authorizeDecisionHandler(ctx: OAuthContext): Handler {
     if (
       pending.userId !== session.userId ||
       pending.tenantId !== session.tenantId ||
-      !secretsEqual(pending.csrfHash, sha256Hex(session.csrfToken))
+      !constantTimeEqual(pending.csrfHash, sha256Hex(session.csrfToken))
     ) {
       throw new OAuthPageError(
         403,

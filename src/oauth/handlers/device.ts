@@ -1,7 +1,7 @@
 import type { Handler } from 'hono'
+import { clientAddress } from '../../core/http/client-ip.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthPageError } from '../errors.ts'
-import { clientIp } from '../http/client-ip.ts'
 import { htmlResponse } from '../http/page-response.ts'
 import { hit, overLimit } from '../http/throttle.ts'
 import { renderConsentPage } from '../pages/consent.ts'
@@ -48,7 +48,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     const form = await readSessionForm(c, session)
     const throttles = [
       { key: `device-user:${session.userId}`, limit: ctx.limits.userCodePerSession },
-      { key: `device-ip:${clientIp(c, ctx.trustProxy)}`, limit: ctx.limits.userCodePerIp },
+      { key: `device-ip:${clientAddress(c, ctx.trustProxy)}`, limit: ctx.limits.userCodePerIp },
     ]
     for (const { key, limit } of throttles) {
       if (await overLimit(ctx.store, key, limit)) {

@@ -1,8 +1,8 @@
 import type { Handler } from 'hono'
 import { TooManyRequestsError } from '../../core/errors.ts'
+import { clientAddress } from '../../core/http/client-ip.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
-import { clientIp } from '../http/client-ip.ts'
 import { hit } from '../http/throttle.ts'
 import { parseClientMetadata, registrationResponse } from '../protocol/client-metadata.ts'
 import { randomToken } from '../protocol/random.ts'
@@ -14,7 +14,7 @@ import { randomToken } from '../protocol/random.ts'
 export function registerHandler(ctx: OAuthContext): Handler {
   const limit = ctx.limits.registration
   return async function registerClient(c) {
-    if (await hit(ctx.store, `register:${clientIp(c, ctx.trustProxy)}`, limit)) {
+    if (await hit(ctx.store, `register:${clientAddress(c, ctx.trustProxy)}`, limit)) {
       throw new TooManyRequestsError(Math.ceil(limit.windowMs / 1000))
     }
     if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {

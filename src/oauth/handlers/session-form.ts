@@ -1,8 +1,8 @@
 import type { Context } from 'hono'
+import { constantTimeEqual } from '../../core/http/constant-time.ts'
 import type { OAuthSession } from '../context.ts'
 import { OAuthError, OAuthPageError } from '../errors.ts'
 import { readForm } from '../http/params.ts'
-import { secretsEqual } from '../protocol/random.ts'
 
 /**
  * Reads a consent or device form and checks its `csrf_token` against the session's, in
@@ -16,7 +16,7 @@ export async function readSessionForm(c: Context, session: OAuthSession): Promis
     if (error instanceof OAuthError) throw new OAuthPageError(400, 'Invalid request', error.message)
     throw error
   }
-  if (!secretsEqual(form.get('csrf_token') ?? '', session.csrfToken)) {
+  if (!constantTimeEqual(form.get('csrf_token') ?? '', session.csrfToken)) {
     throw new OAuthPageError(
       403,
       'Request refused',

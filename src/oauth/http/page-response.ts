@@ -1,17 +1,13 @@
+import { securityHeaderValues } from '../../core/http/security-headers.ts'
+
 /**
- * Headers of every HTML page the authorization server renders: no framing (clickjacking),
- * no external anything, no referrer (URLs carry codes), never cached (pages carry CSRF tokens).
- * No `form-action`: browsers apply it to the redirect after the consent POST, which goes to
- * the client's own redirect URI.
+ * Headers of every HTML page the authorization server renders: kiln's page security headers
+ * (no framing, no outside resources, no referrer, never cached). No `form-action`: browsers
+ * apply it to the redirect after the consent POST, which goes to the client's redirect URI.
  */
 export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/html; charset=utf-8',
-  'X-Frame-Options': 'DENY',
-  'Content-Security-Policy':
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; frame-ancestors 'none'",
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'Cache-Control': 'no-store',
+  ...securityHeaderValues(),
 }
 
 export function htmlResponse(html: string, status = 200): Response {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { secretsEqual } from './random.ts'
+import { constantTimeEqual } from '../../core/http/constant-time.ts'
 
 /** An S256 challenge: base64url of a SHA-256 digest, 43 characters. @see RFC 7636 §4.2 */
 export function isS256Challenge(value: string): boolean {
@@ -19,5 +19,5 @@ export function s256Challenge(verifier: string): string {
 /** Checks a verifier against the stored challenge, in constant time. @see RFC 7636 §4.6 */
 export function verifyCodeVerifier(verifier: string, challenge: string): boolean {
   if (!isCodeVerifier(verifier)) return false
-  return secretsEqual(s256Challenge(verifier), challenge)
+  return constantTimeEqual(s256Challenge(verifier), challenge)
 }

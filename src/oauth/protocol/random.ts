@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 
 /** Injected randomness: returns `size` random bytes. Tests pass a seeded source. */
 export type RandomSource = (size: number) => Uint8Array
@@ -13,11 +13,4 @@ export function randomToken(random: RandomSource, bytes = 32): string {
 /** SHA-256 of a secret, hex: what the store keeps instead of codes and tokens themselves. */
 export function sha256Hex(value: string): string {
   return createHash('sha256').update(value).digest('hex')
-}
-
-/** Compares two secrets in constant time (over equal-length digests). */
-export function secretsEqual(a: string, b: string): boolean {
-  const left = createHash('sha256').update(a).digest()
-  const right = createHash('sha256').update(b).digest()
-  return timingSafeEqual(left, right)
 }

@@ -254,7 +254,7 @@ describe('ReDoc page', () => {
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toMatch(/text\/html/)
     const html = await response.text()
-    expect(html).toContain('<title>Docs &#60;Test&#62; API</title>')
+    expect(html).toContain('<title>Docs &lt;Test&gt; API</title>')
     expect(html).toContain('spec-url="/api/openapi.json"')
     expect(html).toContain('<script src="/api/docs/redoc.standalone.js"></script>')
     expect(html).not.toMatch(/https?:\/\//)

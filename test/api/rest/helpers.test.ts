@@ -110,6 +110,26 @@ describe('parseJsonBody', () => {
     await expect(parseJsonBody(invalid, schema)).rejects.toMatchObject({ status: 400 })
   })
 
+  it('413 for a chunked body as soon as it passes the limit: 8 MiB sent, about 1 MiB read', async () => {
+    let pulled = 0
+    const chunk = new TextEncoder().encode(`"${'a'.repeat(64 * 1024 - 2)}",`)
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 8 * 1024 * 1024) return controller.close()
+        pulled += chunk.byteLength
+        controller.enqueue(chunk)
+      },
+    })
+    const chunked = new Request('http://x/', {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+      duplex: 'half',
+    } as RequestInit)
+    await expect(parseJsonBody(chunked, schema)).rejects.toMatchObject({ status: 413 })
+    expect(pulled).toBeLessThanOrEqual(1024 * 1024 + 2 * chunk.byteLength)
+  })
+
   it('deeply nested bodies are rejected without a stack overflow', async () => {
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`
     const error = await parseJsonBody(request(deep), schema).catch((e: { status: number }) => e)

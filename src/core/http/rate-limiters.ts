@@ -1,18 +1,29 @@
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible'
-import { DependencyError } from '../../core/errors.ts'
-import type { Logger } from '../../core/logger.ts'
-import type { Redis } from '../../core/redis.ts'
-import type { ApiKeyInfo } from '../provider/api-key-provider.ts'
-import { addressKey, type TrustProxy } from './client-ip.ts'
+import { DependencyError } from '../errors.ts'
+import type { Logger } from '../logger.ts'
+import type { Redis } from '../redis.ts'
+import { addressKey, checkTrustProxy, type TrustProxy } from './client-ip.ts'
+
+/** The API key that authenticated a request, as a limiter sees it (kiln/api's `ApiKeyInfo`). */
+export interface LimitedApiKey {
+  id: number
+  name: string
+  scopes: string[]
+}
 
 /** What a limiter may look at to choose its bucket and limit. */
 export interface LimitRequest {
   /** The client's address (see `trustProxy`), or `unknown`. */
   ip: string
   /** Present when the limiter runs after `apiKeyAuth`. */
-  apiKey: ApiKeyInfo | undefined
+  apiKey: LimitedApiKey | undefined
   method: string
   path: string
+  /**
+   * Who the request is about, when the caller knows it (the email of a login attempt, a
+   * session id): limiters like `perIpAndSubject` bucket on it.
+   */
+  subject?: string | undefined
 }
 
 /** One bucket: requests with the same `key` share `points` per `durationSeconds`. */
@@ -61,13 +72,35 @@ export interface RateLimiters {
   readonly trustProxy: TrustProxy
   has(name: string): boolean
   names(): string[]
+  /**
+   * Adds a limiter unless the app already defined one with that name: libraries (the OAuth
+   * server, the login helper) bring their defaults, and the app's own definition wins.
+   */
+  define(name: string, definition: LimiterDefinition): void
   /** Counts one request against the named limiter. */
   consume(name: string, request: LimitRequest): Promise<LimitResult>
+  /** The named limiter's state for this request, without counting it. */
+  peek(name: string, request: LimitRequest): Promise<LimitResult>
+  /** Forgets the request's bucket (e.g. the failed logins of an email once one succeeds). */
+  reset(name: string, request: LimitRequest): Promise<void>
 }
 
 /** The bucket of the request's client address, with the given limit. */
 export function perIp(request: LimitRequest, points: number, durationSeconds = 60): LimitRule {
   return { key: addressKey(request.ip), points, durationSeconds }
+}
+
+/**
+ * The bucket of one subject from one address (failed logins of an email from an IP): a
+ * stranger elsewhere cannot use up the limit of someone else's account.
+ */
+export function perIpAndSubject(
+  request: LimitRequest,
+  points: number,
+  durationSeconds = 60,
+): LimitRule {
+  const subject = (request.subject ?? '').normalize('NFC').toLowerCase()
+  return { key: `${addressKey(request.ip)}:${subject}`, points, durationSeconds }
 }
 
 /** The built-in `api` limiter of the spec: 60 requests per minute per client IP. */
@@ -87,19 +120,12 @@ const WARN_EVERY_MS = 60_000
 export function createRateLimiters(options: RateLimitersOptions = {}): RateLimiters {
   const prefix = options.prefix ?? 'kiln:rl'
   const trustProxy = options.trustProxy ?? false
-  if (typeof trustProxy === 'number' && (!Number.isInteger(trustProxy) || trustProxy < 0)) {
-    throw new TypeError('createRateLimiters: trustProxy must be a boolean or a number of proxies')
-  }
+  checkTrustProxy(trustProxy, 'createRateLimiters')
   const definitions: Record<string, LimiterDefinition> = {
     api: DEFAULT_API_LIMIT,
     ...options.limiters,
   }
-  for (const [name, definition] of Object.entries(definitions)) {
-    if (!/^[A-Za-z0-9_.:-]+$/.test(name)) {
-      throw new TypeError(`createRateLimiters: invalid limiter name ${JSON.stringify(name)}`)
-    }
-    if (typeof definition !== 'function') checkRule(name, { key: 'ip', ...definition })
-  }
+  for (const [name, definition] of Object.entries(definitions)) checkDefinition(name, definition)
   const redis = options.redis
   const logger = options.logger
   let lastWarning = 0
@@ -132,38 +158,71 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
     return limiter
   }
 
+  const ruleFor = (name: string, request: LimitRequest): LimitRule => {
+    const definition = definitions[name]
+    if (!definition) throw new TypeError(`No rate limiter named ${JSON.stringify(name)}`)
+    if (typeof definition !== 'function') {
+      // Checked when the limiter was defined.
+      return perIp(request, definition.points, definition.durationSeconds)
+    }
+    const rule = definition(request)
+    checkRule(name, rule)
+    return rule
+  }
+
+  const run = async (
+    name: string,
+    request: LimitRequest,
+    step: (
+      limiter: RateLimiterMemory | RateLimiterRedis,
+      key: string,
+    ) => Promise<RateLimiterRes | null>,
+  ): Promise<LimitResult> => {
+    const rule = ruleFor(name, request)
+    const durationSeconds = rule.durationSeconds ?? 60
+    let res: RateLimiterRes | null
+    try {
+      res = await step(counter(name, durationSeconds), rule.key)
+    } catch (error) {
+      throw new DependencyError('Internal Server Error', { cause: error })
+    }
+    const consumed = res?.consumedPoints ?? 0
+    return {
+      allowed: consumed <= rule.points,
+      limit: rule.points,
+      remaining: Math.max(rule.points - consumed, 0),
+      resetSeconds: res ? Math.max(Math.ceil(res.msBeforeNext / 1000), 0) : 0,
+    }
+  }
+
   return {
     kind: redis ? 'redis' : 'memory',
     trustProxy,
     has: (name) => Object.hasOwn(definitions, name),
     names: () => Object.keys(definitions),
-    async consume(name, request) {
-      const definition = definitions[name]
-      if (!definition) throw new TypeError(`No rate limiter named ${JSON.stringify(name)}`)
-      let rule: LimitRule
-      if (typeof definition === 'function') {
-        rule = definition(request)
-        checkRule(name, rule)
-      } else {
-        // Checked when the limiters were created.
-        rule = perIp(request, definition.points, definition.durationSeconds)
-      }
-      const durationSeconds = rule.durationSeconds ?? 60
-      let res: RateLimiterRes
+    define(name, definition) {
+      if (Object.hasOwn(definitions, name)) return
+      checkDefinition(name, definition)
+      definitions[name] = definition
+    },
+    consume: (name, request) => run(name, request, (limiter, key) => limiter.consume(key)),
+    peek: (name, request) => run(name, request, (limiter, key) => limiter.get(key)),
+    async reset(name, request) {
+      const rule = ruleFor(name, request)
       try {
-        res = await counter(name, durationSeconds).consume(rule.key)
+        await counter(name, rule.durationSeconds ?? 60).delete(rule.key)
       } catch (error) {
         throw new DependencyError('Internal Server Error', { cause: error })
       }
-      const consumed = res.consumedPoints
-      return {
-        allowed: consumed <= rule.points,
-        limit: rule.points,
-        remaining: Math.max(rule.points - consumed, 0),
-        resetSeconds: Math.max(Math.ceil(res.msBeforeNext / 1000), 0),
-      }
     },
   }
+}
+
+function checkDefinition(name: string, definition: LimiterDefinition): void {
+  if (!/^[A-Za-z0-9_.:-]+$/.test(name)) {
+    throw new TypeError(`createRateLimiters: invalid limiter name ${JSON.stringify(name)}`)
+  }
+  if (typeof definition !== 'function') checkRule(name, { key: 'ip', ...definition })
 }
 
 function checkRule(name: string, rule: LimitRule): void {

@@ -1,10 +1,10 @@
 import type { Context, MiddlewareHandler } from 'hono'
-import { TooManyRequestsError } from '../../core/errors.ts'
-import type { ApiKeyInfo } from '../provider/api-key-provider.ts'
+import { TooManyRequestsError } from '../errors.ts'
 import { clientAddress } from './client-ip.ts'
-import type { LimitResult, RateLimiters } from './rate-limiters.ts'
+import type { LimitedApiKey, LimitRequest, LimitResult, RateLimiters } from './rate-limiters.ts'
 
 /**
+ * The one throttle of kiln: the API, the OAuth server and logins all count through it.
  * Counts each request against the named limiter. Every response carries `RateLimit-Limit`,
  * `RateLimit-Remaining` and `RateLimit-Reset` (seconds); over the limit the request is
  * refused with 429 `{ "error": "Too Many Requests" }` and `Retry-After`. When several
@@ -21,12 +21,7 @@ export function throttle(limiters: RateLimiters, name: string): MiddlewareHandle
     )
   }
   return async function throttleMiddleware(c, next) {
-    const result = await limiters.consume(name, {
-      ip: clientAddress(c, limiters.trustProxy),
-      apiKey: (c.get as (key: string) => unknown)('apiKey') as ApiKeyInfo | undefined,
-      method: c.req.method,
-      path: c.req.path,
-    })
+    const result = await limiters.consume(name, limitRequest(c, limiters))
     const headers = rateLimitHeaders(result)
     const lowest = tightest.get(c)
     const ours = lowest === undefined || result.remaining <= lowest
@@ -38,6 +33,26 @@ export function throttle(limiters: RateLimiters, name: string): MiddlewareHandle
     await next()
     if (ours && tightest.get(c) === result.remaining) applyHeaders(c, headers)
   }
+}
+
+/** What the limiters see of a request: its client address, its API key, its route. */
+export function limitRequest(
+  c: Context,
+  limiters: Pick<RateLimiters, 'trustProxy'>,
+  subject?: string,
+): LimitRequest {
+  return {
+    ip: clientAddress(c, limiters.trustProxy),
+    apiKey: (c.get as (key: string) => unknown)('apiKey') as LimitedApiKey | undefined,
+    method: c.req.method,
+    path: c.req.path,
+    subject,
+  }
+}
+
+/** Refuses with 429 (and `Retry-After`) when a limiter says no; for counts made in handlers. */
+export function assertAllowed(result: LimitResult): void {
+  if (!result.allowed) throw new TooManyRequestsError(Math.max(result.resetSeconds, 1))
 }
 
 /** The fewest remaining requests any throttle of this request reported. */

@@ -1,0 +1,46 @@
+export {
+  type BodyLimitOptions,
+  bodyLimit,
+  DEFAULT_BODY_LIMIT,
+  readBodyBytes,
+} from './body-limit.ts'
+export {
+  addressKey,
+  checkTrustProxy,
+  clientAddress,
+  normalizeAddress,
+  parseTrustedProxies,
+  resolveClientAddress,
+  type TrustProxy,
+  UNKNOWN_CLIENT,
+} from './client-ip.ts'
+export { constantTimeEqual } from './constant-time.ts'
+export { escapeHtml } from './html.ts'
+export {
+  type OriginGuardOptions,
+  type OriginPolicy,
+  originGuard,
+  originPolicy,
+  originRefusal,
+} from './origin-guard.ts'
+export {
+  createRateLimiters,
+  DEFAULT_API_LIMIT,
+  type LimitedApiKey,
+  type LimiterDefinition,
+  type LimitRequest,
+  type LimitResult,
+  type LimitRule,
+  perIp,
+  perIpAndSubject,
+  type RateLimiters,
+  type RateLimitersOptions,
+} from './rate-limiters.ts'
+export {
+  type CspDirectives,
+  PAGE_CSP,
+  type SecurityHeadersOptions,
+  securityHeaders,
+  securityHeaderValues,
+} from './security-headers.ts'
+export { assertAllowed, limitRequest, throttle } from './throttle.ts'
