@@ -8,6 +8,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server'
 import { type Context, type Handler, Hono, type MiddlewareHandler } from 'hono'
+import { type OriginGuardOptions, originPolicy, originRefusal } from '../core/http/index.ts'
 import type { Logger } from '../core/index.ts'
 import {
   type AccessTokenClaims,
@@ -149,13 +150,31 @@ export interface McpEndpointOptions extends McpHttpHandlerOptions {
   resourceMetadataUrl: string
   /** Scopes every request must carry, whatever the tool (the tools check their own). */
   scopes?: string[]
-  /** Runs before authentication, after CORS: Origin/Host validation against DNS rebinding. */
-  guard?: MiddlewareHandler
+  /**
+   * The allowed `Origin` and `Host` values (DNS-rebinding protection). Default: the origin of
+   * `resourceMetadataUrl`, which is the app's `APP_URL`. `false` turns the check off.
+   */
+  origins?: OriginGuardOptions | false
+}
+
+/**
+ * 403 for a request whose `Origin` or `Host` is not the app's, before authentication: the
+ * Streamable HTTP transport says servers MUST validate `Origin` (a page on a rebinding domain
+ * reaches a local server with its own name). The body is a JSON-RPC error without an id.
+ */
+function mcpOriginGuard(options: OriginGuardOptions): MiddlewareHandler {
+  const policy = originPolicy(options)
+  return async function mcpOriginGuardMiddleware(c, next) {
+    const refusal = originRefusal(c.req.raw, policy)
+    if (refusal) return jsonRpcError(403, -32000, `Forbidden: ${refusal}`)
+    await next()
+  }
 }
 
 /**
  * The protected MCP endpoint as a Hono app to mount (`app.route('/mcp', mcpEndpoint(…))`):
- * CORS answers preflights before auth, `bearerAuth` answers 401 with `resource_metadata`, and
+ * CORS answers preflights, a foreign `Origin` or `Host` gets 403, `bearerAuth` answers 401 with
+ * `resource_metadata` (and 403 for a scope every request needs), and
  * tool calls run as the token's user and tenant, with the token's scopes.
  */
 export function mcpEndpoint(options: McpEndpointOptions): Hono<BearerEnv> {
@@ -167,7 +186,9 @@ export function mcpEndpoint(options: McpEndpointOptions): Hono<BearerEnv> {
   })
   const handler = mcpHttpHandler(options)
   app.use('/', oauthCors())
-  if (options.guard) app.use('/', options.guard)
+  if (options.origins !== false) {
+    app.use('/', mcpOriginGuard(options.origins ?? { appUrl: options.resourceMetadataUrl }))
+  }
   app.use('/', auth)
   app.all('/', handler)
   return app
