@@ -50,7 +50,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
     policy,
     register(server, caller) {
       const crud = createCrud({ ...options, access: policy, caller })
-      const { model, id, data, list } = schemas
+      const { create, list, update, remove } = schemas
       const allowed = (name: DataToolName) => policy.tools.has(name)
       if (allowed('crud_create')) {
         server.registerTool(
@@ -60,7 +60,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             description:
               'Creates a record of a model and returns it. created_at and updated_at are set by ' +
               'the server. Credential fields (passwords, tokens, secrets) can be neither set nor read.',
-            inputSchema: z.object({ model, data }),
+            inputSchema: create,
             annotations: { destructiveHint: false, idempotentHint: false },
             scopeChallenge: write,
           },
@@ -88,7 +88,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
           {
             title: 'Update a record',
             description: 'Changes the given fields of one record (by primary key) and returns it.',
-            inputSchema: z.object({ model, id, data }),
+            inputSchema: update,
             annotations: { destructiveHint: true, idempotentHint: true },
             scopeChallenge: write,
           },
@@ -101,7 +101,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
           {
             title: 'Delete a record',
             description: 'Deletes one record by primary key.',
-            inputSchema: z.object({ model, id }),
+            inputSchema: remove,
             annotations: { destructiveHint: true, idempotentHint: true },
             scopeChallenge: write,
           },
@@ -120,31 +120,54 @@ export function registerDataTools(server: McpServer, options: DataToolsOptions):
   createDataTools(options).register(server, options.caller)
 }
 
-/** The tools' zod schemas. `crud_list`'s input schema is the one place its arguments are declared. */
+/**
+ * The tools' input schemas, built once. `crud_list`'s schema is the one place its arguments
+ * are declared.
+ */
 function buildSchemas(policy: AccessPolicy) {
   const names = policy.visibleModels.map((model) => model.resource)
   const model = z
     .string()
     .min(1)
     .describe(`The model (resource name). One of: ${names.join(', ') || '(none)'}`)
+  const id = z.union([z.int(), z.string().min(1)]).describe('The primary key of the record')
+  const data = z
+    .record(z.string(), z.unknown())
+    .describe('Field values keyed by column name (snake_case, as crud_list returns them)')
   return {
-    model,
-    id: z.union([z.int(), z.string().min(1)]).describe('The primary key of the record'),
-    data: z
-      .record(z.string(), z.unknown())
-      .describe('Field values keyed by column name (snake_case, as crud_list returns them)'),
-    list: z.object({
-      model,
-      filters: z
-        .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
-        .optional()
-        .describe('Equality filters keyed by column name'),
-      page: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
-      per_page: z
-        .int()
-        .min(1)
-        .optional()
-        .describe(`Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`),
-    }),
+    create: convertedOnce(z.object({ model, data })),
+    update: convertedOnce(z.object({ model, id, data })),
+    remove: convertedOnce(z.object({ model, id })),
+    list: convertedOnce(
+      z.object({
+        model,
+        filters: z
+          .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+          .optional()
+          .describe('Equality filters keyed by column name'),
+        page: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
+        per_page: z
+          .int()
+          .min(1)
+          .optional()
+          .describe(`Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`),
+      }),
+    ),
   }
+}
+
+/**
+ * The schema with its JSON Schema converted once. The SDK converts a tool's zod schema per
+ * server instance (for `tools/list`, and on every 2026-07-28 `tools/call` to look for
+ * `x-mcp-header` parameters), and the HTTP endpoint builds a server per request: converting
+ * each time was the largest cost of a call. Validation stays zod's own.
+ */
+function convertedOnce<T extends z.ZodType>(schema: T): T {
+  const target = 'draft-2020-12'
+  const input = z.toJSONSchema(schema, { target, io: 'input' })
+  const output = z.toJSONSchema(schema, { target, io: 'output' })
+  const standard = schema['~standard']
+  return {
+    '~standard': { ...standard, jsonSchema: { input: () => input, output: () => output } },
+  } as unknown as T
 }

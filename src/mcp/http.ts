@@ -4,6 +4,7 @@ import {
   isJsonContentType,
   isLegacyRequest,
   type McpServer,
+  PROTOCOL_VERSION_META_KEY,
   readRequestBody,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server'
@@ -122,9 +123,28 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     }
     const authInfo = authInfoOf(c, caller(c))
     if (options.resourceMetadataUrl) authInfo.resourceMetadataUrl = options.resourceMetadataUrl
-    if (await isLegacyRequest(request, body)) return serveLegacy(request, body, authInfo)
+    if (isPlainLegacyCall(request, body) || (await isLegacyRequest(request, body))) {
+      return serveLegacy(request, body, authInfo)
+    }
     return modern.fetch(request, { parsedBody: body, authInfo })
   }
+}
+
+/**
+ * A 2025-era call for sure, without the SDK's full classification (which the modern leg runs
+ * again): one JSON-RPC message with no 2026 envelope claim in `params._meta` and no 2026
+ * `MCP-Protocol-Version` header. Anything else is left to `isLegacyRequest`.
+ */
+function isPlainLegacyCall(request: Request, body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false
+  const header = request.headers.get('mcp-protocol-version')
+  if (header !== null && !/^(2024|2025)-/.test(header)) return false
+  const params = (body as { params?: unknown }).params
+  if (params === undefined) return true
+  if (params === null || typeof params !== 'object') return false
+  const meta = (params as { _meta?: unknown })._meta
+  if (meta === undefined) return true
+  return meta !== null && typeof meta === 'object' && !(PROTOCOL_VERSION_META_KEY in meta)
 }
 
 /**
