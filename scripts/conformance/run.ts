@@ -47,8 +47,13 @@ async function installSuite(dir: string): Promise<{ node: string; cli: string }>
 }
 
 async function main(): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), 'kiln-conformance-'))
-  const cleanups: Array<() => Promise<void>> = [async () => rmSync(dir, { recursive: true })]
+  // KILN_CONFORMANCE_DIR keeps the installed suite between runs (it is left in place).
+  const kept = process.env.KILN_CONFORMANCE_DIR
+  const dir = kept ?? mkdtempSync(join(tmpdir(), 'kiln-conformance-'))
+  const cleanups: Array<() => Promise<void>> = kept
+    ? []
+    : [async () => rmSync(dir, { recursive: true })]
+  const extra = process.argv.slice(2)
   try {
     console.log(`installing node@22 and ${SUITE}`)
     const suite = await installSuite(dir)
@@ -98,23 +103,30 @@ async function main(): Promise<number> {
       try {
         const { stdout } = await run(
           suite.node,
+          // With arguments (`npm run conformance -- --scenario caching --verbose`) they are
+          // passed to the suite instead of the requirement set and its baseline.
           [
             suite.cli,
             'server',
             '--url',
             proxyUrl,
-            '--requirements',
-            revision,
-            '--expected-failures',
-            join(here, `baseline-${revision}.yml`),
+            ...(extra.length > 0
+              ? ['--spec-version', revision, ...extra]
+              : [
+                  '--requirements',
+                  revision,
+                  '--expected-failures',
+                  join(here, `baseline-${revision}.yml`),
+                ]),
           ],
           { maxBuffer: 64 * 1024 * 1024 },
         )
-        console.log(stdout.split('\n').slice(-40).join('\n'))
+        console.log(extra.length > 0 ? stdout : stdout.split('\n').slice(-40).join('\n'))
       } catch (error) {
         failed++
         const { stdout, stderr } = error as { stdout?: string; stderr?: string }
-        console.log(`${stdout ?? ''}\n${stderr ?? ''}`.split('\n').slice(-80).join('\n'))
+        const output = `${stdout ?? ''}\n${stderr ?? ''}`
+        console.log(extra.length > 0 ? output : output.split('\n').slice(-80).join('\n'))
       }
     }
     return failed === 0 ? 0 : 1
@@ -124,14 +136,16 @@ async function main(): Promise<number> {
 }
 
 /**
- * Forwards to the demo's `/mcp` with the bearer token added. The suite's own `Host` is
- * rewritten to the demo's; any other `Host` and every `Origin` pass unchanged, so the
- * DNS-rebinding scenario reaches the real check.
+ * Forwards to the demo's `/mcp` with the bearer token added. The proxy stands in for the demo:
+ * a `Host` or `Origin` naming the proxy is rewritten to the demo's; any other passes unchanged,
+ * so the DNS-rebinding scenario reaches the real check.
  */
 function bearerProxy(port: number, token: string) {
-  return createServer((incoming, outgoing) => {
+  const proxy = createServer((incoming, outgoing) => {
+    const own = `127.0.0.1:${(proxy.address() as AddressInfo).port}`
     const headers = { ...incoming.headers, authorization: `Bearer ${token}` }
-    if (headers.host?.startsWith('127.0.0.1:')) headers.host = `localhost:${port}`
+    if (headers.host === own) headers.host = `localhost:${port}`
+    if (headers.origin === `http://${own}`) headers.origin = `http://localhost:${port}`
     const forward = httpRequest(
       { host: '127.0.0.1', port, path: incoming.url, method: incoming.method, headers },
       (answer) => {
@@ -142,6 +156,7 @@ function bearerProxy(port: number, token: string) {
     forward.on('error', () => outgoing.destroy())
     incoming.pipe(forward)
   })
+  return proxy
 }
 
 process.exit(await main())
