@@ -187,7 +187,8 @@ for (const [name, app] of Object.entries(apps)) {
       for (const mode of [{ pin: '2026-07-28' }, 'legacy'] as const) {
         const second = new ClientV2(
           { name: 'kiln-stdio-v2', version: '1.0.0' },
-          { versionNegotiation: { mode } },
+          // The probe spawns a second `kiln mcp`; on a busy machine it starts slowly.
+          { versionNegotiation: { mode, probe: { timeoutMs: 180_000 } } },
         )
         await second.connect(
           new StdioClientTransportV2({
@@ -215,7 +216,7 @@ for (const [name, app] of Object.entries(apps)) {
           await second.close()
         }
       }
-    }, 120_000)
+    }, 420_000)
 
     it('reports messaging status without values and finds the scaffold listeners', async () => {
       const status = await call(client, 'messaging_config_status', {})
