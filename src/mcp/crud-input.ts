@@ -1,14 +1,11 @@
 import { and, type Column, eq, getTableColumns, isNull, type SQL } from 'drizzle-orm'
+import type { McpCaller, ModelAccess } from './access.ts'
 import {
-  columnNamed,
   findModel,
-  isSensitiveField,
   type McpColumn,
   type McpModel,
   type McpModelSource,
   primaryKeyOf,
-  TENANT_FIELD,
-  visibleColumns,
 } from './models.ts'
 import { ToolError } from './tool-error.ts'
 import { coerceValue, FieldValueError, toJsonValue } from './values.ts'
@@ -20,16 +17,17 @@ import { coerceValue, FieldValueError, toJsonValue } from './values.ts'
 
 export type JsonRecord = Record<string, unknown>
 
-/** Who calls the tools: the access token's subject and tenant, or nobody (a local stdio server). */
-export interface McpCaller {
-  userId?: string | undefined
-  tenantId?: string | undefined
-}
+export type { McpCaller }
 
-export function resolveModel(source: McpModelSource, name: string): McpModel {
-  const model = findModel(source, name)
+/** The model a tool names, among the ones the caller's tools can see. */
+export function resolveModel(
+  source: McpModelSource,
+  name: string,
+  visible: readonly McpModel[] = source.models,
+): McpModel {
+  const model = findModel({ models: visible }, name)
   if (model) return model
-  const valid = source.models.map((m) => m.resource).join(', ') || '(none)'
+  const valid = visible.map((m) => m.resource).join(', ') || '(none)'
   throw new ToolError(`Unknown model "${name}". Valid models: ${valid}`)
 }
 
@@ -43,7 +41,7 @@ export function requirePrimaryKey(model: McpModel): McpColumn {
 export function parseData(
   model: McpModel,
   data: Record<string, unknown>,
-  allowed: McpColumn[],
+  allowed: readonly McpColumn[],
   action: 'create' | 'update',
 ): Map<McpColumn, unknown> {
   const values = new Map<McpColumn, unknown>()
@@ -73,9 +71,12 @@ export function parseData(
   return values
 }
 
-/** Equality conditions from `filters`; sensitive fields cannot be filtered on. */
-export function parseFilters(model: McpModel, filters: Record<string, unknown>): SQL[] {
-  const allowed = visibleColumns(model)
+/** Equality conditions from `filters`, on readable fields only (a hidden field could be probed). */
+export function parseFilters(
+  model: McpModel,
+  filters: Record<string, unknown>,
+  allowed: readonly McpColumn[],
+): SQL[] {
   const conditions: SQL[] = []
   const unknown: string[] = []
   const problems: string[] = []
@@ -108,27 +109,69 @@ export function parseFilters(model: McpModel, filters: Record<string, unknown>):
   return conditions
 }
 
+export const MAX_PER_PAGE = 100
+export const DEFAULT_PER_PAGE = 15
+
+export interface ListInput {
+  model: string
+  filters?: Record<string, unknown> | undefined
+  page?: number | undefined
+  per_page?: number | undefined
+}
+
+export interface ListQuery {
+  conditions: SQL[]
+  page: number
+  perPage: number
+  offset: number
+}
+
+/** Everything `crud_list` takes from its input, checked in one place: filters and paging. */
+export function parseListInput(
+  model: McpModel,
+  input: ListInput,
+  readable: readonly McpColumn[],
+): ListQuery {
+  const { filters = {}, page = 1, per_page = DEFAULT_PER_PAGE } = input
+  if (!Number.isSafeInteger(page) || page < 1)
+    throw new ToolError('page must be an integer of at least 1')
+  // Any integer of at least 1: beyond 100 (however far) it is capped, not refused.
+  if (!Number.isInteger(per_page) || per_page < 1) {
+    throw new ToolError('per_page must be an integer of at least 1')
+  }
+  const perPage = Math.min(per_page, MAX_PER_PAGE)
+  const offset = (page - 1) * perPage
+  if (!Number.isSafeInteger(offset)) throw new ToolError('page is too large')
+  return { conditions: parseFilters(model, filters, readable), page, perPage, offset }
+}
+
 export interface TenantScope {
   column: McpColumn
   value: unknown
 }
 
-/** The caller's tenant as a value of the model's `tenant_id` column, when both exist. */
-export function tenantOf(model: McpModel, caller: McpCaller | undefined): TenantScope | undefined {
-  if (caller?.tenantId === undefined) return undefined
-  const column = columnNamed(model, TENANT_FIELD)
-  if (!column) return undefined
+/**
+ * The caller's tenant as a value of the model's tenant column. A tenant's call on a model
+ * without that column was refused before (unless the model is global, shared by all).
+ */
+export function tenantOf(
+  model: McpModel,
+  access: ModelAccess,
+  caller: McpCaller | undefined,
+): TenantScope | undefined {
+  const column = access.tenantColumn
+  if (caller?.tenantId === undefined || !column) return undefined
   try {
     return { column, value: coerceValue(column, caller.tenantId) }
   } catch {
-    throw new ToolError(`Your tenant cannot be matched to ${model.resource}.${TENANT_FIELD}`)
+    throw new ToolError(`Your tenant cannot be matched to ${model.resource}.${column.name}`)
   }
 }
 
 export function checkTenantValue(tenant: TenantScope, given: unknown): unknown {
   if (given !== undefined && String(given) !== String(tenant.value)) {
     throw new ToolError(
-      `${TENANT_FIELD} must be your own tenant; another tenant's id cannot be set`,
+      `${tenant.column.name} must be your own tenant; another tenant's id cannot be set`,
     )
   }
   return tenant.value
@@ -183,13 +226,10 @@ export function toRowObject(values: Map<McpColumn, unknown>): Record<string, unk
   return row
 }
 
-/** A database row as the tools return it: column names as keys, sensitive fields left out. */
-export function serialize(model: McpModel, row: JsonRecord): JsonRecord {
+/** A database row as the tools return it: the readable columns, by column name. */
+export function serialize(readable: readonly McpColumn[], row: JsonRecord): JsonRecord {
   const out: JsonRecord = {}
-  for (const column of model.columns) {
-    if (isSensitiveField(column.name)) continue
-    out[column.name] = toJsonValue(row[column.key])
-  }
+  for (const column of readable) out[column.name] = toJsonValue(row[column.key])
   return out
 }
 

@@ -4,15 +4,25 @@ import type { SQLiteTable, SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core
 import type { Logger } from '../core/index.ts'
 import type { Database, PostgresDatabase, SqliteDatabase } from '../db/index.ts'
 import {
+  type AccessPolicy,
+  authorizeCall,
+  checkCall,
+  type McpAccessOptions,
+  type McpCaller,
+  resolveAccess,
+} from './access.ts'
+import {
   checkTenantValue,
+  DEFAULT_PER_PAGE,
   drizzleColumn,
   type JsonRecord,
-  type McpCaller,
+  type ListInput,
+  MAX_PER_PAGE,
   notFound,
   nowFor,
   orderColumn,
   parseData,
-  parseFilters,
+  parseListInput,
   requirePrimaryKey,
   resolveModel,
   rowCondition,
@@ -21,33 +31,22 @@ import {
   toRowObject,
 } from './crud-input.ts'
 import { guardDatabase } from './database-errors.ts'
-import {
-  creatableColumns,
-  type McpModel,
-  type McpModelSource,
-  TIMESTAMP_FIELDS,
-  updatableColumns,
-} from './models.ts'
+import { type McpColumn, type McpModel, type McpModelSource, TIMESTAMP_FIELDS } from './models.ts'
 import { ToolError } from './tool-error.ts'
 
-export type { JsonRecord, McpCaller }
-export { ToolError }
+export type { JsonRecord, ListInput, McpCaller }
+export { DEFAULT_PER_PAGE, MAX_PER_PAGE, ToolError }
 
 export interface CrudOptions {
   database: Database
   models: McpModelSource
   caller?: McpCaller | undefined
+  /**
+   * What the tools may do on which model, for whom. Default: every model readable through
+   * `crud_list`, nothing writable. A resolved policy (`resolveAccess`) is reused as is.
+   */
+  access?: McpAccessOptions | AccessPolicy | undefined
   logger?: Logger | undefined
-}
-
-export const MAX_PER_PAGE = 100
-export const DEFAULT_PER_PAGE = 15
-
-export interface ListInput {
-  model: string
-  filters?: Record<string, unknown> | undefined
-  page?: number | undefined
-  per_page?: number | undefined
 }
 
 export interface ListResult {
@@ -68,6 +67,13 @@ export interface Crud {
   delete(input: { model: string; id: string | number }): Promise<{ message: string; id: unknown }>
 }
 
+/** The access policy of the options, resolved once per options object. */
+export function accessPolicyOf(options: Pick<CrudOptions, 'models' | 'access'>): AccessPolicy {
+  const access = options.access
+  if (access && 'of' in access && typeof access.of === 'function') return access as AccessPolicy
+  return resolveAccess(options.models, access as McpAccessOptions | undefined)
+}
+
 /**
  * The four data operations behind `crud_create`, `crud_list`, `crud_update` and `crud_delete`.
  * Field names are checked against the model, values against their columns, and everything is
@@ -76,13 +82,17 @@ export interface Crud {
  */
 export function createCrud(options: CrudOptions): Crud {
   const { database, models, caller, logger } = options
+  const policy = accessPolicyOf(options)
   const run = <T>(action: string, work: () => Promise<T>) => guardDatabase(action, work, logger)
+  const find = (name: string) => resolveModel(models, name, policy.visibleModels)
 
   return {
     async create({ model: name, data }) {
-      const model = resolveModel(models, name)
-      const values = parseData(model, data, creatableColumns(model), 'create')
-      const tenant = tenantOf(model, caller)
+      const model = find(name)
+      const access = checkCall(policy, model, { caller, action: 'crud_create' })
+      const values = parseData(model, data, access.creatable, 'create')
+      await authorizeCall(policy, model, { caller, action: 'crud_create', data: fieldsOf(values) })
+      const tenant = tenantOf(model, access, caller)
       if (tenant) values.set(tenant.column, checkTenantValue(tenant, values.get(tenant.column)))
       for (const column of model.columns) {
         if (TIMESTAMP_FIELDS.includes(column.name) && !values.has(column) && !column.hasDefault) {
@@ -110,22 +120,15 @@ export function createCrud(options: CrudOptions): Crud {
           : insertSqlite(database, model, row),
       )
       if (!created) throw new ToolError(`The ${model.resource} record was not created`)
-      return serialize(model, created)
+      return serialize(access.readable, created)
     },
 
-    async list({ model: name, filters = {}, page = 1, per_page = DEFAULT_PER_PAGE }) {
-      const model = resolveModel(models, name)
-      if (!Number.isSafeInteger(page) || page < 1)
-        throw new ToolError('page must be an integer of at least 1')
-      // Any integer of at least 1: beyond 100 (however far) it is capped, not refused.
-      if (!Number.isInteger(per_page) || per_page < 1) {
-        throw new ToolError('per_page must be an integer of at least 1')
-      }
-      const perPage = Math.min(per_page, MAX_PER_PAGE)
-      const offset = (page - 1) * perPage
-      if (!Number.isSafeInteger(offset)) throw new ToolError('page is too large')
-      const conditions = parseFilters(model, filters)
-      const tenant = tenantOf(model, caller)
+    async list(input) {
+      const model = find(input.model)
+      const access = checkCall(policy, model, { caller, action: 'crud_list' })
+      const { conditions, page, perPage, offset } = parseListInput(model, input, access.readable)
+      await authorizeCall(policy, model, { caller, action: 'crud_list' })
+      const tenant = tenantOf(model, access, caller)
       if (tenant) conditions.push(eq(drizzleColumn(model, tenant.column), tenant.value))
       const where = conditions.length > 0 ? and(...conditions) : undefined
       const order = orderColumn(model)
@@ -152,7 +155,7 @@ export function createCrud(options: CrudOptions): Crud {
         return { rows, total: counted?.total ?? 0 }
       })
       return {
-        records: rows.map((row) => serialize(model, row as JsonRecord)),
+        records: rows.map((row) => serialize(access.readable, row as JsonRecord)),
         total: Number(total),
         page,
         per_page: perPage,
@@ -160,21 +163,28 @@ export function createCrud(options: CrudOptions): Crud {
     },
 
     async update({ model: name, id, data }) {
-      const model = resolveModel(models, name)
+      const model = find(name)
       const key = requirePrimaryKey(model)
       if (Object.keys(data).length === 0)
         throw new ToolError('data must name at least one field to change')
       if (key.name in data)
         throw new ToolError(`${key.name} is the primary key and cannot be changed`)
-      const values = parseData(model, data, updatableColumns(model), 'update')
-      const tenant = tenantOf(model, caller)
+      const access = checkCall(policy, model, { caller, action: 'crud_update' })
+      const values = parseData(model, data, access.updatable, 'update')
+      const tenant = tenantOf(model, access, caller)
       if (tenant && values.has(tenant.column)) checkTenantValue(tenant, values.get(tenant.column))
+      const where = rowCondition(model, key, id, tenant)
+      await authorizeCall(policy, model, {
+        caller,
+        action: 'crud_update',
+        id,
+        data: fieldsOf(values),
+      })
       const updatedAt = model.columns.find((column) => column.name === 'updated_at')
       if (updatedAt && !values.has(updatedAt)) {
         const now = nowFor(updatedAt)
         if (now !== undefined) values.set(updatedAt, now)
       }
-      const where = rowCondition(model, key, id, tenant)
       const row = toRowObject(values)
       const updated = await run(`update ${model.resource}`, async () => {
         if (database.dialect === 'postgres') {
@@ -196,13 +206,15 @@ export function createCrud(options: CrudOptions): Crud {
         return first
       })
       if (!updated) throw notFound(model, id)
-      return serialize(model, updated as JsonRecord)
+      return serialize(access.readable, updated as JsonRecord)
     },
 
     async delete({ model: name, id }) {
-      const model = resolveModel(models, name)
+      const model = find(name)
       const key = requirePrimaryKey(model)
-      const where = rowCondition(model, key, id, tenantOf(model, caller))
+      const access = checkCall(policy, model, { caller, action: 'crud_delete' })
+      const where = rowCondition(model, key, id, tenantOf(model, access, caller))
+      await authorizeCall(policy, model, { caller, action: 'crud_delete', id })
       const deleted = await run(`delete ${model.resource}`, async () => {
         if (database.dialect === 'postgres') {
           const rows = await pgDb(database)
@@ -220,6 +232,13 @@ export function createCrud(options: CrudOptions): Crud {
       return { message: 'Deleted', id }
     },
   }
+}
+
+/** Parsed values by column name, as the `authorize` hook sees them. */
+function fieldsOf(values: Map<McpColumn, unknown>): Record<string, unknown> {
+  const fields: Record<string, unknown> = {}
+  for (const [column, value] of values) fields[column.name] = value
+  return fields
 }
 
 function pgDb(database: PostgresDatabase): PgDatabase<PgQueryResultHKT> {

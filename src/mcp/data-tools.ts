@@ -1,119 +1,176 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { McpServer, ScopeChallengeHandler } from '@modelcontextprotocol/server'
 import { z } from 'zod'
-import { type CrudOptions, createCrud, DEFAULT_PER_PAGE, MAX_PER_PAGE } from './crud.ts'
-import type { McpModelSource } from './models.ts'
+import { type AccessPolicy, DATA_TOOL_NAMES, type DataToolName, type McpCaller } from './access.ts'
+import {
+  accessPolicyOf,
+  type CrudOptions,
+  createCrud,
+  DEFAULT_PER_PAGE,
+  MAX_PER_PAGE,
+} from './crud.ts'
 import { runTool } from './tool-result.ts'
+
+export { DATA_TOOL_NAMES }
 
 export type DataToolsOptions = CrudOptions
 
-export const DATA_TOOL_NAMES = ['crud_create', 'crud_list', 'crud_update', 'crud_delete'] as const
+/** The data tools of one app, resolved once: register them on any number of servers. */
+export interface DataTools {
+  readonly policy: AccessPolicy
+  /** Registers the tools the policy allows on `server`, acting as `caller`. */
+  register(server: McpServer, caller?: McpCaller): void
+}
 
 /**
- * Registers `crud_create`, `crud_list`, `crud_update` and `crud_delete` on an MCP server: direct
- * database access to the app's models, scoped to the caller's tenant when it has one.
+ * Resolves the access policy and builds the tools' schemas once. A policy that names an
+ * unknown model or field, a credential field, or a model a tenant could reach without a
+ * tenant column, throws here: the app does not start.
  */
-export function registerDataTools(server: McpServer, options: DataToolsOptions): void {
-  const crud = createCrud(options)
+export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): DataTools {
+  const policy = accessPolicyOf(options)
+  const schemas = buildSchemas(policy)
   const logger = options.logger
   const onUnexpected = (error: unknown) =>
     logger?.error(
       { error: error instanceof Error ? error.message : String(error) },
       'mcp: tool failed',
     )
-  const { model, id, data, filters, page, perPage } = schemasFor(options.models)
+  const challenge = (scope: string): ScopeChallengeHandler => {
+    // Step-up: a token without the tool's scope is answered 403 insufficient_scope before the
+    // tool runs. Tokens without any scope list (a custom `caller`) are left to `checkCall`.
+    return ({ authInfo }) =>
+      authInfo && authInfo.token !== '' && !authInfo.scopes.includes(scope)
+        ? { scopes: [scope], errorDescription: `This tool needs the ${scope} scope` }
+        : undefined
+  }
+  const read = challenge(policy.scopes.read)
+  const write = challenge(policy.scopes.write)
 
-  server.registerTool(
-    'crud_create',
-    {
-      title: 'Create a record',
-      description:
-        'Creates a record of a model and returns it. created_at and updated_at are filled in ' +
-        'when omitted. Sensitive fields (passwords, tokens, secrets) may be written but are never returned.',
-      inputSchema: { model, data },
-      annotations: { destructiveHint: false, idempotentHint: false },
+  return {
+    policy,
+    register(server, caller) {
+      const crud = createCrud({ ...options, access: policy, caller })
+      const { create, list, update, remove } = schemas
+      const allowed = (name: DataToolName) => policy.tools.has(name)
+      if (allowed('crud_create')) {
+        server.registerTool(
+          'crud_create',
+          {
+            title: 'Create a record',
+            description:
+              'Creates a record of a model and returns it. created_at and updated_at are set by ' +
+              'the server. Credential fields (passwords, tokens, secrets) can be neither set nor read.',
+            inputSchema: create,
+            annotations: { destructiveHint: false, idempotentHint: false },
+            scopeChallenge: write,
+          },
+          (args) => runTool(() => crud.create(args), onUnexpected),
+        )
+      }
+      if (allowed('crud_list')) {
+        server.registerTool(
+          'crud_list',
+          {
+            title: 'List records',
+            description:
+              'Lists records of a model, ordered by primary key, one page at a time. filters are ' +
+              `equality matches on fields (null matches NULL). per_page is capped at ${MAX_PER_PAGE}.`,
+            inputSchema: list,
+            annotations: { readOnlyHint: true },
+            scopeChallenge: read,
+          },
+          (args) => runTool(() => crud.list(args), onUnexpected),
+        )
+      }
+      if (allowed('crud_update')) {
+        server.registerTool(
+          'crud_update',
+          {
+            title: 'Update a record',
+            description: 'Changes the given fields of one record (by primary key) and returns it.',
+            inputSchema: update,
+            annotations: { destructiveHint: true, idempotentHint: true },
+            scopeChallenge: write,
+          },
+          (args) => runTool(() => crud.update(args), onUnexpected),
+        )
+      }
+      if (allowed('crud_delete')) {
+        server.registerTool(
+          'crud_delete',
+          {
+            title: 'Delete a record',
+            description: 'Deletes one record by primary key.',
+            inputSchema: remove,
+            annotations: { destructiveHint: true, idempotentHint: true },
+            scopeChallenge: write,
+          },
+          (args) => runTool(() => crud.delete(args), onUnexpected),
+        )
+      }
     },
-    (args) => runTool(() => crud.create(args), onUnexpected),
-  )
-
-  server.registerTool(
-    'crud_list',
-    {
-      title: 'List records',
-      description:
-        'Lists records of a model, ordered by primary key, one page at a time. filters are ' +
-        `equality matches on fields (null matches NULL). per_page is capped at ${MAX_PER_PAGE}.`,
-      inputSchema: {
-        model,
-        filters,
-        page,
-        per_page: perPage,
-      },
-      annotations: { readOnlyHint: true },
-    },
-    (args) => runTool(() => crud.list(args), onUnexpected),
-  )
-
-  server.registerTool(
-    'crud_update',
-    {
-      title: 'Update a record',
-      description: 'Changes the given fields of one record (by primary key) and returns it.',
-      inputSchema: { model, id, data },
-      annotations: { destructiveHint: true, idempotentHint: true },
-    },
-    (args) => runTool(() => crud.update(args), onUnexpected),
-  )
-
-  server.registerTool(
-    'crud_delete',
-    {
-      title: 'Delete a record',
-      description: 'Deletes one record by primary key.',
-      inputSchema: { model, id },
-      annotations: { destructiveHint: true, idempotentHint: true },
-    },
-    (args) => runTool(() => crud.delete(args), onUnexpected),
-  )
+  }
 }
-
-const schemaCache = new WeakMap<McpModelSource, ReturnType<typeof buildSchemas>>()
 
 /**
- * The tools' zod schemas, built once per model source: the HTTP endpoint creates a server per
- * request, and rebuilding the schemas each time was a measurable part of that cost.
+ * Registers the data tools on an MCP server: direct database access to the app's models, as
+ * far as the access policy allows, scoped to the caller's tenant when it has one.
  */
-function schemasFor(models: McpModelSource): ReturnType<typeof buildSchemas> {
-  let schemas = schemaCache.get(models)
-  if (!schemas) {
-    schemas = buildSchemas(models)
-    schemaCache.set(models, schemas)
-  }
-  return schemas
+export function registerDataTools(server: McpServer, options: DataToolsOptions): void {
+  createDataTools(options).register(server, options.caller)
 }
 
-function buildSchemas(models: McpModelSource) {
-  const names = models.models.map((model) => model.resource)
+/**
+ * The tools' input schemas, built once. `crud_list`'s schema is the one place its arguments
+ * are declared.
+ */
+function buildSchemas(policy: AccessPolicy) {
+  const names = policy.visibleModels.map((model) => model.resource)
+  const model = z
+    .string()
+    .min(1)
+    .describe(`The model (resource name). One of: ${names.join(', ') || '(none)'}`)
+  const id = z.union([z.int(), z.string().min(1)]).describe('The primary key of the record')
+  const data = z
+    .record(z.string(), z.unknown())
+    .describe('Field values keyed by column name (snake_case, as crud_list returns them)')
   return {
-    model: z
-      .string()
-      .min(1)
-      .describe(`The model (resource name). One of: ${names.join(', ') || '(none)'}`),
-    id: z.union([z.int(), z.string().min(1)]).describe('The primary key of the record'),
-    data: z
-      .record(z.string(), z.unknown())
-      .describe('Field values keyed by column name (snake_case, as crud_list returns them)'),
-    filters: z
-      .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
-      .optional()
-      .describe('Equality filters keyed by column name'),
-    page: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
-    // Any integer, not only a safe one: a huge per_page is capped at 100, as the spec says.
-    perPage: z
-      .number()
-      .min(1)
-      .refine(Number.isInteger, 'must be an integer')
-      .meta({ type: 'integer' })
-      .optional()
-      .describe(`Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`),
+    create: convertedOnce(z.object({ model, data })),
+    update: convertedOnce(z.object({ model, id, data })),
+    remove: convertedOnce(z.object({ model, id })),
+    list: convertedOnce(
+      z.object({
+        model,
+        filters: z
+          .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+          .optional()
+          .describe('Equality filters keyed by column name'),
+        page: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
+        // Any integer, not only a safe one: a huge per_page is capped at 100, as the spec says.
+        per_page: z
+          .number()
+          .min(1)
+          .refine(Number.isInteger, 'must be an integer')
+          .meta({ type: 'integer' })
+          .optional()
+          .describe(`Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`),
+      }),
+    ),
   }
+}
+
+/**
+ * The schema with its JSON Schema converted once. The SDK converts a tool's zod schema per
+ * server instance (for `tools/list`, and on every 2026-07-28 `tools/call` to look for
+ * `x-mcp-header` parameters), and the HTTP endpoint builds a server per request: converting
+ * each time was the largest cost of a call. Validation stays zod's own.
+ */
+function convertedOnce<T extends z.ZodType>(schema: T): T {
+  const target = 'draft-2020-12'
+  const input = z.toJSONSchema(schema, { target, io: 'input' })
+  const output = z.toJSONSchema(schema, { target, io: 'output' })
+  const standard = schema['~standard']
+  return {
+    '~standard': { ...standard, jsonSchema: { input: () => input, output: () => output } },
+  } as unknown as T
 }

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { McpServer } from '@modelcontextprotocol/server'
 import { z } from 'zod'
 import type { Env } from '../core/config/index.ts'
 import type { KilnConfig } from '../db/index.ts'
@@ -76,13 +76,13 @@ export function registerDeveloperTools(server: McpServer, options: DeveloperTool
       description:
         'Parses the messaging listener file and returns each class implementing Listener<T>: ' +
         `the event type and the listener class. Default file: ${messagingDir}/${LISTENER_FILE}.`,
-      inputSchema: {
+      inputSchema: z.object({
         file: z
           .string()
           .min(1)
           .optional()
           .describe("A listener file relative to the app's root, instead of the default"),
-      },
+      }),
       annotations: { readOnlyHint: true },
     },
     ({ file }) =>
@@ -113,10 +113,10 @@ export function registerDeveloperTools(server: McpServer, options: DeveloperTool
         'TypeScript templates that compile against kiln. storage: single-file upload, avatar ' +
         'upload with validation, temporary URL generation; api: custom routes and limits; ' +
         'messaging: listeners and template messages.',
-      inputSchema: {
+      inputSchema: z.object({
         category: z.enum(TEMPLATE_CATEGORIES).optional().describe('Only this category'),
         name: z.string().min(1).optional().describe('Only the template of this name'),
-      },
+      }),
       annotations: { readOnlyHint: true },
     },
     ({ category, name }) =>

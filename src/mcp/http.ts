@@ -1,97 +1,214 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { type Context, type Handler, Hono } from 'hono'
+import {
+  type AuthInfo,
+  createMcpHandler,
+  isJsonContentType,
+  isLegacyRequest,
+  type McpServer,
+  PROTOCOL_VERSION_META_KEY,
+  readRequestBody,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server'
+import { type Context, type Handler, Hono, type MiddlewareHandler } from 'hono'
+import { type OriginGuardOptions, originPolicy, originRefusal } from '../core/http/index.ts'
 import type { Logger } from '../core/index.ts'
 import {
+  type AccessTokenClaims,
   type BearerEnv,
   bearerAuth,
   getAccessToken,
   oauthCors,
   type ValidateBearer,
 } from '../oauth/index.ts'
-import type { McpCaller } from './crud.ts'
+import type { McpCaller } from './access.ts'
 
 export interface McpHttpHandlerOptions {
   /** Builds the MCP server that answers one request, acting as `caller`. */
   createServer: (caller: McpCaller) => McpServer
   /**
    * Who a request acts as. Default: the verified access token of `bearerAuth` — its `sub`
-   * as the user and its `tenant_id` as the tenant.
+   * as the user, its `tenant_id` as the tenant and its scopes.
    */
   caller?: (c: Context) => McpCaller
   logger?: Logger
+  /** The largest request body read, in bytes (413 above it). Default 1 MiB. */
+  maxRequestBodySize?: number
+  /** This resource's protected-resource metadata URL, sent in 403 scope challenges. */
+  resourceMetadataUrl?: string
 }
 
-/** The caller of a request behind `bearerAuth`: the token's subject and tenant. */
+/** The caller of a request behind `bearerAuth`: the token's subject, tenant, client and scopes. */
 export function callerFromAccessToken(c: Context): McpCaller {
   const claims = getAccessToken(c)
-  return { userId: claims.sub, tenantId: claims.tenant_id }
+  return {
+    userId: claims.sub,
+    tenantId: claims.tenant_id,
+    clientId: claims.client_id,
+    scopes: (claims.scope ?? '').split(' ').filter(Boolean),
+  }
 }
 
-const METHOD_NOT_ALLOWED = JSON.stringify({
-  jsonrpc: '2.0',
-  error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless, use POST' },
-  id: null,
-})
+function jsonRpcError(status: number, code: number, message: string, headers = {}): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  })
+}
+
+/** Where the caller rides from the Hono handler to the server factory: `AuthInfo.extra`. */
+const CALLER = 'kiln.caller'
 
 /**
- * The Streamable HTTP endpoint, stateless: every POST gets a fresh server and transport bound to
- * the request's caller, and JSON responses instead of SSE streams. Nothing lives between
- * requests, so any instance behind a load balancer can answer any request. GET (a standalone
- * SSE stream) and DELETE (ending a session) have nothing to act on and answer 405.
+ * The Streamable HTTP endpoint for both protocol eras, stateless. 2026-07-28 requests (the
+ * per-request `_meta` envelope, `server/discover`, the `Mcp-Method`/`Mcp-Name` headers) go to
+ * the SDK's stateless entry (`createMcpHandler`); 2025-era requests (`initialize`, then calls
+ * without a session) go to a Streamable HTTP transport with JSON responses, exactly as before
+ * the 2026 revision. Either way a fresh server bound to the request's caller answers one
+ * request and nothing lives between requests, so any instance behind a load balancer answers
+ * any request. GET and DELETE (2025 session streams and teardown) answer 405.
  */
 export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
   const { createServer, caller = callerFromAccessToken, logger } = options
   if (typeof createServer !== 'function') {
     throw new TypeError('mcpHttpHandler: `createServer` is required')
   }
-  return async function mcpHandler(c) {
-    if (c.req.method !== 'POST') {
-      return new Response(METHOD_NOT_ALLOWED, {
-        status: 405,
-        headers: { 'Content-Type': 'application/json', Allow: 'POST' },
-      })
-    }
-    const server = createServer(caller(c))
+  const maxRequestBodySize = options.maxRequestBodySize ?? 1024 * 1024
+  const callerOf = (authInfo: AuthInfo | undefined) =>
+    (authInfo?.extra?.[CALLER] as McpCaller | undefined) ?? {}
+  const onerror = (error: Error) => logger?.debug({ error: error.message }, 'mcp: request refused')
+  const modern = createMcpHandler(({ authInfo }) => createServer(callerOf(authInfo)), {
+    legacy: 'reject',
+    maxRequestBodySize,
+    onerror,
+  })
+
+  /** 2025-era: one server and one transport for this request, answering with JSON. */
+  async function serveLegacy(request: Request, body: unknown, authInfo: AuthInfo) {
+    const server = createServer(callerOf(authInfo))
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     })
-    transport.onerror = (error) => logger?.warn({ error: error.message }, 'mcp: transport error')
+    transport.onerror = onerror
     try {
       await server.connect(transport)
       // With JSON responses the body is complete when handleRequest resolves.
-      return await transport.handleRequest(c.req.raw)
+      return await transport.handleRequest(request, { parsedBody: body, authInfo })
     } finally {
       await server.close()
     }
+  }
+
+  return async function mcpHandler(c) {
+    const request = c.req.raw
+    if (request.method !== 'POST') {
+      return jsonRpcError(405, -32000, 'Method not allowed: this endpoint is stateless, use POST', {
+        Allow: 'POST',
+      })
+    }
+    if (!isJsonContentType(request.headers.get('content-type'))) {
+      return jsonRpcError(
+        415,
+        -32000,
+        'Unsupported Media Type: Content-Type must be application/json',
+      )
+    }
+    // The body is read once, within the limit, and handed to whichever era answers.
+    const read = await readRequestBody(request, maxRequestBodySize)
+    if (read.tooLarge) return jsonRpcError(413, -32000, 'Request body too large')
+    let body: unknown
+    try {
+      body = JSON.parse(read.text)
+    } catch {
+      return jsonRpcError(400, -32700, 'Parse error: the request body is not valid JSON')
+    }
+    const authInfo = authInfoOf(c, caller(c))
+    if (options.resourceMetadataUrl) authInfo.resourceMetadataUrl = options.resourceMetadataUrl
+    if (isPlainLegacyCall(request, body) || (await isLegacyRequest(request, body))) {
+      return serveLegacy(request, body, authInfo)
+    }
+    return modern.fetch(request, { parsedBody: body, authInfo })
+  }
+}
+
+/**
+ * A 2025-era call for sure, without the SDK's full classification (which the modern leg runs
+ * again): one JSON-RPC message with no 2026 envelope claim in `params._meta` and no 2026
+ * `MCP-Protocol-Version` header. Anything else is left to `isLegacyRequest`.
+ */
+function isPlainLegacyCall(request: Request, body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false
+  const header = request.headers.get('mcp-protocol-version')
+  if (header !== null && !/^(2024|2025)-/.test(header)) return false
+  const params = (body as { params?: unknown }).params
+  if (params === undefined) return true
+  if (params === null || typeof params !== 'object') return false
+  const meta = (params as { _meta?: unknown })._meta
+  if (meta === undefined) return true
+  return meta !== null && typeof meta === 'object' && !(PROTOCOL_VERSION_META_KEY in meta)
+}
+
+/**
+ * The SDK's view of the request's credentials: the token's client, scopes and expiry (which
+ * drive per-tool scope challenges) and kiln's caller. Without a bearer token (a custom
+ * `caller`), the token is empty and no scope challenge applies.
+ */
+function authInfoOf(c: Context, caller: McpCaller): AuthInfo {
+  const claims = c.get('accessToken') as AccessTokenClaims | undefined
+  const authorization = c.req.header('authorization') ?? ''
+  return {
+    token: claims ? authorization.replace(/^Bearer\s+/i, '') : '',
+    clientId: claims?.client_id ?? caller.clientId ?? '',
+    scopes: [...(caller.scopes ?? [])],
+    ...(claims ? { expiresAt: claims.exp } : {}),
+    extra: { [CALLER]: caller },
   }
 }
 
 export interface McpEndpointOptions extends McpHttpHandlerOptions {
   /** Validates the bearer token (kiln/oauth `createBearerValidator`). */
   validator: ValidateBearer
-  /** This resource's protected-resource metadata URL, sent in every 401 challenge. */
   resourceMetadataUrl: string
-  /** Scopes every request must carry (for example `['mcp']`). */
+  /** Scopes every request must carry, whatever the tool (the tools check their own). */
   scopes?: string[]
+  /**
+   * The allowed `Origin` and `Host` values (DNS-rebinding protection). Default: the origin of
+   * `resourceMetadataUrl`, which is the app's `APP_URL`. `false` turns the check off.
+   */
+  origins?: OriginGuardOptions | false
+}
+
+/**
+ * 403 for a request whose `Origin` or `Host` is not the app's, before authentication: the
+ * Streamable HTTP transport says servers MUST validate `Origin` (a page on a rebinding domain
+ * reaches a local server with its own name). The body is a JSON-RPC error without an id.
+ */
+function mcpOriginGuard(options: OriginGuardOptions): MiddlewareHandler {
+  const policy = originPolicy(options)
+  return async function mcpOriginGuardMiddleware(c, next) {
+    const refusal = originRefusal(c.req.raw, policy)
+    if (refusal) return jsonRpcError(403, -32000, `Forbidden: ${refusal}`)
+    await next()
+  }
 }
 
 /**
  * The protected MCP endpoint as a Hono app to mount (`app.route('/mcp', mcpEndpoint(…))`):
- * CORS answers preflights before auth, `bearerAuth` answers 401 with `resource_metadata`, and
- * tool calls run as the token's user and tenant.
+ * CORS answers preflights, a foreign `Origin` or `Host` gets 403, `bearerAuth` answers 401 with
+ * `resource_metadata` (and 403 for a scope every request needs), and
+ * tool calls run as the token's user and tenant, with the token's scopes.
  */
 export function mcpEndpoint(options: McpEndpointOptions): Hono<BearerEnv> {
   const app = new Hono<BearerEnv>()
-  const cors = oauthCors()
   const auth = bearerAuth({
     validator: options.validator,
     resourceMetadataUrl: options.resourceMetadataUrl,
     ...(options.scopes ? { scopes: options.scopes } : {}),
   })
   const handler = mcpHttpHandler(options)
-  app.use('/', cors)
+  app.use('/', oauthCors())
+  if (options.origins !== false) {
+    app.use('/', mcpOriginGuard(options.origins ?? { appUrl: options.resourceMetadataUrl }))
+  }
   app.use('/', auth)
   app.all('/', handler)
   return app

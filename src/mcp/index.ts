@@ -1,4 +1,15 @@
 export {
+  type AccessPolicy,
+  type Authorize,
+  type AuthorizeRequest,
+  type DataToolName,
+  DEFAULT_TOOL_SCOPES,
+  type McpAccessOptions,
+  type McpModelAccess,
+  resolveAccess,
+} from './access.ts'
+export {
+  accessPolicyOf,
   type Crud,
   type CrudOptions,
   createCrud,
@@ -9,7 +20,13 @@ export {
   type McpCaller,
   ToolError,
 } from './crud.ts'
-export { DATA_TOOL_NAMES, type DataToolsOptions, registerDataTools } from './data-tools.ts'
+export {
+  createDataTools,
+  DATA_TOOL_NAMES,
+  type DataTools,
+  type DataToolsOptions,
+  registerDataTools,
+} from './data-tools.ts'
 export {
   DEFAULT_MESSAGING_DIR,
   DEVELOPER_TOOL_NAMES,

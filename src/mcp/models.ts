@@ -50,8 +50,6 @@ export function isSensitiveField(name: string): boolean {
 /** Timestamps the tools fill themselves and never require. */
 export const TIMESTAMP_FIELDS: readonly string[] = ['created_at', 'updated_at']
 
-export const TENANT_FIELD = 'tenant_id'
-
 /** Names a model answers to: its resource (`blog_posts`), its name (`BlogPost`), its table. */
 export function modelNames(model: McpModel): string[] {
   return [...new Set([model.resource, model.name, model.tableName])]
@@ -71,25 +69,4 @@ export function findModel(source: McpModelSource, name: string): McpModel | unde
 export function primaryKeyOf(model: McpModel): McpColumn | undefined {
   const keys = model.columns.filter((column) => column.primaryKey)
   return keys.length === 1 ? keys[0] : undefined
-}
-
-export function columnNamed(model: McpModel, name: string): McpColumn | undefined {
-  return model.columns.find((column) => column.name === name)
-}
-
-/** Columns whose values the tools return: every column but the sensitive ones. */
-export function visibleColumns(model: McpModel): McpColumn[] {
-  return model.columns.filter((column) => !isSensitiveField(column.name))
-}
-
-/** Columns a caller may set on create: all but database-generated primary keys. */
-export function creatableColumns(model: McpModel): McpColumn[] {
-  return model.columns.filter(
-    (column) => !(column.primaryKey && (column.autoIncrement || column.hasDefault)),
-  )
-}
-
-/** Columns a caller may change on update: all but the primary key. */
-export function updatableColumns(model: McpModel): McpColumn[] {
-  return model.columns.filter((column) => !column.primaryKey)
 }

@@ -1,10 +1,4 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ListToolsRequestSchema,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js'
+import { type CallToolResult, Server, type Tool } from '@modelcontextprotocol/server'
 import {
   isObject,
   type JsonObject,
@@ -142,7 +136,12 @@ export function operationsFromDocument(document: JsonObject): BridgeOperation[] 
         tool: {
           name,
           description,
-          inputSchema: { type: 'object', properties, ...(required.length > 0 ? { required } : {}) },
+          // The schemas come from a JSON document, so they are JSON values.
+          inputSchema: {
+            type: 'object',
+            properties: properties as Tool['inputSchema']['properties'],
+            ...(required.length > 0 ? { required } : {}),
+          },
           annotations: { readOnlyHint: method === 'get', destructiveHint: method === 'delete' },
         },
         method,
@@ -181,7 +180,8 @@ function unique(name: string, taken: Set<string>): string {
 }
 
 /**
- * A low-level MCP server whose tools are the API's operations: each call sends one request
+ * A low-level MCP server (the SDK's `Server`: the tools' input schemas are the API's JSON
+ * Schemas, not zod) whose tools are the API's operations: each call sends one request
  * with `Authorization: Bearer <key>` and returns the response body (a tool error for 4xx/5xx).
  */
 export function createOpenApiBridgeServer(
@@ -190,13 +190,13 @@ export function createOpenApiBridgeServer(
 ): Server {
   const server = new Server(
     { name: 'kiln-openapi-bridge', version: '0.1.0' },
-    { capabilities: { tools: {} } },
+    { capabilities: { tools: { listChanged: false } } },
   )
   const byName = new Map(operations.map((operation) => [operation.tool.name, operation]))
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  server.setRequestHandler('tools/list', async () => ({
     tools: operations.map((operation) => operation.tool),
   }))
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler('tools/call', async (request) => {
     const operation = byName.get(request.params.name)
     if (!operation) return toolError(`Unknown tool ${request.params.name}`)
     try {

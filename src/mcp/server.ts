@@ -1,5 +1,6 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { type DataToolsOptions, registerDataTools } from './data-tools.ts'
+import { McpServer } from '@modelcontextprotocol/server'
+import type { McpCaller } from './access.ts'
+import { type DataTools, type DataToolsOptions, registerDataTools } from './data-tools.ts'
 
 export interface CreateMcpServerOptions {
   /** Server name announced to clients (default `kiln`). */
@@ -7,17 +8,24 @@ export interface CreateMcpServerOptions {
   version?: string
   /** The data tools over the app's models; left out when not given. */
   data?: DataToolsOptions | undefined
+  /** Data tools resolved once with `createDataTools`, registered for `caller`. */
+  dataTools?: { tools: DataTools; caller?: McpCaller | undefined } | undefined
   /** Further tools (developer tools, the OpenAPI bridge) registered after the data tools. */
   register?: ReadonlyArray<(server: McpServer) => void>
 }
 
-/** An MCP server with kiln's tools. Connect it to one transport (HTTP, stdio, in memory). */
+/**
+ * An MCP server with kiln's tools, for one transport or one request of the HTTP entry. It
+ * advertises `tools` without `listChanged`: the tool list of a server never changes while it
+ * serves, and the stateless endpoint has no `subscriptions/listen` stream to announce it on.
+ */
 export function createMcpServer(options: CreateMcpServerOptions = {}): McpServer {
   const server = new McpServer(
     { name: options.name ?? 'kiln', version: options.version ?? '0.1.0' },
-    { capabilities: { tools: {} } },
+    { capabilities: { tools: { listChanged: false } } },
   )
   if (options.data) registerDataTools(server, options.data)
+  if (options.dataTools) options.dataTools.tools.register(server, options.dataTools.caller)
   for (const register of options.register ?? []) register(server)
   return server
 }

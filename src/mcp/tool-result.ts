@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { CallToolResult } from '@modelcontextprotocol/server'
 import { ToolError } from './tool-error.ts'
 
 /** A successful tool result: the value as JSON text, and as structured content when an object. */

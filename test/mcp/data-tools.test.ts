@@ -5,7 +5,7 @@ import { createModelRegistry, type Database } from '../../src/db/index.ts'
 import { createMcpServer, type McpCaller, type McpModelSource } from '../../src/mcp/index.ts'
 import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
 import { call, connectInMemory, ok, snapshot } from './support/client.ts'
-import { createTestTables, resetTestTables, schemaFor } from './support/schema.ts'
+import { createTestTables, insertUser, resetTestTables, schemaFor } from './support/schema.ts'
 
 type Row = Record<string, unknown>
 type Page = { records: Row[]; total: number; page: number; per_page: number }
@@ -16,8 +16,11 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
   let models: McpModelSource
   const clients: Client[] = []
 
+  /** Every tool on every model, as the local stdio server allows. */
   async function connect(caller?: McpCaller): Promise<Client> {
-    const server = createMcpServer({ data: { database, models, caller, logger: silentLogger() } })
+    const server = createMcpServer({
+      data: { database, models, caller, access: { unlisted: 'all' }, logger: silentLogger() },
+    })
     const client = await connectInMemory(server)
     clients.push(client)
     return client
@@ -69,21 +72,34 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
     expect(byName.crud_delete!.inputSchema.required).toEqual(['model', 'id'])
   })
 
-  it('creates, lists, updates and deletes a record', async () => {
+  it('creates a record, and never writes a credential field', async () => {
     const client = await connect()
     const created = await ok(client, 'crud_create', {
-      model: 'users',
-      data: { email: 'ada@example.com', name: 'Ada', password_hash: 'argon2$secret-hash' },
+      model: 'notes',
+      data: { tenant_id: 't', title: 'Hello' },
     })
-    expect(created).toMatchObject({ id: 1, email: 'ada@example.com', name: 'Ada' })
-    expect(created).not.toHaveProperty('password_hash')
+    expect(created).toMatchObject({ id: 1, tenant_id: 't', title: 'Hello' })
     expect(typeof created.created_at).toBe('string')
     expect(Number.isNaN(Date.parse(created.created_at as string))).toBe(false)
-
-    await ok(client, 'crud_create', {
+    const before = await snapshot(database)
+    const withHash = await call(client, 'crud_create', {
       model: 'users',
-      data: { email: 'bob@example.com', name: 'Bob', password_hash: 'x' },
+      data: { email: 'eve@example.com', name: 'Eve', password_hash: 'scrypt$chosen' },
     })
+    expect(withHash.isError).toBe(true)
+    expect(withHash.text).toMatch(/Unknown field\(s\) for create on users: "password_hash"/)
+    const withoutHash = await call(client, 'crud_create', {
+      model: 'users',
+      data: { email: 'eve@example.com', name: 'Eve' },
+    })
+    expect(withoutHash.text).toMatch(/Missing required field\(s\) for users: password_hash/)
+    expect(await snapshot(database)).toEqual(before)
+  })
+
+  it('lists, updates and deletes a record, never showing a credential field', async () => {
+    const client = await connect()
+    const created = await insertUser(database, 'ada@example.com', 'Ada')
+    await insertUser(database, 'bob@example.com', 'Bob')
     const page = await ok<Page>(client, 'crud_list', { model: 'users' })
     expect(page).toMatchObject({ total: 2, page: 1, per_page: 15 })
     expect(page.records.map((r) => r.email)).toEqual(['ada@example.com', 'bob@example.com'])
@@ -103,6 +119,12 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
     })
     expect(updated).toMatchObject({ id: 1, name: 'Ada Lovelace', email: 'ada@example.com' })
     expect(updated).not.toHaveProperty('password_hash')
+    const rewrite = await call(client, 'crud_update', {
+      model: 'users',
+      id: created.id,
+      data: { password_hash: 'scrypt$chosen' },
+    })
+    expect(rewrite.text).toMatch(/Unknown field\(s\) for update on users: "password_hash"/)
 
     // A string id is read as the primary key's type.
     const deleted = await ok(client, 'crud_delete', { model: 'users', id: '1' })
@@ -131,13 +153,23 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
     )
   })
 
-  it('accepts explicit timestamps and model names in other spellings', async () => {
+  it('refuses caller-set timestamps (as REST does) and takes model names in other spellings', async () => {
     const client = await connect()
-    const note = await ok(client, 'crud_create', {
+    const dated = await call(client, 'crud_create', {
       model: 'NOTES',
-      data: { tenant_id: 't1', title: 'Dated', created_at: '2024-01-02T03:04:05.000Z' },
+      data: { tenant_id: 't1', title: 'Dated', created_at: '1999-01-02T03:04:05.000Z' },
     })
-    expect(note.created_at).toBe('2024-01-02T03:04:05.000Z')
+    expect(dated.text).toMatch(/Unknown field\(s\) for create on notes: "created_at"/)
+    const note = await ok(client, 'crud_create', {
+      model: 'Notes',
+      data: { tenant_id: 't1', title: 'Dated' },
+    })
+    const moved = await call(client, 'crud_update', {
+      model: 'notes',
+      id: note.id,
+      data: { updated_at: '1999-01-02T03:04:05.000Z' },
+    })
+    expect(moved.text).toMatch(/Unknown field\(s\) for update on notes: "updated_at"/)
   })
 
   it('pages with total, caps per_page at 100 and filters on NULL', async () => {
@@ -202,10 +234,8 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
 
     beforeEach(async () => {
       client = await connect()
-      await ok(client, 'crud_create', {
-        model: 'users',
-        data: { email: 'ada@example.com', name: 'Ada', password_hash: 'h' },
-      })
+      await insertUser(database, 'ada@example.com', 'Ada')
+      await insertUser(database, 'bob@example.com', 'Bob')
       noteId = (
         await ok(client, 'crud_create', { model: 'notes', data: { tenant_id: 't', title: 'Keep' } })
       ).id
@@ -249,7 +279,7 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
         'unknown field',
         'crud_create',
         { model: 'notes', data: { tenant_id: 't', title: 'a', colour: 'red' } },
-        /Unknown field\(s\) for create on notes: "colour"\. Valid fields: tenant_id, title, body, pinned, priority, token_count, created_at, updated_at/,
+        /Unknown field\(s\) for create on notes: "colour"\. Valid fields: tenant_id, title, body, pinned, priority, token_count$/,
       ],
       [
         'SQL-looking field name',
@@ -306,7 +336,7 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
         'a bad date',
         'crud_create',
         { model: 'notes', data: { tenant_id: 't', title: 'a', created_at: 'yesterday' } },
-        /created_at: expected an ISO 8601/,
+        /Unknown field\(s\) for create on notes: "created_at"/,
       ],
       [
         'null in a required column',
@@ -328,9 +358,9 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
       ],
       [
         'a duplicate unique value',
-        'crud_create',
-        { model: 'users', data: { email: 'ada@example.com', name: 'A', password_hash: 'h' } },
-        /^Could not create users: a record with the same unique value already exists$/,
+        'crud_update',
+        { model: 'users', id: 2, data: { email: 'ada@example.com' } },
+        /^Could not update users: a record with the same unique value already exists$/,
       ],
       [
         'unknown filter field',
@@ -434,12 +464,13 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
     }
 
     it('never echoes a value of a failed statement', async () => {
-      const outcome = await call(client, 'crud_create', {
+      const outcome = await call(client, 'crud_update', {
         model: 'users',
-        data: { email: 'ada@example.com', name: 'A', password_hash: 'very-secret-hash' },
+        id: 2,
+        data: { email: 'ada@example.com', name: 'very-secret-name' },
       })
       expect(outcome.isError).toBe(true)
-      expect(outcome.text).not.toContain('very-secret-hash')
+      expect(outcome.text).not.toContain('very-secret-name')
       expect(outcome.text).not.toContain('ada@example.com')
       expect(outcome.text).not.toMatch(/insert|params/i)
     })
@@ -508,13 +539,12 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
       await ok(a, 'crud_delete', { model: 'notes', id: 1 })
     })
 
-    it('leaves models without tenant_id unscoped', async () => {
-      await ok(a, 'crud_create', {
-        model: 'users',
-        data: { email: 'shared@example.com', name: 'S', password_hash: 'h' },
-      })
-      const seen = await ok<Page>(b, 'crud_list', { model: 'users' })
-      expect(seen.total).toBe(1)
+    it('refuses a tenant every model without a tenant column (fails closed)', async () => {
+      await insertUser(database, 'shared@example.com', 'S')
+      const seen = await call(b, 'crud_list', { model: 'users' })
+      expect(seen).toMatchObject({ isError: true, text: 'users is not available to tenants' })
+      const all = await ok<Page>(admin, 'crud_list', { model: 'users' })
+      expect(all.total).toBe(1)
     })
   })
 })

@@ -1,11 +1,22 @@
+import { request as httpRequest } from 'node:http'
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from '@modelcontextprotocol/client'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createModelRegistry, type Database } from '../../src/db/index.ts'
+import { hmacKey, signAccessToken } from '../../src/oauth/protocol/access-token.ts'
 import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
 import { call, ok, snapshot } from './support/client.ts'
-import { HeadlessOAuthProvider, type McpTestApp, serveMcpTestApp } from './support/http-app.ts'
+import {
+  HeadlessOAuthProvider,
+  type McpTestApp,
+  SECRET,
+  serveMcpTestApp,
+} from './support/http-app.ts'
 import { createTestTables, schemaFor } from './support/schema.ts'
 
 type Page = { records: Array<Record<string, unknown>>; total: number }
@@ -222,5 +233,190 @@ describeEachDatabase('the /mcp endpoint over Streamable HTTP', (backend) => {
       const body = (await response.json()) as { result: { serverInfo: { name: string } } }
       expect(body.result.serverInfo.name).toBe('kiln')
     })
+
+    it('serves a 2026-07-28 client and a 2025 client of the v2 SDK with the OAuth token', async () => {
+      for (const mode of [{ pin: '2026-07-28' }, 'legacy'] as const) {
+        const client = new ClientV2(
+          { name: 'kiln-v2', version: '1.0.0' },
+          { versionNegotiation: { mode } },
+        )
+        await client.connect(
+          new StreamableHTTPClientTransportV2(app.mcpUrl, {
+            requestInit: { headers: { authorization: `Bearer ${a.token}` } },
+          }),
+        )
+        try {
+          expect(client.getProtocolEra()).toBe(mode === 'legacy' ? 'legacy' : 'modern')
+          const { tools } = await client.listTools()
+          expect(tools.map((tool) => tool.name).sort()).toEqual([
+            'crud_create',
+            'crud_delete',
+            'crud_list',
+            'crud_update',
+          ])
+          const note = await ok(client, 'crud_create', { model: 'notes', data: { title: 'v2' } })
+          expect(note.tenant_id).toBe('tenant-a')
+          const page = await ok<Page>(client, 'crud_list', { model: 'notes' })
+          expect(page.records.map((r) => r.title)).toContain('v2')
+          await ok(client, 'crud_delete', { model: 'notes', id: note.id })
+        } finally {
+          await client.close()
+        }
+      }
+    })
+
+    it('answers server/discover with the standard headers, envelope and result _meta', async () => {
+      const envelope = {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'curl', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      }
+      const post = (method: string, params: Record<string, unknown>, name?: string) =>
+        fetch(app.mcpUrl, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            authorization: `Bearer ${a.token}`,
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': method,
+            ...(name ? { 'mcp-name': name } : {}),
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method,
+            params: { ...params, _meta: envelope },
+          }),
+        })
+      const discover = await post('server/discover', {})
+      expect(discover.status).toBe(200)
+      const found = (await discover.json()) as {
+        result: { supportedVersions: string[]; capabilities: { tools: unknown } }
+      }
+      expect(found.result.supportedVersions).toContain('2026-07-28')
+      expect(found.result.capabilities.tools).toEqual({ listChanged: false })
+      const listed = await post(
+        'tools/call',
+        { name: 'crud_list', arguments: { model: 'notes' } },
+        'crud_list',
+      )
+      expect(listed.status).toBe(200)
+      const result = (await listed.json()) as { result: { _meta?: Record<string, unknown> } }
+      expect(result.result._meta?.['io.modelcontextprotocol/serverInfo']).toMatchObject({
+        name: 'kiln',
+      })
+      // The Mcp-Name header must name the tool of the body.
+      const mismatched = await post(
+        'tools/call',
+        { name: 'crud_list', arguments: { model: 'notes' } },
+        'crud_delete',
+      )
+      expect(mismatched.status).toBe(400)
+    })
+  })
+
+  describe('scopes and origins', () => {
+    async function tokenWith(scope: string): Promise<string> {
+      const now = Math.floor(Date.now() / 1000)
+      return signAccessToken(
+        {
+          iss: app.origin,
+          aud: `${app.origin}/mcp`,
+          sub: '1',
+          tenant_id: 'tenant-a',
+          client_id: 'test-client',
+          scope,
+          iat: now,
+          exp: now + 600,
+          jti: `jti-${scope}-${now}`,
+        },
+        hmacKey(SECRET),
+      )
+    }
+
+    it('asks for mcp:write with 403 insufficient_scope when a read-only token calls a writing tool', async () => {
+      const token = await tokenWith('mcp:read')
+      for (const mode of [{ pin: '2026-07-28' }, 'legacy'] as const) {
+        const client = new ClientV2(
+          { name: 'kiln-v2', version: '1.0.0' },
+          { versionNegotiation: { mode } },
+        )
+        await client.connect(
+          new StreamableHTTPClientTransportV2(app.mcpUrl, {
+            requestInit: { headers: { authorization: `Bearer ${token}` } },
+          }),
+        )
+        try {
+          const page = await ok<Page>(client, 'crud_list', { model: 'notes' })
+          expect(page.total).toBeGreaterThanOrEqual(0)
+        } finally {
+          await client.close()
+        }
+      }
+      const before = await snapshot(database)
+      const response = await fetch(app.mcpUrl, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${token}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'crud_create', arguments: { model: 'notes', data: { title: 'x' } } },
+        }),
+      })
+      expect(response.status).toBe(403)
+      const challenge = response.headers.get('www-authenticate') ?? ''
+      expect(challenge).toMatch(/^Bearer /)
+      expect(challenge).toContain('error="insufficient_scope"')
+      expect(challenge).toContain('scope="mcp:write"')
+      expect(challenge).toContain(
+        `resource_metadata="${app.origin}/.well-known/oauth-protected-resource/mcp"`,
+      )
+      expect(await snapshot(database)).toEqual(before)
+    })
+
+    it('refuses a foreign Origin or Host with 403 before anything else (DNS rebinding)', async () => {
+      const token = await tokenWith('mcp:read mcp:write')
+      const init = (headers: Record<string, string>) => ({
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${token}`,
+          ...headers,
+        },
+        body: JSON.stringify(INITIALIZE),
+      })
+      const evil = await fetch(app.mcpUrl, init({ origin: 'http://evil.example' }))
+      expect(evil.status).toBe(403)
+      const nullOrigin = await fetch(app.mcpUrl, init({ origin: 'null' }))
+      expect(nullOrigin.status).toBe(403)
+      const rebound = await rawPost(app.mcpUrl, { ...init({}).headers, host: 'evil.example' })
+      expect(rebound).toBe(403)
+      const own = await fetch(app.mcpUrl, init({ origin: app.origin }))
+      expect(own.status).toBe(200)
+      const native = await fetch(app.mcpUrl, init({}))
+      expect(native.status).toBe(200)
+    })
   })
 })
+
+/** A POST with a chosen Host header (fetch does not let one set it). */
+function rawPost(url: URL, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers },
+      (response) => {
+        response.resume()
+        resolve(response.statusCode ?? 0)
+      },
+    )
+    request.on('error', reject)
+    request.end(JSON.stringify(INITIALIZE))
+  })
+}

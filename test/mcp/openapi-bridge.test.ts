@@ -296,6 +296,6 @@ describe('the OpenAPI bridge', () => {
         expect(result.stderr.trim().split('\n')).toHaveLength(1)
         expect(result.stderr + result.stdout).not.toContain(API_KEY)
       }
-    }, 60_000)
+    }, 180_000)
   })
 })

@@ -1,8 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Client as ClientV2 } from '@modelcontextprotocol/client'
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runMakeMessaging } from '../../src/cli/commands/make-messaging.ts'
 import { createDatabase, type Database, migrate } from '../../src/db/index.ts'
@@ -119,21 +122,30 @@ for (const [name, app] of Object.entries(apps)) {
     })
 
     it('creates, lists, updates and deletes through the data tools', async () => {
-      const user = await ok(client, 'crud_create', {
+      // The tools never write credentials: the app creates its users itself.
+      const refused = await call(client, 'crud_create', {
         model: 'users',
-        data: {
-          email: 'stdio@example.com',
-          name: 'Stdio',
-          password_hash: 'h4sh',
-          remember_token: 'tok',
-        },
+        data: { email: 'stdio@example.com', name: 'Stdio', password_hash: 'h4sh' },
       })
+      expect(refused.text).toMatch(/Unknown field\(s\) for create on users: "password_hash"/)
+      const inserted = sql`INSERT INTO users (email, name, password_hash, remember_token)
+        VALUES ('stdio@example.com', 'Stdio', 'h4sh', 'tok') RETURNING id`
+      const [row] =
+        opened.database.dialect === 'postgres'
+          ? (await opened.database.db.execute(inserted)).rows
+          : opened.database.db.all(inserted)
+      const [user] = (
+        await ok<{ records: Array<Record<string, unknown>> }>(client, 'crud_list', {
+          model: 'users',
+          filters: { id: Number((row as { id: number }).id) },
+        })
+      ).records
       expect(user).toMatchObject({ email: 'stdio@example.com', name: 'Stdio' })
       expect(user).not.toHaveProperty('password_hash')
       expect(user).not.toHaveProperty('remember_token')
       const post = await ok(client, 'crud_create', {
         model: 'Post',
-        data: { title: 'Over stdio', body: 'text', author_id: user.id, token_count: 3 },
+        data: { title: 'Over stdio', body: 'text', author_id: user!.id, token_count: 3 },
       })
       expect(post).toMatchObject({ title: 'Over stdio', published: false, token_count: 3 })
       const page = await ok<{ records: unknown[]; total: number; per_page: number }>(
@@ -141,7 +153,7 @@ for (const [name, app] of Object.entries(apps)) {
         'crud_list',
         {
           model: 'posts',
-          filters: { author_id: user.id },
+          filters: { author_id: user!.id },
           per_page: 500,
         },
       )
@@ -173,6 +185,41 @@ for (const [name, app] of Object.entries(apps)) {
       const zero = await call(client, 'crud_list', { model: 'posts', per_page: 0 })
       expect(zero.isError).toBe(true)
     })
+
+    it('serves a 2026-07-28 client (server/discover) and a 2025 client of the v2 SDK', async () => {
+      for (const mode of [{ pin: '2026-07-28' }, 'legacy'] as const) {
+        const second = new ClientV2(
+          { name: 'kiln-stdio-v2', version: '1.0.0' },
+          // The probe spawns a second `kiln mcp`; on a busy machine it starts slowly.
+          { versionNegotiation: { mode, probe: { timeoutMs: 180_000 } } },
+        )
+        await second.connect(
+          new StdioClientTransportV2({
+            command: process.execPath,
+            args: [join(repoRoot, 'bin/kiln.js'), 'mcp'],
+            cwd: root,
+            env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? root, ...opened.env },
+            stderr: 'ignore',
+          }),
+        )
+        try {
+          expect(second.getProtocolEra()).toBe(mode === 'legacy' ? 'legacy' : 'modern')
+          if (mode !== 'legacy') {
+            expect(second.getNegotiatedProtocolVersion()).toBe('2026-07-28')
+            expect(second.getDiscoverResult()?.capabilities.tools).toEqual({ listChanged: false })
+          }
+          const { tools } = await second.listTools()
+          expect(tools.map((tool) => tool.name)).toContain('crud_list')
+          const page = await ok<{ per_page: number }>(second, 'crud_list', {
+            model: 'posts',
+            per_page: 2,
+          })
+          expect(page.per_page).toBe(2)
+        } finally {
+          await second.close()
+        }
+      }
+    }, 420_000)
 
     it('reports messaging status without values and finds the scaffold listeners', async () => {
       const status = await call(client, 'messaging_config_status', {})

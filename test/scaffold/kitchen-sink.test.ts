@@ -310,7 +310,9 @@ describeEachDatabase('kitchen-sink schema: generated endpoints', (backend) => {
     expect(doc.paths['/api/v1/orders']?.get).toMatchObject({ 'x-scopes': ['orders:read'] })
     expect(doc.paths['/api/v1/orders/{id}']?.put).toMatchObject({ 'x-scopes': ['orders:write'] })
     const tool = operationsFromDocument(doc).find((o) => o.path === '/api/v1/orders/{id}')
-    const input = tool?.tool.inputSchema as { properties: Record<string, { type: string }> }
+    const input = tool?.tool.inputSchema as unknown as {
+      properties: Record<string, { type: string }>
+    }
     expect(input.properties.id?.type).toBe('string')
   })
 

@@ -4,6 +4,7 @@ import pino from 'pino'
 import { createLogger, type Logger, Redactor } from '../../core/index.ts'
 import { loadModelRegistry } from '../../db/index.ts'
 import {
+  createDataTools,
   createMcpServer,
   createOpenApiBridgeServer,
   DEFAULT_SPEC_PATH,
@@ -64,8 +65,8 @@ export async function runMcp(options: McpCommandOptions): Promise<void> {
       if (error instanceof OpenApiBridgeError) throw new CliError(error.message)
       throw error
     }
-    const server = createOpenApiBridgeServer(operationsFromDocument(document), bridgeOptions)
-    await serveStdio(server)
+    const operations = operationsFromDocument(document)
+    await serveStdio(() => createOpenApiBridgeServer(operations, bridgeOptions))
     return
   }
 
@@ -77,11 +78,23 @@ export async function runMcp(options: McpCommandOptions): Promise<void> {
       root: app.root,
       path: join(app.root, 'kiln.config.ts'),
     })
-    const server = createMcpServer({
-      data: { database: app.database, models, logger },
-      register: [(s) => registerDeveloperTools(s, { root: app.root, kilnConfig: app.kilnConfig })],
+    // The developer's own machine and database: every tool on every model (credentials and
+    // the timestamps kiln maintains stay out of reach, as everywhere).
+    const tools = createDataTools({
+      database: app.database,
+      models,
+      access: { unlisted: 'all' },
+      logger,
     })
-    await serveStdio(server, () => app.close())
+    const developer = { root: app.root, kilnConfig: app.kilnConfig }
+    await serveStdio(
+      () =>
+        createMcpServer({
+          dataTools: { tools },
+          register: [(server) => registerDeveloperTools(server, developer)],
+        }),
+      () => app.close(),
+    )
   } catch (error) {
     await app.close().catch(() => {})
     throw error

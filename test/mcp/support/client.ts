@@ -1,11 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { InMemoryTransport, type McpServer } from '@modelcontextprotocol/server'
 import { sql } from 'drizzle-orm'
 import type { Database } from '../../../src/db/index.ts'
 
-/** An SDK client connected to `server` over the in-memory transport pair. */
+/** A 2025-era client (the v1 SDK's) connected to `server` over the in-memory transport pair. */
 export async function connectInMemory(server: McpServer): Promise<Client> {
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair()
   await server.connect(serverTransport)
@@ -21,8 +20,13 @@ export interface ToolOutcome {
 }
 
 /** Calls a tool and returns its text (parsed as JSON when it is). */
+/** Any SDK client, of the v1 package or of v2's `@modelcontextprotocol/client`. */
+export interface ToolCaller {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>
+}
+
 export async function call(
-  client: Client,
+  client: ToolCaller,
   name: string,
   args: Record<string, unknown>,
 ): Promise<ToolOutcome> {
@@ -40,7 +44,7 @@ export async function call(
 
 /** Calls a tool that must succeed and returns its JSON. */
 export async function ok<T = Record<string, unknown>>(
-  client: Client,
+  client: ToolCaller,
   name: string,
   args: Record<string, unknown>,
 ): Promise<T> {

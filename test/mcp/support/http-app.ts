@@ -10,7 +10,7 @@ import type {
 import { Hono } from 'hono'
 import { MemoryKeyValueStore, silentLogger } from '../../../src/core/index.ts'
 import { type Database, type ModelRegistry, migrate } from '../../../src/db/index.ts'
-import { createMcpServer, mcpEndpoint } from '../../../src/mcp/index.ts'
+import { createMcpServer, type McpAccessOptions, mcpEndpoint } from '../../../src/mcp/index.ts'
 import { createBearerValidator, type OAuthSession, oauthServer } from '../../../src/oauth/index.ts'
 
 export const SECRET = 'mcp-test-secret-0123456789-abcdefghijkl'
@@ -30,6 +30,7 @@ export interface McpTestApp {
 export async function serveMcpTestApp(
   database: Database,
   models: ModelRegistry,
+  access: McpAccessOptions = { unlisted: 'all' },
 ): Promise<McpTestApp> {
   await migrate(database, { logger: { info() {}, warn() {} } as never })
   const sessions = new Map<string, OAuthSession>()
@@ -51,6 +52,7 @@ export async function serveMcpTestApp(
       secret: SECRET,
       issuer: origin,
       appName: 'MCP test',
+      scopes: ['mcp:read', 'mcp:write'],
       session: async (request) => {
         const sid = /(?:^|;\s*)sid=([^;]+)/.exec(request.headers.get('cookie') ?? '')?.[1]
         return sid ? sessions.get(sid) : undefined
@@ -68,7 +70,9 @@ export async function serveMcpTestApp(
       }),
       resourceMetadataUrl: `${origin}/.well-known/oauth-protected-resource/mcp`,
       createServer: (caller) =>
-        createMcpServer({ data: { database, models, caller, logger: silentLogger() } }),
+        createMcpServer({
+          data: { database, models, caller, access, logger: silentLogger() },
+        }),
     }),
   )
   app = built

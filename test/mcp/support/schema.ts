@@ -118,3 +118,20 @@ export async function resetTestTables(database: Database): Promise<void> {
     database.db.run(sql.raw('DELETE FROM sqlite_sequence'))
   }
 }
+
+/**
+ * Inserts a user as the app itself would (the tools cannot write a password hash) and returns
+ * its id.
+ */
+export async function insertUser(
+  database: Database,
+  email: string,
+  name: string,
+): Promise<{ id: number }> {
+  const statement = sql`INSERT INTO users (email, name, password_hash) VALUES (${email}, ${name}, 'scrypt$app-set') RETURNING id`
+  const rows =
+    database.dialect === 'postgres'
+      ? (await database.db.execute(statement)).rows
+      : database.db.all(statement)
+  return { id: Number((rows[0] as { id: number }).id) }
+}

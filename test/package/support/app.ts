@@ -57,7 +57,7 @@ const PREBUILT: Record<string, string> = {
 }
 
 /** kiln's required peers: what every app installs beside it. */
-const PEERS = ['hono', '@hono/node-server', 'drizzle-orm', 'zod']
+const PEERS = ['hono', '@hono/node-server', 'drizzle-orm', 'zod', '@modelcontextprotocol/server']
 /** What the kiln command and the checks use: drizzle-kit, the TypeScript loader, api:check. */
 const DEV = ['drizzle-kit', 'tsx', 'typescript', '@types/node', '@apidevtools/swagger-parser']
 

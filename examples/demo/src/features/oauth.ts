@@ -62,6 +62,8 @@ export function mountOAuth(app: Hono, ctx: DemoContext): void {
       issuer: config.issuer,
       loginPath: '/login',
       appName: ctx.config.appName,
+      // /mcp's tools check these per tool: crud_list needs mcp:read, the writing tools mcp:write.
+      scopes: ['mcp:read', 'mcp:write'],
       logger: ctx.logger,
       rateLimiters: ctx.limiters,
       // Development only: lets a client metadata document be served from loopback (tests).

@@ -1,0 +1,275 @@
+/**
+ * `crud_list` over `/mcp` (both protocol eras) against the REST list of the same page, driven
+ * by `wrk` in another process (`apt-get install wrk`), in alternating rounds of one run.
+ *
+ *   npx tsx bench/mcp-wrk.ts [--rounds 3] [--seconds 5] [--connections 16]
+ *
+ * The server is the demo's REST API and kiln's `/mcp` endpoint with the data tools, on
+ * PostgreSQL (KILN_BENCH_DATABASE_URL, else KILN_TEST_DATABASE_URL, else the local server; a
+ * scratch database is created and dropped), 10,000 posts, page 1 of 20.
+ */
+import { execFile } from 'node:child_process'
+import { randomBytes, randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs, promisify } from 'node:util'
+import { serve } from '@hono/node-server'
+import { Hono } from 'hono'
+import pg from 'pg'
+import { apiRoutes } from '../examples/demo/src/api/index.ts'
+import * as schema from '../examples/demo/src/schema.ts'
+import {
+  createApiKey,
+  createDatabaseApiKeyProvider,
+  createRateLimiters,
+  createRecordCounter,
+} from '../src/api/index.ts'
+import { errorHandler, silentLogger } from '../src/core/index.ts'
+import { createDatabase, createModelRegistry, migrate } from '../src/db/index.ts'
+import { createDataTools, createMcpServer, mcpEndpoint } from '../src/mcp/index.ts'
+import { createBearerValidator, signAccessToken } from '../src/oauth/index.ts'
+
+const ROWS = 10_000
+const PER_PAGE = 20
+const SECRET = 'bench-mcp-secret-0123456789-abcdefghijkl'
+const run = promisify(execFile)
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '16' },
+  },
+})
+
+interface Target {
+  name: string
+  method: 'GET' | 'POST'
+  path: string
+  headers: Record<string, string>
+  body?: string
+}
+
+async function main(): Promise<void> {
+  const adminUrl =
+    process.env.KILN_BENCH_DATABASE_URL ||
+    process.env.KILN_TEST_DATABASE_URL ||
+    'postgres://postgres@127.0.0.1:5432/postgres'
+  const name = `kiln_bench_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE "${name}"`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  const database = await createDatabase(url.toString(), { poolMax: 10 })
+  if (database.dialect !== 'postgres') throw new TypeError('expected a Postgres database')
+  const scripts = mkdtempSync(join(tmpdir(), 'kiln-wrk-'))
+  let server: Server | undefined
+  try {
+    await migrate(database, {
+      appMigrationsDir: new URL('../examples/demo/migrations', import.meta.url).pathname,
+      logger: { info() {}, warn() {} } as never,
+    })
+    await seed(url.toString())
+    const logger = silentLogger()
+    const { rawKey } = await createApiKey(database, { name: 'bench' })
+    const apiKeys = createDatabaseApiKeyProvider({ database, logger })
+    const limiters = createRateLimiters({ limiters: { api: { points: 1_000_000_000 } } })
+    const models = createModelRegistry(schema, 'postgres')
+    let handler: Hono | undefined
+    server = serve({
+      fetch: (req) => (handler ? handler.fetch(req) : new Response(null, { status: 503 })),
+      port: 0,
+      hostname: '127.0.0.1',
+    }) as Server
+    await new Promise((r) => (server!.listening ? r(null) : server!.once('listening', r)))
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const app = new Hono()
+    app.onError(errorHandler({ logger }))
+    const exact = new Hono()
+    exact.route(
+      '/',
+      apiRoutes({ database, apiKeys, limiters, counts: createRecordCounter({ ttlMs: 0 }) }),
+    )
+    app.route('/exact', exact)
+    const tools = createDataTools({ database, models, logger })
+    app.route(
+      '/mcp',
+      mcpEndpoint({
+        validator: createBearerValidator({
+          secret: SECRET,
+          issuer: origin,
+          resource: `${origin}/mcp`,
+        }),
+        resourceMetadataUrl: `${origin}/.well-known/oauth-protected-resource/mcp`,
+        createServer: (caller) => createMcpServer({ dataTools: { tools, caller } }),
+      }),
+    )
+    handler = app
+
+    const now = Math.floor(Date.now() / 1000)
+    const token = await signAccessToken(
+      {
+        sub: '1',
+        client_id: 'bench',
+        scope: 'mcp:read mcp:write',
+        aud: `${origin}/mcp`,
+        iss: origin,
+        iat: now,
+        exp: now + 3600,
+        jti: randomUUID(),
+      },
+      new TextEncoder().encode(SECRET),
+    )
+    const call = { name: 'crud_list', arguments: { model: 'posts', page: 1, per_page: PER_PAGE } }
+    const mcpHeaders = {
+      Authorization: `Bearer ${token}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    }
+    const targets: Target[] = [
+      {
+        name: 'REST GET /exact/api/v1/posts (count per request)',
+        method: 'GET',
+        path: `/exact/api/v1/posts?page=1&per_page=${PER_PAGE}`,
+        headers: { Authorization: `Bearer ${rawKey}` },
+      },
+      {
+        name: 'MCP crud_list, 2025-era request',
+        method: 'POST',
+        path: '/mcp',
+        headers: { ...mcpHeaders, 'MCP-Protocol-Version': '2025-11-25' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: call }),
+      },
+      {
+        name: 'MCP crud_list, 2026-07-28 request',
+        method: 'POST',
+        path: '/mcp',
+        headers: {
+          ...mcpHeaders,
+          'MCP-Protocol-Version': '2026-07-28',
+          'Mcp-Method': 'tools/call',
+          'Mcp-Name': 'crud_list',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: {
+            ...call,
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientInfo': { name: 'wrk', version: '1' },
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+          },
+        }),
+      },
+    ]
+    for (const target of targets) await check(origin, target)
+    // Requests per second of wall time, and per second of this process's CPU time: on a
+    // machine shared with other work the second is the steadier measure of what a call costs.
+    const rates = new Map<string, number[]>(targets.map((t) => [t.name, []]))
+    const perCpu = new Map<string, number[]>(targets.map((t) => [t.name, []]))
+    for (let round = 0; round < Number(flags.rounds); round++) {
+      for (const target of targets) {
+        const cpu = process.cpuUsage()
+        const { rate, requests } = await wrk(origin, target, scripts)
+        const used = process.cpuUsage(cpu)
+        rates.get(target.name)!.push(rate)
+        perCpu.get(target.name)!.push(requests / ((used.user + used.system) / 1e6))
+      }
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!
+    const rest = median(rates.get(targets[0]!.name)!)
+    const restCpu = median(perCpu.get(targets[0]!.name)!)
+    console.log(
+      `\n${flags.rounds} rounds × ${flags.seconds} s, ${flags.connections} connections (medians)`,
+    )
+    console.log(
+      `${'target'.padEnd(52)} ${'req/s'.padStart(7)} ratio ${'req/cpu-s'.padStart(9)} ratio`,
+    )
+    for (const target of targets) {
+      const value = median(rates.get(target.name)!)
+      const cpu = median(perCpu.get(target.name)!)
+      console.log(
+        `${target.name.padEnd(52)} ${value.toFixed(0).padStart(7)} ${(value / rest).toFixed(2)}× ${cpu.toFixed(0).padStart(9)} ${(cpu / restCpu).toFixed(2)}×`,
+      )
+    }
+    await apiKeys.close()
+  } finally {
+    rmSync(scripts, { recursive: true, force: true })
+    if (server) {
+      ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
+      await new Promise((r) => server!.close(() => r(null)))
+    }
+    await database.close()
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+    await admin.end()
+  }
+}
+
+/** One request first: a wrong answer must not be measured as a fast one. */
+async function check(origin: string, target: Target): Promise<void> {
+  const response = await fetch(`${origin}${target.path}`, {
+    method: target.method,
+    headers: target.headers,
+    ...(target.body ? { body: target.body } : {}),
+  })
+  const text = await response.text()
+  if (response.status !== 200 || /"isError":true/.test(text) || !text.includes('Post ')) {
+    throw new Error(`${target.name}: ${response.status} ${text.slice(0, 300)}`)
+  }
+}
+
+async function wrk(
+  origin: string,
+  target: Target,
+  dir: string,
+): Promise<{ rate: number; requests: number }> {
+  const script = join(dir, `${randomBytes(4).toString('hex')}.lua`)
+  const lua = [
+    `wrk.method = ${JSON.stringify(target.method)}`,
+    ...Object.entries(target.headers).map(
+      ([key, value]) => `wrk.headers[${JSON.stringify(key)}] = ${JSON.stringify(value)}`,
+    ),
+    ...(target.body ? [`wrk.body = ${JSON.stringify(target.body)}`] : []),
+  ]
+  writeFileSync(script, `${lua.join('\n')}\n`)
+  const { stdout } = await run('wrk', [
+    '-t1',
+    `-c${flags.connections}`,
+    `-d${flags.seconds}s`,
+    '-s',
+    script,
+    `${origin}${target.path}`,
+  ])
+  if (/Non-2xx or 3xx responses/.test(stdout)) throw new Error(`${target.name}: errors\n${stdout}`)
+  const rate = /Requests\/sec:\s+([\d.]+)/.exec(stdout)
+  const requests = /(\d+) requests in/.exec(stdout)
+  if (!rate || !requests) throw new Error(`wrk: no rate in\n${stdout}`)
+  return { rate: Number(rate[1]), requests: Number(requests[1]) }
+}
+
+async function seed(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(
+      `INSERT INTO users (email, name, password_hash) VALUES ('bench@example.com', 'Bench', 'x')`,
+    )
+    await client.query(
+      `INSERT INTO posts (title, body, published, token_count, author_id)
+       SELECT 'Post ' || n, repeat('lorem ipsum ', 20), n % 2 = 0, n % 1000, 1
+       FROM generate_series(1, ${ROWS}) AS n`,
+    )
+    await client.query('ANALYZE posts')
+  } finally {
+    await client.end()
+  }
+}
+
+await main()

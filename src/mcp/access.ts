@@ -1,0 +1,216 @@
+import {
+  findModel,
+  isSensitiveField,
+  type McpColumn,
+  type McpModel,
+  type McpModelSource,
+  TIMESTAMP_FIELDS,
+} from './models.ts'
+import { ToolError } from './tool-error.ts'
+
+/** The four data tools; an allow-list of a model names the ones it may be used with. */
+export const DATA_TOOL_NAMES = ['crud_create', 'crud_list', 'crud_update', 'crud_delete'] as const
+export type DataToolName = (typeof DATA_TOOL_NAMES)[number]
+
+/** Who calls the tools: the access token's subject, tenant and scopes, or nobody (local stdio). */
+export interface McpCaller {
+  userId?: string | undefined
+  tenantId?: string | undefined
+  /** The token's scopes; when given, every tool checks its own scope (`mcp:read`, `mcp:write`). */
+  scopes?: readonly string[] | undefined
+  clientId?: string | undefined
+}
+
+/** What one model allows through the data tools. */
+export interface McpModelAccess {
+  /** The tools that may act on this model. Default `['crud_list']` (read-only). */
+  tools?: readonly DataToolName[]
+  /** Fields the tools return and filter on. Default: every field but credentials. */
+  read?: readonly string[]
+  /**
+   * Fields a caller may set on create and update. Default: every field but credentials,
+   * `created_at`/`updated_at` and database-generated primary keys.
+   */
+  write?: readonly string[]
+  /** Rows shared by every tenant: the model needs no tenant column. */
+  global?: boolean
+}
+
+export interface AuthorizeRequest {
+  caller: McpCaller | undefined
+  /** The model's resource name (`posts`). */
+  model: string
+  action: DataToolName
+  /** The primary key, for `crud_update` and `crud_delete`. */
+  id?: string | number | undefined
+  /** The fields a create or update would write, already checked against the model. */
+  data?: Readonly<Record<string, unknown>> | undefined
+}
+
+/** Decides one call after the allow-lists passed; `false` refuses it. It can only narrow. */
+export type Authorize = (request: AuthorizeRequest) => boolean | Promise<boolean>
+
+export interface McpAccessOptions {
+  /** Per model, by resource, model or table name. */
+  models?: Readonly<Record<string, McpModelAccess>>
+  /**
+   * What models that are not listed allow: `read` (`crud_list` only, the default), `none`, or
+   * `all` (every tool: the developer's own local stdio server).
+   */
+  unlisted?: 'read' | 'none' | 'all'
+  authorize?: Authorize
+  /** The column holding a row's tenant. Default `tenant_id`. */
+  tenantColumn?: string
+  /**
+   * Every caller must have a tenant (a multi-tenant app): a call without one is refused, and a
+   * reachable model with neither a tenant column nor `global: true` stops start-up.
+   */
+  requireTenant?: boolean
+  /** The scopes that the reading and the writing tools need when the caller has scopes. */
+  scopes?: { read: string; write: string }
+}
+
+export const DEFAULT_TOOL_SCOPES = Object.freeze({ read: 'mcp:read', write: 'mcp:write' })
+
+/** A model's resolved access: what the tools check on every call. */
+export interface ModelAccess {
+  tools: ReadonlySet<DataToolName>
+  readable: readonly McpColumn[]
+  creatable: readonly McpColumn[]
+  updatable: readonly McpColumn[]
+  tenantColumn: McpColumn | undefined
+  global: boolean
+}
+
+export interface AccessPolicy {
+  /** The access of a model; `undefined` when the tools cannot see it at all. */
+  of(model: McpModel): ModelAccess | undefined
+  /** The models any tool can see, and the tools any model allows. */
+  visibleModels: readonly McpModel[]
+  tools: ReadonlySet<DataToolName>
+  authorize: Authorize | undefined
+  requireTenant: boolean
+  scopes: { read: string; write: string }
+}
+
+/**
+ * Resolves the access options against the models once, at start-up. Unknown models or
+ * fields, and credential fields in an allow-list, are programmer errors (a `TypeError`).
+ */
+export function resolveAccess(
+  source: McpModelSource,
+  options: McpAccessOptions = {},
+): AccessPolicy {
+  const unlisted = options.unlisted ?? 'read'
+  const byModel = new Map<McpModel, McpModelAccess>()
+  for (const [name, access] of Object.entries(options.models ?? {})) {
+    const model = findModel(source, name)
+    if (!model) throw new TypeError(`mcp access: unknown model "${name}"`)
+    byModel.set(model, access)
+  }
+  const tenantName = options.tenantColumn ?? 'tenant_id'
+  const resolved = new Map<McpModel, ModelAccess>()
+  for (const model of source.models) {
+    const listed = byModel.get(model)
+    if (!listed && unlisted === 'none') continue
+    const defaults = !listed && unlisted === 'all' ? DATA_TOOL_NAMES : (['crud_list'] as const)
+    const tools = new Set<DataToolName>(listed?.tools ?? defaults)
+    const readable = pick(model, listed?.read, readableColumns(model), 'read')
+    const writable = pick(model, listed?.write, writableColumns(model), 'write')
+    const tenantColumn = model.columns.find((column) => column.name === tenantName)
+    const global = listed?.global === true
+    if (options.requireTenant && !tenantColumn && !global) {
+      throw new TypeError(
+        `mcp access: ${model.resource} has no ${tenantName} column; declare it global or unlisted`,
+      )
+    }
+    resolved.set(model, {
+      tools,
+      readable,
+      creatable: writable.filter((column) => !(column.primaryKey && isGenerated(column))),
+      updatable: writable.filter((column) => !column.primaryKey),
+      tenantColumn,
+      global,
+    })
+  }
+  return {
+    of: (model) => resolved.get(model),
+    visibleModels: [...resolved.keys()],
+    tools: new Set([...resolved.values()].flatMap((access) => [...access.tools])),
+    authorize: options.authorize,
+    requireTenant: options.requireTenant === true,
+    scopes: options.scopes ?? DEFAULT_TOOL_SCOPES,
+  }
+}
+
+/** Refuses a call the allow-lists, scopes or tenancy rules do not allow. */
+export function checkCall(
+  policy: AccessPolicy,
+  model: McpModel,
+  request: Pick<AuthorizeRequest, 'caller' | 'action'>,
+): ModelAccess {
+  const access = policy.of(model)
+  if (!access) throw new ToolError(`Unknown model "${model.resource}"`)
+  if (!access.tools.has(request.action)) {
+    throw new ToolError(`${request.action} is not allowed on ${model.resource}`)
+  }
+  const needed = request.action === 'crud_list' ? policy.scopes.read : policy.scopes.write
+  const scopes = request.caller?.scopes
+  if (scopes && !scopes.includes(needed)) {
+    throw new ToolError(`${request.action} needs the ${needed} scope`)
+  }
+  if (policy.requireTenant && request.caller?.tenantId === undefined) {
+    throw new ToolError('This server needs a caller with a tenant')
+  }
+  if (request.caller?.tenantId !== undefined && !access.tenantColumn && !access.global) {
+    // Fail closed: a tenant's token must never reach rows that have no tenant.
+    throw new ToolError(`${model.resource} is not available to tenants`)
+  }
+  return access
+}
+
+/** Runs the app's `authorize` hook, once the call passed `checkCall` and its input was parsed. */
+export async function authorizeCall(
+  policy: AccessPolicy,
+  model: McpModel,
+  request: Omit<AuthorizeRequest, 'model'>,
+): Promise<void> {
+  if (policy.authorize && !(await policy.authorize({ ...request, model: model.resource }))) {
+    throw new ToolError(`Not allowed: ${request.action} on ${model.resource}`)
+  }
+}
+
+/** Every column but credentials. */
+function readableColumns(model: McpModel): McpColumn[] {
+  return model.columns.filter((column) => !isSensitiveField(column.name))
+}
+
+/** Every column but credentials and the timestamps kiln maintains (the REST rule). */
+function writableColumns(model: McpModel): McpColumn[] {
+  return readableColumns(model).filter((column) => !TIMESTAMP_FIELDS.includes(column.name))
+}
+
+function isGenerated(column: McpColumn): boolean {
+  return column.autoIncrement || column.hasDefault
+}
+
+function pick(
+  model: McpModel,
+  names: readonly string[] | undefined,
+  allowed: McpColumn[],
+  kind: 'read' | 'write',
+): McpColumn[] {
+  if (!names) return allowed
+  return names.map((name) => {
+    const column = allowed.find((candidate) => candidate.name === name)
+    if (!column) {
+      const why = model.columns.some((c) => c.name === name)
+        ? kind === 'read'
+          ? 'a credential field is never readable'
+          : 'credentials and created_at/updated_at are never writable'
+        : 'no such field'
+      throw new TypeError(`mcp access: ${model.resource}.${name} in ${kind}: ${why}`)
+    }
+    return column
+  })
+}

@@ -1,0 +1,182 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { silentLogger } from '../../src/core/index.ts'
+import { createModelRegistry, type Database } from '../../src/db/index.ts'
+import {
+  type AuthorizeRequest,
+  createDataTools,
+  createMcpServer,
+  type McpAccessOptions,
+  type McpCaller,
+  type McpModelSource,
+  resolveAccess,
+} from '../../src/mcp/index.ts'
+import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
+import { call, connectInMemory, ok, snapshot } from './support/client.ts'
+import { createTestTables, insertUser, resetTestTables, schemaFor } from './support/schema.ts'
+
+describeEachDatabase('the access policy of the data tools', (backend) => {
+  let test: TestDatabase
+  let database: Database
+  let models: McpModelSource
+  const clients: Client[] = []
+
+  async function connect(access: McpAccessOptions, caller?: McpCaller): Promise<Client> {
+    const tools = createDataTools({ database, models, access, logger: silentLogger() })
+    const client = await connectInMemory(createMcpServer({ dataTools: { tools, caller } }))
+    clients.push(client)
+    return client
+  }
+
+  beforeAll(async () => {
+    test = await backend.create()
+    database = test.database
+    await createTestTables(database)
+    models = createModelRegistry(schemaFor(database), database.dialect)
+  })
+  afterAll(async () => {
+    await test.cleanup()
+  })
+  beforeEach(async () => {
+    await resetTestTables(database)
+    await insertUser(database, 'ada@example.com', 'Ada')
+  })
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close()
+  })
+
+  it('is read-only by default: only crud_list is offered', async () => {
+    const client = await connect({})
+    const { tools } = await client.listTools()
+    expect(tools.map((tool) => tool.name)).toEqual(['crud_list'])
+    const page = await ok<{ total: number }>(client, 'crud_list', { model: 'users' })
+    expect(page.total).toBe(1)
+  })
+
+  it('offers per model only the tools and fields it lists', async () => {
+    const client = await connect({
+      unlisted: 'none',
+      models: {
+        notes: {
+          tools: ['crud_list', 'crud_create'],
+          read: ['id', 'title'],
+          write: ['tenant_id', 'title'],
+        },
+      },
+    })
+    const { tools } = await client.listTools()
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['crud_create', 'crud_list'])
+    const note = await ok(client, 'crud_create', {
+      model: 'notes',
+      data: { tenant_id: 't', title: 'A' },
+    })
+    expect(note).toEqual({ id: 1, title: 'A' })
+    const pinned = await call(client, 'crud_create', {
+      model: 'notes',
+      data: { tenant_id: 't', title: 'B', pinned: true },
+    })
+    expect(pinned.text).toMatch(
+      /Unknown field\(s\) for create on notes: "pinned"\. Valid fields: tenant_id, title$/,
+    )
+    const hidden = await call(client, 'crud_list', { model: 'notes', filters: { pinned: false } })
+    expect(hidden.text).toMatch(/Unknown filter field\(s\) for notes: "pinned"/)
+    const users = await call(client, 'crud_list', { model: 'users' })
+    expect(users.text).toBe('Unknown model "users". Valid models: notes')
+  })
+
+  it('refuses a tool a model does not list, and lets authorize narrow the rest', async () => {
+    const seen: AuthorizeRequest[] = []
+    const client = await connect(
+      {
+        models: { notes: { tools: ['crud_list', 'crud_create', 'crud_update'] } },
+        authorize: (request) => {
+          seen.push(request)
+          return request.action !== 'crud_update' || request.caller?.userId === 'owner'
+        },
+      },
+      { userId: 'guest' },
+    )
+    await ok(client, 'crud_create', { model: 'notes', data: { tenant_id: 't', title: 'A' } })
+    const before = await snapshot(database)
+    const update = await call(client, 'crud_update', {
+      model: 'notes',
+      id: 1,
+      data: { title: 'B' },
+    })
+    expect(update).toMatchObject({ isError: true, text: 'Not allowed: crud_update on notes' })
+    const write = await call(client, 'crud_update', { model: 'users', id: 1, data: { name: 'B' } })
+    expect(write).toMatchObject({ isError: true, text: 'crud_update is not allowed on users' })
+    expect(await snapshot(database)).toEqual(before)
+    expect(seen.map(({ action, model, id }) => [action, model, id])).toEqual([
+      ['crud_create', 'notes', undefined],
+      ['crud_update', 'notes', 1],
+    ])
+    expect(seen[0]!.data).toEqual({ tenant_id: 't', title: 'A' })
+  })
+
+  it('checks the caller scopes per tool when the caller has scopes', async () => {
+    const client = await connect({ unlisted: 'all' }, { userId: '1', scopes: ['mcp:read'] })
+    await ok(client, 'crud_list', { model: 'users' })
+    const write = await call(client, 'crud_update', { model: 'users', id: 1, data: { name: 'B' } })
+    expect(write).toMatchObject({ isError: true, text: 'crud_update needs the mcp:write scope' })
+  })
+
+  it('fails closed for tenants: a model without a tenant column is refused unless global', async () => {
+    const client = await connect(
+      { unlisted: 'all', models: { notes: { tools: ['crud_list'] } } },
+      { userId: '1', tenantId: 'acme' },
+    )
+    const users = await call(client, 'crud_list', { model: 'users' })
+    expect(users).toMatchObject({ isError: true, text: 'users is not available to tenants' })
+    await ok(client, 'crud_list', { model: 'notes' })
+    const shared = await connect(
+      { models: { users: { global: true, read: ['id', 'name'] } } },
+      { userId: '1', tenantId: 'acme' },
+    )
+    const page = await ok<{ records: unknown[] }>(shared, 'crud_list', { model: 'users' })
+    expect(page.records).toEqual([{ id: 1, name: 'Ada' }])
+  })
+
+  it('uses the configured tenant column and requires a tenant when told to', async () => {
+    const policy = { unlisted: 'none', requireTenant: true, models: { notes: {} } } as const
+    const client = await connect(policy, { userId: '1' })
+    const anonymous = await call(client, 'crud_list', { model: 'notes' })
+    expect(anonymous.text).toBe('This server needs a caller with a tenant')
+  })
+
+  describe('refuses to start on a policy that would leak', () => {
+    const cases: Array<[string, McpAccessOptions, RegExp]> = [
+      ['an unknown model', { models: { invoices: {} } }, /unknown model "invoices"/],
+      [
+        'an unknown field',
+        { models: { notes: { read: ['colour'] } } },
+        /notes\.colour in read: no such field/,
+      ],
+      [
+        'a credential field to read',
+        { models: { users: { read: ['email', 'password_hash'] } } },
+        /users\.password_hash in read: a credential field is never readable/,
+      ],
+      [
+        'a credential field to write',
+        { models: { users: { write: ['password_hash'] } } },
+        /users\.password_hash in write: credentials and created_at\/updated_at are never writable/,
+      ],
+      [
+        'a timestamp to write',
+        { models: { notes: { write: ['created_at'] } } },
+        /notes\.created_at in write/,
+      ],
+      [
+        'a tenant app with a model that has no tenant column',
+        { requireTenant: true },
+        /users has no tenant_id column; declare it global or unlisted/,
+      ],
+    ]
+    for (const [title, access, message] of cases) {
+      it(title, () => {
+        expect(() => resolveAccess(models, access)).toThrow(message)
+      })
+    }
+  })
+})
