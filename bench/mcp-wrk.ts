@@ -20,6 +20,7 @@ import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import pg from 'pg'
 import { apiRoutes } from '../examples/demo/src/api/index.ts'
+import { hashPassword } from '../examples/demo/src/auth.ts'
 import * as schema from '../examples/demo/src/schema.ts'
 import {
   createApiKey,
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
     })
     await seed(url.toString())
     const logger = silentLogger()
-    const { rawKey } = await createApiKey(database, { name: 'bench' })
+    const { rawKey } = await createApiKey(database, { name: 'bench', scopes: ['*'] })
     const apiKeys = createDatabaseApiKeyProvider({ database, logger })
     const limiters = createRateLimiters({ limiters: { api: { points: 1_000_000_000 } } })
     const models = createModelRegistry(schema, 'postgres')
@@ -92,7 +93,13 @@ async function main(): Promise<void> {
     const exact = new Hono()
     exact.route(
       '/',
-      apiRoutes({ database, apiKeys, limiters, counts: createRecordCounter({ ttlMs: 0 }) }),
+      apiRoutes({
+        database,
+        apiKeys,
+        limiters,
+        hashPassword,
+        counts: createRecordCounter({ ttlMs: 0 }),
+      }),
     )
     app.route('/exact', exact)
     const tools = createDataTools({ database, models, logger })
@@ -115,6 +122,7 @@ async function main(): Promise<void> {
       {
         sub: '1',
         client_id: 'bench',
+        grant_id: 'bench-grant',
         scope: 'mcp:read mcp:write',
         aud: `${origin}/mcp`,
         iss: origin,

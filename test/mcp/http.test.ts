@@ -326,6 +326,7 @@ describeEachDatabase('the /mcp endpoint over Streamable HTTP', (backend) => {
           sub: '1',
           tenant_id: 'tenant-a',
           client_id: 'test-client',
+          grant_id: 'test-grant',
           scope,
           iat: now,
           exp: now + 600,
