@@ -1,5 +1,6 @@
 export { isJsonContentType, type JsonBodyOptions, parseJsonBody, readJson } from './body.ts'
 export { ConflictError, rejectBlockedDelete, rejectConstraintViolation } from './db-errors.ts'
+export { privateCache } from './http-cache.ts'
 export { found, type ParseIdOptions, parseId } from './ids.ts'
 export {
   DEFAULT_PER_PAGE,
