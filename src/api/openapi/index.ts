@@ -6,4 +6,5 @@ export {
   toOpenApiPath,
   toSchema,
 } from './build.ts'
+export { listQueryParameters } from './list-parameters.ts'
 export type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
