@@ -105,7 +105,7 @@ describe('OpenAPI of list query parameters', () => {
 
   it('documents included relations on the list records', () => {
     const item = (
-      doc.paths['/api/v1/posts']?.get?.responses['200'] as {
+      doc.paths['/api/v1/posts']!.get!.responses['200'] as {
         content: { 'application/json': { schema: { properties: { data: { items: unknown } } } } }
       }
     ).content['application/json'].schema.properties.data.items as {
