@@ -41,6 +41,8 @@ export interface QueryApp {
   posts: ListQueryDefinition
   users: ListQueryDefinition
   counts: RecordCounter
+  /** Serves `GET /x/<name>` with the engine and `definition`. */
+  mount(name: string, definition: ListQueryDefinition): void
   /** SQL statements run through `countingDb` since the last `resetQueries()`. */
   queries: string[]
   resetQueries(): void
@@ -88,6 +90,13 @@ export async function startQueryApp(
   app.use(privateCache())
   app.get('/posts', async (c) => c.json(await runListQuery(postsQuery, c.req.url, { db, counts })))
   app.get('/users', async (c) => c.json(await runListQuery(usersQuery, c.req.url, { db, counts })))
+  // Routes cannot be added once Hono has answered: tests mount definitions under /x/<name>.
+  const mounted = new Map<string, ListQueryDefinition>()
+  app.get('/x/:name', async (c) => {
+    const definition = mounted.get(c.req.param('name'))
+    if (!definition) return c.notFound()
+    return c.json(await runListQuery(definition, c.req.url, { db, counts }))
+  })
   let seeded = 0
   return {
     app,
@@ -97,6 +106,9 @@ export async function startQueryApp(
     posts: postsQuery,
     users: usersQuery,
     counts,
+    mount: (name, definition) => {
+      mounted.set(name, definition)
+    },
     queries,
     resetQueries: () => {
       queries.length = 0
