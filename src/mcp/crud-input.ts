@@ -1,4 +1,4 @@
-import { and, type Column, eq, getTableColumns, isNull, type SQL } from 'drizzle-orm'
+import { and, type Column, eq, getTableColumns, type SQL } from 'drizzle-orm'
 import {
   columnNamed,
   findModel,
@@ -8,7 +8,6 @@ import {
   type McpModelSource,
   primaryKeyOf,
   TENANT_FIELD,
-  visibleColumns,
 } from './models.ts'
 import { ToolError } from './tool-error.ts'
 import { coerceValue, FieldValueError, toJsonValue } from './values.ts'
@@ -73,41 +72,6 @@ export function parseData(
   return values
 }
 
-/** Equality conditions from `filters`; sensitive fields cannot be filtered on. */
-export function parseFilters(model: McpModel, filters: Record<string, unknown>): SQL[] {
-  const allowed = visibleColumns(model)
-  const conditions: SQL[] = []
-  const unknown: string[] = []
-  const problems: string[] = []
-  for (const [name, value] of Object.entries(filters)) {
-    const column = allowed.find((candidate) => candidate.name === name)
-    if (!column) {
-      unknown.push(name)
-      continue
-    }
-    if (value === null) {
-      conditions.push(isNull(drizzleColumn(model, column)))
-      continue
-    }
-    try {
-      const coerced = coerceValue(column, value, enumValuesOf(model, column))
-      conditions.push(eq(drizzleColumn(model, column), coerced))
-    } catch (error) {
-      if (!(error instanceof FieldValueError)) throw error
-      problems.push(`${name}: ${error.message}`)
-    }
-  }
-  if (unknown.length > 0) {
-    throw new ToolError(
-      `Unknown filter field(s) for ${model.resource}: ${unknown.map(quote).join(', ')}. ` +
-        `Valid fields: ${allowed.map((column) => column.name).join(', ')}`,
-    )
-  }
-  if (problems.length > 0)
-    throw new ToolError(`Invalid filters for ${model.resource}: ${problems.join('; ')}`)
-  return conditions
-}
-
 export interface TenantScope {
   column: McpColumn
   value: unknown
@@ -163,12 +127,6 @@ export function drizzleColumn(model: McpModel, column: McpColumn): Column {
 
 function enumValuesOf(model: McpModel, column: McpColumn): readonly string[] | undefined {
   return column.enumValues ?? drizzleColumn(model, column).enumValues
-}
-
-export function orderColumn(model: McpModel): Column {
-  const key = primaryKeyOf(model) ?? model.columns[0]
-  if (!key) throw new TypeError(`Model ${model.name} has no columns`)
-  return drizzleColumn(model, key)
 }
 
 export function nowFor(column: McpColumn): unknown {

@@ -1,18 +1,15 @@
-import { and, asc, count, eq, sql } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core'
 import type { SQLiteTable, SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
 import type { Logger } from '../core/index.ts'
 import type { Database, PostgresDatabase, SqliteDatabase } from '../db/index.ts'
 import {
   checkTenantValue,
-  drizzleColumn,
   type JsonRecord,
   type McpCaller,
   notFound,
   nowFor,
-  orderColumn,
   parseData,
-  parseFilters,
   requirePrimaryKey,
   resolveModel,
   rowCondition,
@@ -20,6 +17,7 @@ import {
   tenantOf,
   toRowObject,
 } from './crud-input.ts'
+import { type ListInput, type ListResult, listRecords } from './crud-list.ts'
 import { guardDatabase } from './database-errors.ts'
 import {
   creatableColumns,
@@ -30,6 +28,7 @@ import {
 } from './models.ts'
 import { ToolError } from './tool-error.ts'
 
+export type { FilterValue, ListInput, ListResult } from './crud-list.ts'
 export type { JsonRecord, McpCaller }
 export { ToolError }
 
@@ -42,20 +41,6 @@ export interface CrudOptions {
 
 export const MAX_PER_PAGE = 100
 export const DEFAULT_PER_PAGE = 15
-
-export interface ListInput {
-  model: string
-  filters?: Record<string, unknown> | undefined
-  page?: number | undefined
-  per_page?: number | undefined
-}
-
-export interface ListResult {
-  records: JsonRecord[]
-  total: number
-  page: number
-  per_page: number
-}
 
 export interface Crud {
   create(input: { model: string; data: Record<string, unknown> }): Promise<JsonRecord>
@@ -113,49 +98,8 @@ export function createCrud(options: CrudOptions): Crud {
       return serialize(model, created)
     },
 
-    async list({ model: name, filters = {}, page = 1, per_page = DEFAULT_PER_PAGE }) {
-      const model = resolveModel(models, name)
-      if (!Number.isSafeInteger(page) || page < 1)
-        throw new ToolError('page must be an integer of at least 1')
-      if (!Number.isSafeInteger(per_page) || per_page < 1) {
-        throw new ToolError('per_page must be an integer of at least 1')
-      }
-      const perPage = Math.min(per_page, MAX_PER_PAGE)
-      const offset = (page - 1) * perPage
-      if (!Number.isSafeInteger(offset)) throw new ToolError('page is too large')
-      const conditions = parseFilters(model, filters)
-      const tenant = tenantOf(model, caller)
-      if (tenant) conditions.push(eq(drizzleColumn(model, tenant.column), tenant.value))
-      const where = conditions.length > 0 ? and(...conditions) : undefined
-      const order = orderColumn(model)
-      const { rows, total } = await run(`list ${model.resource}`, async () => {
-        if (database.dialect === 'postgres') {
-          const db = pgDb(database)
-          const table = model.table as PgTable
-          // Two statements on the pool at once: the page and its total.
-          const [rows, [counted]] = await Promise.all([
-            db.select().from(table).where(where).orderBy(asc(order)).limit(perPage).offset(offset),
-            db.select({ total: count() }).from(table).where(where),
-          ])
-          return { rows, total: counted?.total ?? 0 }
-        }
-        const table = model.table as SQLiteTable
-        const rows = await database.db
-          .select()
-          .from(table)
-          .where(where)
-          .orderBy(asc(order))
-          .limit(perPage)
-          .offset(offset)
-        const [counted] = await database.db.select({ total: count() }).from(table).where(where)
-        return { rows, total: counted?.total ?? 0 }
-      })
-      return {
-        records: rows.map((row) => serialize(model, row as JsonRecord)),
-        total: Number(total),
-        page,
-        per_page: perPage,
-      }
+    async list(input) {
+      return run(`list ${input.model}`, () => listRecords(database, models, caller, input))
     },
 
     async update({ model: name, id, data }) {

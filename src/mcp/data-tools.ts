@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
+import { FILTER_OPERATORS } from '../api/index.ts'
 import { type CrudOptions, createCrud, DEFAULT_PER_PAGE, MAX_PER_PAGE } from './crud.ts'
 import type { McpModelSource } from './models.ts'
 import { runTool } from './tool-result.ts'
@@ -20,7 +21,8 @@ export function registerDataTools(server: McpServer, options: DataToolsOptions):
       { error: error instanceof Error ? error.message : String(error) },
       'mcp: tool failed',
     )
-  const { model, id, data, filters, page, perPage } = schemasFor(options.models)
+  const { model, id, data, filters, page, perPage, sort, fields, include, search, cursor, count } =
+    schemasFor(options.models)
 
   server.registerTool(
     'crud_create',
@@ -40,11 +42,19 @@ export function registerDataTools(server: McpServer, options: DataToolsOptions):
     {
       title: 'List records',
       description:
-        'Lists records of a model, ordered by primary key, one page at a time. filters are ' +
-        `equality matches on fields (null matches NULL). per_page is capped at ${MAX_PER_PAGE}.`,
+        'Lists records of a model one page at a time, with the same grammar as the REST API: ' +
+        'filters with operators, sort, fields, include (related records), search, cursor ' +
+        `pages and count strategies. Ordered by primary key unless sort says otherwise. per_page is capped at ${MAX_PER_PAGE}. ` +
+        'Returns records, total, page and per_page (and next_cursor / prev_cursor with cursor).',
       inputSchema: {
         model,
         filters,
+        sort,
+        fields,
+        include,
+        search,
+        cursor,
+        count,
         page,
         per_page: perPage,
       },
@@ -93,6 +103,7 @@ function schemasFor(models: McpModelSource): ReturnType<typeof buildSchemas> {
 
 function buildSchemas(models: McpModelSource) {
   const names = models.models.map((model) => model.resource)
+  const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()])
   return {
     model: z
       .string()
@@ -103,9 +114,52 @@ function buildSchemas(models: McpModelSource) {
       .record(z.string(), z.unknown())
       .describe('Field values keyed by column name (snake_case, as crud_list returns them)'),
     filters: z
-      .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+      .record(
+        z.string(),
+        z.union([
+          scalar,
+          z.partialRecord(z.enum(FILTER_OPERATORS), z.union([scalar, z.array(scalar).max(100)])),
+        ]),
+      )
       .optional()
-      .describe('Equality filters keyed by column name'),
+      .describe(
+        'Filters keyed by column name, combined with AND: a value for equality (null matches ' +
+          'NULL), or an object of operators: {"title": {"icontains": "kiln"}, "id": {"in": [1, 2]}, ' +
+          '"created_at": {"gte": "2026-01-01"}, "author_id": {"null": false}, "token_count": ' +
+          `{"between": [1, 5]}}. Operators: ${FILTER_OPERATORS.join(', ')} (contains, starts_with ` +
+          'and ends_with are case-sensitive; their i-forms are not). Sensitive fields cannot be filtered on.',
+      ),
+    sort: z
+      .string()
+      .optional()
+      .describe(
+        'Comma-separated fields, "-" for descending: "-created_at,title". The primary key breaks ties.',
+      ),
+    fields: z.array(z.string()).optional().describe('Only these fields in each record'),
+    include: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'Related records to attach, from the foreign keys: a belongs-to relation is named after its ' +
+          'key without _id ("author" for author_id), a has-many one after the other table ("comments"); ' +
+          'up to 10 related records each',
+      ),
+    search: z
+      .string()
+      .optional()
+      .describe('Records whose text fields contain the term (case-insensitive)'),
+    cursor: z
+      .string()
+      .optional()
+      .describe(
+        'Cursor paging: "" for the first page, then next_cursor or prev_cursor from the last result. Not with page.',
+      ),
+    count: z
+      .enum(['exact', 'estimated', 'none'])
+      .optional()
+      .describe(
+        'How total is computed: exact (default with page), estimated (Postgres planner) or none (default with cursor)',
+      ),
     page: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
     perPage: z
       .int()

@@ -28,16 +28,18 @@ export async function countRecords(
   where: SQL | undefined,
   counts: RecordCounter,
   rowsOnPage: number,
+  /** Names the counted rows in the cache: '' for the whole table. */
+  variant: string,
 ): Promise<CountResult> {
   if (plan.count === 'none') return { total: null, kind: 'none' }
   const exact = async (): Promise<CountResult> => {
     const query = () => countQuery(db, definition, where)
     const total =
-      plan.mode === 'offset' && plan.whereKey === ''
+      plan.mode === 'offset' && variant === ''
         ? await counts.total(definition.tableName, plan, rowsOnPage, query)
         : plan.mode === 'offset' && isLastPage(plan, rowsOnPage)
           ? plan.offset + rowsOnPage
-          : await counts.count(definition.tableName, plan.whereKey, query)
+          : await counts.count(definition.tableName, variant, query)
     return { total, kind: 'exact' }
   }
   if (plan.count === 'exact' || definition.dialect !== 'postgres') return exact()

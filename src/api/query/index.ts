@@ -27,4 +27,5 @@ export {
   type ListQueryContext,
   runListQuery,
 } from './run.ts'
+export { foreignKeyRelations } from './relations.ts'
 export { searchIndexMigration } from './search-index.ts'

@@ -20,6 +20,11 @@ export interface ListQueryContext extends PlanOptions {
   db: PostgresDb | SqliteDb
   /** Cached totals (`createRecordCounter()`), shared with the controller's writes. */
   counts: RecordCounter
+  /**
+   * A condition every record must meet whatever the request says (a tenant, an owner), with a
+   * `key` naming it in the count cache (e.g. `tenant:acme`).
+   */
+  scope?: { where: SQL; key: string } | undefined
 }
 
 export interface ListMeta {
@@ -62,11 +67,12 @@ export async function runListQuery(
   const parsed = typeof url === 'string' ? new URL(url, 'http://localhost') : url
   const plan = planListQuery(definition, parsed.searchParams, context)
   const { db, counts } = context
-  const where = whereOf(definition, plan)
+  const where = and(whereOf(definition, plan), context.scope?.where)
+  const variant = [plan.whereKey, context.scope?.key ?? ''].filter(Boolean).join(':')
   const { rows, hasMore } = await readPage(db, definition, plan, where)
   const [included, counted] = await Promise.all([
     Promise.all(plan.includes.map((relation) => loadRelation(db, relation, rows))),
-    countRecords(db, definition, plan, where, counts, rows.length),
+    countRecords(db, definition, plan, where, counts, rows.length, variant),
   ])
   const data = rows.map((row, i) => {
     const record = toRecord(definition, plan, row)
