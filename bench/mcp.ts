@@ -14,6 +14,7 @@ import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import pg from 'pg'
 import { apiRoutes } from '../examples/demo/src/api/index.ts'
+import { hashPassword } from '../examples/demo/src/auth/passwords.ts'
 import * as schema from '../examples/demo/src/schema.ts'
 import {
   createApiKey,
@@ -55,7 +56,7 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
     })
     await seed(url.toString())
     const logger = silentLogger()
-    const { rawKey } = await createApiKey(database, { name: 'bench' })
+    const { rawKey } = await createApiKey(database, { name: 'bench', scopes: ['*'] })
     const apiKeys = createDatabaseApiKeyProvider({ database, logger })
     const limiters = createRateLimiters({ limiters: { api: { points: 1_000_000_000 } } })
     const models = createModelRegistry(schema, 'postgres')
@@ -72,12 +73,19 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
 
     const app = new Hono()
     app.onError(errorHandler({ logger }))
-    app.route('/', apiRoutes({ database, apiKeys, limiters }))
+    app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword, logger }))
     const exact = new Hono()
     exact.onError(errorHandler({ logger }))
     exact.route(
       '/',
-      apiRoutes({ database, apiKeys, limiters, counts: createRecordCounter({ ttlMs: 0 }) }),
+      apiRoutes({
+        database,
+        apiKeys,
+        limiters,
+        hashPassword,
+        logger,
+        counts: createRecordCounter({ ttlMs: 0 }),
+      }),
     )
     app.route('/exact', exact)
     app.route(

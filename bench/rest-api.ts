@@ -13,6 +13,7 @@ import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import pg from 'pg'
 import { apiRoutes } from '../examples/demo/src/api/index.ts'
+import { hashPassword } from '../examples/demo/src/auth/passwords.ts'
 import { createApiKey, createDatabaseApiKeyProvider, createRateLimiters } from '../src/api/index.ts'
 import { errorHandler, silentLogger } from '../src/core/index.ts'
 import { createDatabase, migrate } from '../src/db/index.ts'
@@ -43,12 +44,12 @@ export default async function run({ quick }: BenchOptions): Promise<BenchResult[
       appMigrationsDir: new URL('../examples/demo/migrations', import.meta.url).pathname,
     })
     await seed(pool)
-    const { rawKey } = await createApiKey(database, { name: 'bench' })
+    const { rawKey } = await createApiKey(database, { name: 'bench', scopes: ['*'] })
     const apiKeys = createDatabaseApiKeyProvider({ database, logger: silentLogger() })
     const limiters = createRateLimiters({ limiters: { api: { points: 1_000_000_000 } } })
     const app = new Hono()
     app.onError(errorHandler({ logger: silentLogger() }))
-    app.route('/', apiRoutes({ database, apiKeys, limiters }))
+    app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword, logger: silentLogger() }))
     const kiln = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
     servers.push(kiln as Server)
     const raw = handWritten(pool)

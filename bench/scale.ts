@@ -30,6 +30,7 @@ import { Hono } from 'hono'
 import { createStorage, local } from 'kiln/storage'
 import pg from 'pg'
 import { apiRoutes } from '../examples/demo/src/api/index.ts'
+import { hashPassword } from '../examples/demo/src/auth/passwords.ts'
 import { createApiKey, createDatabaseApiKeyProvider, createRateLimiters } from '../src/api/index.ts'
 import { errorHandler, silentLogger } from '../src/core/index.ts'
 import { createDatabase, migrate } from '../src/db/index.ts'
@@ -62,7 +63,7 @@ async function serveAll(tables: Table[]): Promise<Ports[]> {
     const apiKeys = createDatabaseApiKeyProvider({ database, logger: silentLogger() })
     const app = new Hono()
     app.onError(errorHandler({ logger: silentLogger() }))
-    app.route('/', apiRoutes({ database, apiKeys, limiters }))
+    app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword, logger: silentLogger() }))
     const kiln = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server
     const pool = new pg.Pool({ connectionString: table.url, max: POOL })
     pool.on('error', () => {})
@@ -398,7 +399,7 @@ async function prepare(url: string, rows: number): Promise<string> {
     } finally {
       await client.end()
     }
-    return (await createApiKey(database, { name: 'bench' })).rawKey
+    return (await createApiKey(database, { name: 'bench', scopes: ['*'] })).rawKey
   } finally {
     await database.close()
   }

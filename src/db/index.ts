@@ -13,6 +13,7 @@ export {
   type SqliteDb,
   sqlitePath,
 } from './database.ts'
+export { postgresDb, sqliteDb } from './dialect-db.ts'
 export { defineConfig, type KilnConfig, kilnConfigSchema } from './kiln-config.ts'
 export {
   libraryMigrationsDir,

@@ -233,7 +233,7 @@ describe('secrets audit: one run of the demo exercising every capability', () =>
           body: JSON.stringify({
             email: 'a@example.com',
             name: 'A',
-            password_hash: 'x'.repeat(20),
+            password: 'x'.repeat(20),
           }),
         })
       ).status,

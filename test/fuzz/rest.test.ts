@@ -170,6 +170,7 @@ const FIELDS = [
   'author_name',
   'email',
   'name',
+  'password',
   'password_hash',
   'remember_token',
   'wamid',
@@ -193,7 +194,7 @@ function validBody(resource: Resource, unique: string, n: number): Record<string
     case 'comments':
       return { post_id: n, author_name: 'Ann', body: `Comment ${unique}` }
     case 'users':
-      return { email: `${unique}@example.com`, name: 'Fuzz', password_hash: 'x'.repeat(20) }
+      return { email: `${unique}@example.com`, name: 'Fuzz', password: 'x'.repeat(20) }
     case 'messages':
       return { wamid: `wamid.${unique}`, direction: 'inbound', phone: '12025550143', body: 'Hi' }
   }
@@ -286,7 +287,7 @@ describeFuzz('fuzz: the generated REST API', (backend) => {
         body: JSON.stringify({
           email: `seed${i}@example.com`,
           name: `Seed ${i}`,
-          password_hash: 'x'.repeat(20),
+          password: 'x'.repeat(20),
         }),
       })
       expect(user.status).toBe(201)

@@ -149,7 +149,7 @@ describe('kiln make:api', () => {
   it('derives request rules from the columns', () => {
     const request = readFileSync(join(app.root, 'src/api/requests/account.ts'), 'utf8')
     expect(request).toContain('email: z.email().max(255),')
-    expect(request).toContain('password: z.string().min(8).max(255),')
+    expect(request).toContain('password: z.string().min(8).max(256),')
     expect(request).toContain('token_count: z.int32(),')
     expect(request).toContain('nickname: z.string().nullable(),')
     expect(request).toMatch(/\.partial\(\{[^)]*token_count: true/)

@@ -6,3 +6,4 @@ export {
   getApiKey,
   requireScopes,
 } from './api-key-auth.ts'
+export { routeScopes, scopeGuard } from './scope-guard.ts'

@@ -1,5 +1,6 @@
 import { getTableName } from 'drizzle-orm'
 import { z } from 'zod'
+import { routeScopes } from '../auth/scope-guard.ts'
 import type { ListQueryDefinition } from '../query/definition.ts'
 import { listQueryParameters } from './list-parameters.ts'
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
@@ -16,8 +17,8 @@ export interface OpenApiResource {
   create?: z.ZodType
   /** Body of `PUT /{resource}/{id}`. */
   update?: z.ZodType
-  /** JSON type of `{id}` (default integer). */
-  idType?: 'integer' | 'string'
+  /** JSON type of `{id}` (default integer): the primary key's type. */
+  idType?: 'integer' | 'string' | 'uuid'
   description?: string
   /** The list's query allow-lists (`defineListQuery`): documents filter, sort, fields, include… */
   query?: ListQueryDefinition
@@ -27,6 +28,8 @@ export interface OpenApiResource {
 export interface RouteInfo {
   method: string
   path: string
+  /** The route's handler: a `scopeGuard` documents the scopes the operation needs. */
+  handler?: unknown
 }
 
 export interface OpenApiOptions {
@@ -94,10 +97,15 @@ export function buildOpenApiDocument(
     if (excluded.has(route.path) || excluded.has(path)) continue
     const item = doc.paths[path] ?? {}
     doc.paths[path] = item
-    if (item[method]) continue
+    const existing = item[method]
+    if (existing) {
+      addScopes(existing, routeScopes(route.handler))
+      continue
+    }
     const shape = classify(path, prefix, resources)
     const operation = describeOperation(method, path, shape, resources)
     operation.operationId = unique(operation.operationId, operationIds)
+    addScopes(operation, routeScopes(route.handler))
     item[method] = operation
     tags.add(shape.tag)
   }
@@ -268,14 +276,29 @@ const VERBS: Record<Method, string> = {
   delete: 'delete',
 }
 
+/**
+ * Writes the scopes a `scopeGuard` requires into the operation: `x-scopes` for tools, a
+ * sentence in its description for readers, and the 403 answered without them. (OpenAPI 3.0
+ * allows scope lists in `security` only for OAuth2 schemes, not for an API key.)
+ */
+function addScopes(operation: OpenApiOperation, scopes: readonly string[] | undefined): void {
+  if (!scopes || scopes.length === 0) return
+  const all = [...new Set([...(operation['x-scopes'] ?? []), ...scopes])]
+  operation['x-scopes'] = all
+  const list = all.map((scope) => `\`${scope}\``).join(', ')
+  operation.description = `Needs an API key with the scope${all.length > 1 ? 's' : ''} ${list} (a key with \`*\` has every scope).`
+  operation.responses['403'] = { $ref: '#/components/responses/403' }
+}
+
 function pathParameter(name: string, resource: OpenApiResource | undefined): OpenApiParameter {
-  const integer = name === 'id' && (resource?.idType ?? 'integer') === 'integer'
-  return {
-    name,
-    in: 'path',
-    required: true,
-    schema: integer ? { type: 'integer', minimum: 1 } : { type: 'string' },
-  }
+  const idType = name === 'id' ? (resource?.idType ?? 'integer') : 'string'
+  const schema =
+    idType === 'integer'
+      ? { type: 'integer', minimum: 1 }
+      : idType === 'uuid'
+        ? { type: 'string', format: 'uuid' }
+        : { type: 'string' }
+  return { name, in: 'path', required: true, schema }
 }
 
 /** A record of a list: the resource, plus the relations `include=` may attach. */
@@ -420,6 +443,7 @@ const errorResponse = (description: string, schema = 'Error') => ({
 const sharedResponses: Record<string, unknown> = {
   '400': errorResponse('Malformed JSON body.'),
   '401': errorResponse('Missing, unknown, revoked or expired API key.'),
+  '403': errorResponse('The API key lacks a scope this operation needs.'),
   '404': errorResponse('No record with this identifier.'),
   '409': errorResponse('The record is still referenced by other records.'),
   '415': errorResponse('The body is not application/json.'),

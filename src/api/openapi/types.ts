@@ -16,7 +16,10 @@ export interface OpenApiDocument {
 export interface OpenApiOperation {
   operationId: string
   summary: string
+  description?: string
   tags: string[]
+  /** The API-key scopes the operation needs (see `scopeGuard`). */
+  'x-scopes'?: string[]
   parameters?: OpenApiParameter[]
   requestBody?: unknown
   responses: Record<string, unknown>

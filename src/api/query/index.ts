@@ -20,6 +20,7 @@ export {
   type QueryLimits,
 } from './limits.ts'
 export { type ListQueryPlan, planListQuery } from './plan.ts'
+export { foreignKeyRelations } from './relations.ts'
 export {
   type ListEnvelope,
   type ListLinks,
@@ -27,5 +28,4 @@ export {
   type ListQueryContext,
   runListQuery,
 } from './run.ts'
-export { foreignKeyRelations } from './relations.ts'
 export { searchIndexMigration } from './search-index.ts'

@@ -17,3 +17,4 @@ export {
   type RateLimitersOptions,
 } from './rate-limiters.ts'
 export { throttle } from './throttle.ts'
+export { type TwoStageThrottle, twoStageThrottle } from './two-stage.ts'

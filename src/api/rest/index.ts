@@ -1,7 +1,16 @@
 export { isJsonContentType, type JsonBodyOptions, parseJsonBody, readJson } from './body.ts'
+export { type DecimalOptions, decimal, int64, jsonValue } from './column-values.ts'
 export { ConflictError, rejectBlockedDelete, rejectConstraintViolation } from './db-errors.ts'
 export { privateCache } from './http-cache.ts'
-export { found, type ParseIdOptions, parseId } from './ids.ts'
+export {
+  found,
+  type ParseIdOptions,
+  type ParseTextIdOptions,
+  parseBigIntId,
+  parseId,
+  parseTextId,
+  parseUuid,
+} from './ids.ts'
 export {
   DEFAULT_PER_PAGE,
   MAX_PER_PAGE,

@@ -1,12 +1,17 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { dirname, relative, resolve } from 'node:path'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, relative, resolve, sep } from 'node:path'
 import { confirm, isCancel } from '@clack/prompts'
 import type { Command } from 'commander'
 import pc from 'picocolors'
 import { loadKilnConfig, loadModelRegistry, type ModelInfo } from '../../db/index.ts'
 import { CliError } from '../cli-error.ts'
-import { modelNames } from '../scaffold/api/names.ts'
-import { importSpecifier, type PlannedFile, planApiScaffold } from '../scaffold/api/plan.ts'
+import {
+  addModelsToIndex,
+  addModelsToRoutes,
+  type ModuleEdit,
+} from '../scaffold/api/existing-api.ts'
+import { type ApiScaffold, importSpecifier, planApiScaffold } from '../scaffold/api/plan.ts'
+import type { ModelTemplateInput } from '../scaffold/api/templates.ts'
 
 export interface MakeApiOptions {
   /** Model names (`Post`), resources (`posts`) or table names. */
@@ -16,7 +21,7 @@ export interface MakeApiOptions {
   yes?: boolean
   /** Extra fields left out of every resource. */
   exclude?: string[]
-  /** Turn the automatic exclusion of secret-like fields off. */
+  /** Turn the automatic exclusion of credential fields off (shown and writable as they are). */
   includeAll?: boolean
   /** Where the API goes, instead of kiln.config.ts `out` (relative to the app root). */
   out?: string
@@ -50,7 +55,7 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
   const models = chooseModels(registry.models, options, (name) => registry.get(name))
   const outDir = resolve(root, options.out ?? config.out)
   const migrationsDir = resolve(root, options.migrations ?? config.migrations ?? 'migrations')
-  const files = planApiScaffold({
+  const scaffold = planApiScaffold({
     dialect: config.dialect,
     models,
     outDir,
@@ -59,22 +64,32 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
     exclude: options.exclude,
     includeAll: options.includeAll,
   })
+  const { files } = scaffold
 
   const show = (path: string) => relative(process.cwd(), path) || path
+  const edits = existingModuleEdits(scaffold)
   const toWrite = files.filter((file) => !file.exists)
   print(`make:api: ${models.map((m) => m.name).join(', ')} (${config.dialect})`)
   for (const file of files) {
+    const edit = edits.get(file.path)
     print(
-      file.exists ? pc.dim(`  skip   ${show(file.path)} (exists)`) : `  create ${show(file.path)}`,
+      !file.exists
+        ? `  create ${show(file.path)}`
+        : edit?.contents !== undefined && edit.contents !== readFileSync(file.path, 'utf8')
+          ? `  update ${show(file.path)}`
+          : pc.dim(`  skip   ${show(file.path)} (exists)`),
     )
   }
-  if (toWrite.length === 0) {
+  const updates = [...edits].filter(
+    ([path, edit]) => edit.contents !== undefined && edit.contents !== readFileSync(path, 'utf8'),
+  )
+  if (toWrite.length === 0 && updates.length === 0) {
     print('Nothing to write: every file exists.')
     return { written: [], skipped: files.map((f) => f.path) }
   }
   if (!options.yes) {
     const ask = options.confirm ?? promptConfirm
-    if (!(await ask(`Write ${toWrite.length} file(s)?`))) {
+    if (!(await ask(`Write ${toWrite.length + updates.length} file(s)?`))) {
       print('Nothing written.')
       return { written: [], skipped: files.map((f) => f.path) }
     }
@@ -83,20 +98,74 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
     mkdirSync(dirname(file.path), { recursive: true })
     writeFileSync(file.path, file.contents, { flag: 'wx' })
   }
-  for (const file of files.filter((f) => f.exists)) {
+  for (const [path, edit] of updates) writeFileSync(path, edit.contents!)
+  const updated = new Set(updates.map(([path]) => path))
+  for (const file of files.filter((f) => f.exists && !updated.has(f.path))) {
     print(pc.cyan(`ℹ ${show(file.path)} exists: left as it is`))
   }
+  for (const [path, edit] of edits) {
+    if (edit.manual.length === 0) continue
+    print(pc.yellow(`! ${show(path)} was changed by hand: add these lines to it yourself:`))
+    for (const line of edit.manual.flatMap((l) => l.split('\n'))) print(pc.dim(`    ${line}`))
+  }
+  printWarnings(print, scaffold.models, options)
   printWiring(print, {
-    files,
-    models,
+    models: scaffold.models,
     outDir,
     root,
     migrationsDir,
     configMigrations: config.migrations,
   })
   return {
-    written: toWrite.map((f) => f.path),
-    skipped: files.filter((f) => f.exists).map((f) => f.path),
+    written: [...toWrite.map((f) => f.path), ...updates.map(([path]) => path)],
+    skipped: files.filter((f) => f.exists && !updated.has(f.path)).map((f) => f.path),
+  }
+}
+
+/** The in-place additions to an existing routes.ts and index.ts for the chosen models. */
+function existingModuleEdits(scaffold: ApiScaffold): Map<string, ModuleEdit> {
+  const edits = new Map<string, ModuleEdit>()
+  for (const file of scaffold.files.filter((f) => f.exists)) {
+    const source = readFileSync(file.path, 'utf8')
+    if (file.path.endsWith(`${sep}routes.ts`)) {
+      edits.set(file.path, addModelsToRoutes(source, scaffold.models, scaffold.context))
+    } else if (file.path.endsWith(`${sep}index.ts`) && !file.path.includes(`${sep}controllers`)) {
+      edits.set(file.path, addModelsToIndex(source, scaffold.models))
+    }
+  }
+  return edits
+}
+
+/** What the generated code does not do by itself and the developer should know. */
+function printWarnings(
+  print: (line: string) => void,
+  models: ModelTemplateInput[],
+  options: MakeApiOptions,
+): void {
+  if (options.includeAll) {
+    print(
+      pc.yellow(
+        '! --include-all: password, secret and token columns are shown in responses and writable as they are. Callers can then set a password hash or a token directly.',
+      ),
+    )
+    return
+  }
+  for (const { model, createFields, passwordColumn } of models) {
+    const required = model.writableFields.filter(
+      (column) =>
+        !createFields.includes(column) &&
+        column !== passwordColumn &&
+        !column.nullable &&
+        !column.hasDefault &&
+        !column.primaryKey,
+    )
+    for (const column of required) {
+      print(
+        pc.yellow(
+          `! ${model.tableName}.${column.name} is a credential, left out of requests, but the database requires it: give it a default, or set it in the controller's store().`,
+        ),
+      )
+    }
   }
 }
 
@@ -145,39 +214,46 @@ async function promptConfirm(message: string): Promise<boolean> {
 function printWiring(
   print: (line: string) => void,
   info: {
-    files: PlannedFile[]
-    models: ModelInfo[]
+    models: ModelTemplateInput[]
     outDir: string
     root: string
     migrationsDir: string
     configMigrations: string | undefined
   },
 ): void {
-  const routes = info.files.find((f) => f.path.endsWith('routes.ts'))
   const apiImport = importSpecifier(info.root, resolve(info.outDir, 'index.ts'))
+  const hashes = info.models.some((m) => m.passwordColumn)
   print('')
   print(pc.bold('Next steps'))
-  if (routes?.exists) {
-    print(`  0. routes.ts was kept: register the new controllers in apiRoutes() and apiResources:`)
-    for (const model of info.models) {
-      print(pc.dim(`       .route('/${model.resource}', ${modelNames(model).controller}(context))`))
-    }
-  }
-  print(`  1. Import the generated module (${apiImport}, relative to the app root):`)
+  print(`  1. In your app's main module (at the app root here), import kiln and the generated API:`)
+  print(pc.dim("       import { createRateLimiters } from 'kiln/api'"))
+  print(pc.dim("       import { createDatabase } from 'kiln/db'"))
   print(pc.dim(`       import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`))
-  print('  2. Register apiRoutes() in your app:')
-  print(pc.dim('       const limiters = createRateLimiters()            // kiln/api'))
+  print('  2. Register apiRoutes() in your Hono app (it answers its own errors as JSON):')
+  print(pc.dim('       const database = await createDatabase(process.env.DATABASE_URL)'))
+  print(pc.dim('       const limiters = createRateLimiters()'))
   print(pc.dim('       const apiKeys = apiKeyProvider({ database })'))
-  print(pc.dim("       app.route('/', apiRoutes({ database, apiKeys, limiters }))"))
+  if (hashes) {
+    print(
+      pc.dim(
+        "       // hashPassword: your login's hasher, e.g. (password) => argon2.hash(password)",
+      ),
+    )
+    print(pc.dim("       app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword }))"))
+  } else {
+    print(pc.dim("       app.route('/', apiRoutes({ database, apiKeys, limiters }))"))
+  }
   print('  3. Register docsRoutes() (OpenAPI at /api/openapi.json, ReDoc at /api/docs):')
-  print(pc.dim("       app.route('/', docsRoutes({ app, title: config.appName }))"))
-  print('  4. The ApiKeyProvider is bound in step 2 (apiKeyProvider from api-keys.ts).')
+  print(pc.dim("       app.route('/', docsRoutes({ app, title: 'My API', version: '1.0.0' }))"))
   const setMigrations =
     info.configMigrations === undefined
       ? ` (set migrations: '${relative(info.root, info.migrationsDir)}' in kiln.config.ts)`
       : ''
-  print(`  5. Create the api_keys table: npx kiln migrate${setMigrations}`)
-  print('  6. Mint the first key: npx kiln make:api-key <name>')
+  print(`  4. Create the api_keys table: npx kiln migrate${setMigrations}`)
+  print('  5. Mint a key: npx kiln make:api-key <name> --save  (scopes * unless --scopes)')
+  print(
+    `     Routes need <resource>:read (GET) or <resource>:write (POST, PUT, DELETE), e.g. ${info.models[0]?.names.resource ?? 'posts'}:read.`,
+  )
 }
 
 function list(value: string): string[] {
@@ -195,7 +271,10 @@ export function register(program: Command): void {
     .option('--all', 'every model of the schema module')
     .option('-y, --yes', 'write without asking for confirmation')
     .option('--exclude <fields>', 'comma-separated fields to leave out of resources', list)
-    .option('--include-all', 'turn off the automatic exclusion of password/secret/token fields')
+    .option(
+      '--include-all',
+      'show and accept password/secret/token fields as they are (unsafe: callers can set hashes)',
+    )
     .option('--out <dir>', 'where to write the API (default: kiln.config.ts out)')
     .option('--migrations <dir>', 'the migrations folder (default: kiln.config.ts migrations)')
     .action(async (models: string[], flags: Omit<MakeApiOptions, 'models'>) => {

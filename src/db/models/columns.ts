@@ -1,5 +1,5 @@
 import { type Column, is } from 'drizzle-orm'
-import { PgChar, PgVarchar } from 'drizzle-orm/pg-core'
+import { PgArray, PgChar, PgVarchar } from 'drizzle-orm/pg-core'
 import { SQLiteText } from 'drizzle-orm/sqlite-core'
 import type { Dialect } from '../database.ts'
 
@@ -39,6 +39,8 @@ export interface ColumnInfo {
   length?: number
   /** The allowed values of enum columns. */
   enumValues?: string[]
+  /** What a Postgres array column holds (`text[]` → a `string` column). */
+  element?: ColumnInfo
 }
 
 const INTEGER_COLUMN_TYPES = new Set([
@@ -106,5 +108,11 @@ export function describeColumn(
   const length = lengthOf(column)
   if (length !== undefined) info.length = length
   if (column.enumValues && column.enumValues.length > 0) info.enumValues = [...column.enumValues]
+  if (is(column, PgArray)) {
+    info.element = describeColumn(key, column.baseColumn, dialect, {
+      inPrimaryKey: false,
+      singlePrimaryKey: false,
+    })
+  }
   return info
 }

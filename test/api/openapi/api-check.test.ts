@@ -48,7 +48,7 @@ describe('kiln api:check', () => {
       env: { APP_NAME: 'Kiln Demo', MCP_TOKEN_SECRET: 'check-test-secret-0123456789-abcdefgh' },
     })
     demo = await listen(await createDemoApp(ctx))
-    key = (await createApiKey(ctx.database, { name: 'check' })).rawKey
+    key = (await createApiKey(ctx.database, { name: 'check', scopes: ['*'] })).rawKey
   }, 120_000)
   afterAll(async () => {
     await demo?.close()

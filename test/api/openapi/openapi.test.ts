@@ -157,7 +157,8 @@ describeEachDatabase(
         properties: Record<string, Record<string, unknown>>
       }
       expect(createUser.properties.email).toMatchObject({ type: 'string', format: 'email' })
-      expect(createUser.properties.password_hash).toMatchObject({ minLength: 8 })
+      expect(createUser.properties.password).toMatchObject({ minLength: 8 })
+      expect(createUser.properties).not.toHaveProperty('password_hash')
       const post = doc.paths['/api/v1/posts']?.post
       expect(post?.requestBody).toEqual({
         required: true,

@@ -74,12 +74,24 @@ describeEachDatabase('generated REST API endpoints', (backend) => {
       expect(new Date(data.created_at).toISOString()).toBe(data.created_at)
     })
 
-    it('leaves excluded fields out of the resource (password_hash, remember_token)', async () => {
+    it('credentials are neither shown nor writable; a password is hashed by the app', async () => {
+      for (const credential of [{ password_hash: 'x'.repeat(20) }, { remember_token: 'tok' }]) {
+        const refused = await api.request('POST', '/api/v1/users', {
+          email: 'someone@example.com',
+          name: 'Someone',
+          password: 'a long enough secret',
+          ...credential,
+        })
+        expect(refused.status).toBe(422)
+        const field = Object.keys(credential)[0]!
+        expect(((await refused.json()) as { errors: object }).errors).toEqual({
+          [field]: ['is not a known field'],
+        })
+      }
       const response = await api.request('POST', '/api/v1/users', {
         email: 'someone@example.com',
         name: 'Someone',
-        password_hash: 'a long enough secret',
-        remember_token: 'tok',
+        password: 'a long enough secret',
       })
       expect(response.status).toBe(201)
       const { data } = (await response.json()) as { data: Record<string, unknown> }
@@ -112,16 +124,16 @@ describeEachDatabase('generated REST API endpoints', (backend) => {
       const response = await api.request('POST', '/api/v1/users', {
         email: 'not-an-email',
         name: 'N',
-        password_hash: 'short',
+        password: 'short',
       })
       expect(response.status).toBe(422)
       const { errors } = (await response.json()) as { errors: Record<string, string[]> }
-      expect(Object.keys(errors).sort()).toEqual(['email', 'password_hash'])
+      expect(Object.keys(errors).sort()).toEqual(['email', 'password'])
     })
 
     it('422 for a duplicate unique value and a reference to a missing record', async () => {
       const email = 'dup@example.com'
-      const user = { email, name: 'D', password_hash: 'long enough password' }
+      const user = { email, name: 'D', password: 'long enough password' }
       expect((await api.request('POST', '/api/v1/users', user)).status).toBe(201)
       const duplicate = await api.request('POST', '/api/v1/users', user)
       expect(duplicate.status).toBe(422)

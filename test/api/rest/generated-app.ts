@@ -109,10 +109,16 @@ export async function startGeneratedApi(
   const limiters = createRateLimiters({
     limiters: { api: { points: options.apiLimit ?? 1_000_000 } },
   })
-  const { rawKey } = await createApiKey(database, { name: 'tests' })
+  const { rawKey } = await createApiKey(database, { name: 'tests', scopes: ['*'] })
   const app = new Hono()
   app.onError(errorHandler({ logger: silentLogger() }))
-  const group = api.apiRoutes({ database, apiKeys, limiters })
+  const group = api.apiRoutes({
+    database,
+    apiKeys,
+    limiters,
+    hashPassword: testHashPassword,
+    logger: silentLogger(),
+  })
   options.extend?.(group)
   app.route('/', group)
   app.route('/', api.docsRoutes({ app, title: options.title ?? 'Test App' }))
@@ -136,7 +142,7 @@ export async function startGeneratedApi(
       const response = await running.request('POST', '/api/v1/users', {
         email: `user${counter}-${randomBytes(3).toString('hex')}@example.com`,
         name: `User ${counter}`,
-        password_hash: 'correct horse battery staple',
+        password: 'correct horse battery staple',
       })
       if (response.status !== 201)
         throw new Error(`createUser: ${response.status} ${await response.text()}`)
@@ -148,4 +154,9 @@ export async function startGeneratedApi(
     },
   }
   return running
+}
+
+/** The hasher the tests give the generated API: marks the password so a test can see it was hashed. */
+export async function testHashPassword(password: string): Promise<string> {
+  return `hashed:${Buffer.from(password).toString('base64')}`
 }

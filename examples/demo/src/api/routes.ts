@@ -9,50 +9,70 @@ import {
   type OpenApiResource,
   type RateLimiters,
   type RecordCounter,
-  throttle,
+  twoStageThrottle,
 } from 'kiln/api'
-import type { PostgresDatabase } from 'kiln/db'
-import { commentsController } from './controllers/comments.ts'
-import { messagesController } from './controllers/messages.ts'
-import { postsController } from './controllers/posts.ts'
-import { usersController } from './controllers/users.ts'
-import { CreateCommentRequest, UpdateCommentRequest } from './requests/comment.ts'
-import { CreateMessageRequest, UpdateMessageRequest } from './requests/message.ts'
-import { CreatePostRequest, UpdatePostRequest } from './requests/post.ts'
-import { CreateUserRequest, UpdateUserRequest } from './requests/user.ts'
-import { CommentResource } from './resources/comment.ts'
-import { MessageResource } from './resources/message.ts'
-import { PostResource } from './resources/post.ts'
-import { UserResource } from './resources/user.ts'
+import { createLogger, errorHandler, type Logger } from 'kiln/core'
+import { type Database, type PostgresDb, postgresDb } from 'kiln/db'
+import { commentsController } from './controllers/comments.js'
+import { messagesController } from './controllers/messages.js'
+import { postsController } from './controllers/posts.js'
+import { usersController } from './controllers/users.js'
+import { CreateCommentRequest, UpdateCommentRequest } from './requests/comment.js'
+import { CreateMessageRequest, UpdateMessageRequest } from './requests/message.js'
+import { CreatePostRequest, UpdatePostRequest } from './requests/post.js'
+import { CreateUserRequest, UpdateUserRequest } from './requests/user.js'
+import { CommentResource } from './resources/comment.js'
+import { MessageResource } from './resources/message.js'
+import { PostResource } from './resources/post.js'
+import { UserResource } from './resources/user.js'
 
 export interface ApiDeps {
-  database: PostgresDatabase
-  /** Verifies API keys: `apiKeyProvider({ database })` from ./api-keys.ts, or your own. */
+  /** What `createDatabase()` returns; it must be a Postgres (PostgreSQL or PGlite) database. */
+  database: Database
+  /** Verifies API keys: `apiKeyProvider({ database })` from ./api-keys.js, or your own. */
   apiKeys: ApiKeyProvider
   /** From `createRateLimiters()`: the group uses the limiter named `api`. */
   limiters: RateLimiters
   /** Cached list totals; give every instance the same store (Redis) when you run several. */
   counts?: RecordCounter
+  /**
+   * Hashes the `password` a request gives (users) before it is stored: your login's own
+   * hasher, so the stored hash is one your login can check. Raw hashes are never accepted.
+   */
+  hashPassword: (password: string) => Promise<string>
+  /** Where server errors (5xx) are logged; standard output by default. */
+  logger?: Logger
 }
 
 /** What each controller receives. */
 export interface ApiContext {
-  db: PostgresDatabase['db']
+  db: PostgresDb
   counts: RecordCounter
+  hashPassword: ApiDeps['hashPassword']
 }
 
-/** `/api/v1`: every route passes the `api` rate limiter and needs an API key. */
+/**
+ * `/api/v1`: every route needs an API key, then passes the `api` rate limiter, which sees the
+ * key (so a limit per key works); requests refused for their key are limited per client IP.
+ * Errors answer JSON (401, 403, 404, 422, 429…) through kiln's error handler: mounting the
+ * group with `app.route('/', apiRoutes(…))` is enough.
+ */
 export function apiRoutes({
   database,
   apiKeys,
   limiters,
   counts = createRecordCounter(),
+  hashPassword,
+  logger = createLogger(),
 }: ApiDeps) {
-  const context: ApiContext = { db: database.db, counts }
+  const context: ApiContext = { db: postgresDb(database), counts, hashPassword }
+  const limit = twoStageThrottle(limiters, 'api')
   return new Hono<ApiEnv>()
     .basePath('/api/v1')
-    .use(throttle(limiters, 'api'))
-    .use(apiKeyAuth({ provider: apiKeys }))
+    .onError(errorHandler({ logger }))
+    .use(limit.beforeAuth)
+    .use(apiKeyAuth({ provider: apiKeys, logger }))
+    .use(limit.afterAuth)
     .route('/comments', commentsController(context))
     .route('/messages', messagesController(context))
     .route('/posts', postsController(context))
@@ -91,7 +111,12 @@ export const apiResources: OpenApiResource[] = [
   },
 ]
 
-/** `GET /api/openapi.json` and `GET /api/docs` (ReDoc) for the routes registered on `app`. */
-export function docsRoutes({ app, title }: Pick<ApiDocsOptions, 'app' | 'title'>) {
-  return apiDocs({ app, title, resources: apiResources })
+/**
+ * `GET /api/openapi.json` and `GET /api/docs` (ReDoc) for the routes registered on `app`;
+ * `version` and `description` go into the document's `info`.
+ */
+export function docsRoutes(
+  options: Pick<ApiDocsOptions, 'app' | 'title' | 'version' | 'description'>,
+) {
+  return apiDocs({ ...options, resources: apiResources })
 }

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono'
 import { createRateLimiters, createRecordCounter, type DatabaseApiKeyProvider } from 'kiln/api'
 import { apiKeyProvider, apiRoutes, docsRoutes } from '../api/index.ts'
+import { hashPassword } from '../auth/passwords.ts'
 import type { DemoContext } from '../context.ts'
 
 const providers = new WeakMap<DemoContext, DatabaseApiKeyProvider>()
@@ -32,6 +33,15 @@ export function mountApi(app: Hono, ctx: DemoContext): void {
     logger: ctx.logger,
   })
   const counts = createRecordCounter({ store: ctx.shared.kv })
-  app.route('/', apiRoutes({ database: ctx.database, apiKeys: demoApiKeys(ctx), limiters, counts }))
+  const api = apiRoutes({
+    database: ctx.database,
+    apiKeys: demoApiKeys(ctx),
+    limiters,
+    counts,
+    // A user created or updated through the API signs in with the password it was given.
+    hashPassword,
+    logger: ctx.logger,
+  })
+  app.route('/', api)
   app.route('/', docsRoutes({ app, title: ctx.config.appName }))
 }

@@ -13,32 +13,70 @@ export function isPasswordLike(column: ColumnInfo): boolean {
 
 /** The smallest accepted password length. */
 export const MIN_PASSWORD_LENGTH = 8
+/** The longest accepted password: hashing is slow on purpose, so bound its input. */
+export const MAX_PASSWORD_LENGTH = 256
 
 export const INT32 = /^(integer|int|int4|serial|serial4)$/i
 const INT16 = /^(smallint|int2|smallserial|serial2)$/i
 
+/** `numeric(10, 2)` → `{ precision: 10, scale: 2 }`; `numeric` → `{}`. */
+export function numericPrecision(sqlType: string): { precision?: number; scale?: number } {
+  const match = /^(?:numeric|decimal)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)/i.exec(sqlType)
+  if (!match) return {}
+  return { precision: Number(match[1]), scale: Number(match[2] ?? 0) }
+}
+
+function isNumeric(column: ColumnInfo): boolean {
+  return /^(numeric|decimal)/i.test(column.sqlType)
+}
+
+const PLAIN_ELEMENTS = new Set(['string', 'integer', 'number', 'boolean'])
+
+/**
+ * Columns validated as any JSON value, typed by the column's TypeScript type: JSON columns
+ * (their `$type<T>()` exists only in TypeScript) and arrays of values that need conversion.
+ */
+function isJson(column: ColumnInfo): boolean {
+  if (column.dataType === 'array') return !PLAIN_ELEMENTS.has(column.element?.dataType ?? '')
+  return column.dataType === 'json'
+}
+
 /**
  * The zod expression validating a column in a create/update request, without `.optional()`:
- * types from the column, length bounds of varchar/text(n), e-mail format for e-mail-like
- * names, a minimum length for password-like ones, `min(1)` for required text, `.nullable()`
- * for nullable columns.
+ * types from the column (precision and scale of numerics, 64-bit bigints, element types of
+ * arrays), length bounds of varchar/text(n), e-mail format for e-mail-like names, a minimum
+ * length for password-like ones, `min(1)` for required text, `.nullable()` for nullable
+ * columns. `insertType` names the table's insert type, for JSON columns typed with `$type`.
  */
-export function requestSchema(column: ColumnInfo, dialect: Dialect): string {
-  let expr = baseRequestSchema(column, dialect)
-  if (column.nullable) expr += '.nullable()'
-  return expr
+export function requestSchema(column: ColumnInfo, dialect: Dialect, insertType: string): string {
+  if (isJson(column)) return `jsonValue<${insertType}['${column.key}']>()`
+  const expr = baseRequestSchema(column, dialect)
+  return column.nullable ? `${expr}.nullable()` : expr
 }
 
 function baseRequestSchema(column: ColumnInfo, dialect: Dialect): string {
   const sqlType = column.sqlType.toLowerCase()
+  if (isNumeric(column)) {
+    const { precision, scale } = numericPrecision(sqlType)
+    const decimal =
+      precision === undefined
+        ? 'decimal()'
+        : `decimal({ precision: ${precision}, scale: ${scale} })`
+    if (column.dataType === 'number') return `${decimal}.transform(Number)`
+    if (column.dataType === 'bigint') return `${decimal}.transform(BigInt)`
+    return decimal
+  }
   switch (column.dataType) {
     case 'string': {
-      if (column.enumValues) return `z.enum(${JSON.stringify(column.enumValues)})`
+      if (column.enumValues) return `z.enum(${enumLiteral(column.enumValues)})`
       if (sqlType === 'uuid') return 'z.uuid()'
       if (sqlType === 'date') return 'z.iso.date()'
-      if (sqlType.startsWith('timestamp')) return 'z.iso.datetime({ offset: true })'
+      if (sqlType.startsWith('timestamp')) {
+        return sqlType.includes('with time zone')
+          ? 'z.iso.datetime({ offset: true })'
+          : 'z.iso.datetime({ local: true })'
+      }
       if (sqlType.startsWith('time')) return 'z.iso.time()'
-      if (/^(numeric|decimal)/.test(sqlType)) return 'z.string().regex(/^-?\\d+(\\.\\d+)?$/)'
       let expr = isEmailLike(column) ? 'z.email()' : 'z.string()'
       const min = isPasswordLike(column)
         ? MIN_PASSWORD_LENGTH
@@ -56,9 +94,12 @@ function baseRequestSchema(column: ColumnInfo, dialect: Dialect): string {
       if (INT16.test(sqlType)) return 'z.int().min(-32768).max(32767)'
       return 'z.int()'
     case 'number':
-      return 'z.number()'
+      // A Postgres `real` is a 4-byte float: larger magnitudes are out of its range.
+      return sqlType === 'real' && dialect === 'postgres'
+        ? 'z.number().min(-3.4e38).max(3.4e38)'
+        : 'z.number()'
     case 'bigint':
-      return 'z.string().regex(/^-?\\d{1,19}$/).transform(BigInt)'
+      return 'int64()'
     case 'boolean':
       return 'z.boolean()'
     case 'date':
@@ -67,7 +108,7 @@ function baseRequestSchema(column: ColumnInfo, dialect: Dialect): string {
     case 'buffer':
       return "z.base64().transform((value) => Buffer.from(value, 'base64'))"
     case 'array':
-      return 'z.array(z.unknown())'
+      return `z.array(${baseRequestSchema(column.element!, dialect)})`
     default:
       return 'z.unknown()'
   }
@@ -75,37 +116,35 @@ function baseRequestSchema(column: ColumnInfo, dialect: Dialect): string {
 
 /** The zod expression documenting a column in a resource (what the API returns). */
 export function resourceSchema(column: ColumnInfo): string {
+  // Any JSON value includes null: `.nullable()` would add `nullable` without a `type`.
+  if (isJson(column) || column.dataType === 'custom') return 'z.unknown()'
+  const expr = baseResourceSchema(column)
+  return column.nullable ? `${expr}.nullable()` : expr
+}
+
+function baseResourceSchema(column: ColumnInfo): string {
   const sqlType = column.sqlType.toLowerCase()
-  let expr: string
   switch (column.dataType) {
     case 'string':
-      expr = column.enumValues ? `z.enum(${JSON.stringify(column.enumValues)})` : 'z.string()'
-      break
+      if (column.enumValues) return `z.enum(${enumLiteral(column.enumValues)})`
+      return sqlType === 'uuid' ? 'z.uuid()' : 'z.string()'
     case 'integer':
-      expr = 'z.int()'
-      break
+      return 'z.int()'
     case 'number':
-      expr = 'z.number()'
-      break
+      return 'z.number()'
     case 'bigint':
-      expr = 'z.string()'
-      break
+      return 'z.string()'
     case 'boolean':
-      expr = 'z.boolean()'
-      break
+      return 'z.boolean()'
     case 'date':
-      expr = sqlType === 'date' ? 'z.iso.date()' : 'z.iso.datetime()'
-      break
+      return sqlType === 'date' ? 'z.iso.date()' : 'z.iso.datetime()'
     case 'buffer':
-      expr = 'z.base64()'
-      break
+      return 'z.base64()'
     case 'array':
-      expr = 'z.array(z.unknown())'
-      break
+      return `z.array(${baseResourceSchema(column.element!)})`
     default:
-      expr = 'z.unknown()'
+      return 'z.unknown()'
   }
-  return column.nullable ? `${expr}.nullable()` : expr
 }
 
 /** The expression converting `row.<key>` to its JSON value in a resource. */
@@ -130,4 +169,9 @@ export function resourceValue(column: ColumnInfo, row: string): string {
   if (column.dataType === 'date')
     return `${value}?.toISOString()${sqlType === 'date' ? '.slice(0, 10)' : ''} ?? null`
   return `${value} === null ? null : ${converted}`
+}
+
+/** `['a', 'b']`, quoted as the formatter writes strings. */
+function enumLiteral(values: string[]): string {
+  return `[${values.map((value) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`).join(', ')}]`
 }

@@ -76,6 +76,18 @@ const RESERVED = new Set([
   'db',
   'id',
   'input',
+  // Names the generated controller itself declares or imports.
+  'eq',
+  'sql',
+  'found',
+  'page',
+  'rows',
+  'total',
+  'data',
+  'counts',
+  'read',
+  'write',
+  'password',
 ])
 
 function camel(words: string[]): string {
@@ -90,7 +102,13 @@ export function modelNames(model: ModelInfo): ModelNames {
     model: model.name,
     resource: model.resource,
     table: model.exportName,
-    variable: RESERVED.has(variable) ? 'record' : variable,
+    // `const [user] = …` must not shadow a table exported as `user`.
+    variable:
+      RESERVED.has(variable) || variable === model.exportName
+        ? model.exportName === 'record'
+          ? 'row'
+          : 'record'
+        : variable,
     controller: `${camel(plural)}Controller`,
     resourceType: `${model.name}Resource`,
     toResource: `to${model.name}Resource`,

@@ -1,16 +1,16 @@
 import { existsSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { isExcludedField } from '../../../api/rest/resources.ts'
+import type { ColumnInfo } from '../../../db/models/columns.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
+import { apiKeysTemplate, moduleIndexTemplate, routesTemplate } from './app-templates.ts'
 import { apiKeysMigration, apiKeysMigrationPath } from './migration.ts'
 import { modelNames } from './names.ts'
 import {
-  apiKeysTemplate,
   controllerTemplate,
-  moduleIndexTemplate,
+  type ModelTemplateInput,
   requestTemplate,
   resourceTemplate,
-  routesTemplate,
   type TemplateContext,
 } from './templates.ts'
 
@@ -26,7 +26,7 @@ export interface ApiScaffoldOptions {
   migrationsDir: string
   /** Extra fields to leave out of resources. */
   exclude?: string[]
-  /** Turn the automatic exclusion off. */
+  /** Turn the automatic exclusion off: credentials are shown and writable as they are. */
   includeAll?: boolean
 }
 
@@ -38,56 +38,101 @@ export interface PlannedFile {
   exists: boolean
 }
 
+export interface ApiScaffold {
+  files: PlannedFile[]
+  models: ModelTemplateInput[]
+  context: TemplateContext
+}
+
+/** Password columns, in the order one is chosen to receive the hashed `password` input. */
+const PASSWORD_COLUMNS = ['password_hash', 'hashed_password', 'password']
+
+/**
+ * What one model's files are made of: the columns its resource shows, and the request fields.
+ * Credentials (the automatic exclusion list) are never request fields unless `includeAll`:
+ * a password column instead takes a `password` input that the app's hasher turns into it.
+ * Primary keys are never updated, and are only given on create when the database has no default.
+ */
+export function modelTemplateInput(
+  model: ModelInfo,
+  options: Pick<ApiScaffoldOptions, 'exclude' | 'includeAll'>,
+): ModelTemplateInput {
+  const names = (column: ColumnInfo) => [column.name, column.key]
+  const hiddenFromResource = (column: ColumnInfo) =>
+    isExcludedField(names(column), { exclude: options.exclude, includeAll: options.includeAll })
+  const credential = (column: ColumnInfo) => !options.includeAll && isExcludedField(names(column))
+  const credentials = model.columns.filter(credential)
+  // A required column first: it is the one a login reads.
+  const passwordColumn = PASSWORD_COLUMNS.map((name) =>
+    credentials.find((column) => column.name.toLowerCase() === name),
+  )
+    .filter((column) => column !== undefined)
+    .sort((a, b) => Number(a.nullable) - Number(b.nullable))[0]
+  const writable = model.writableFields.filter((column) => !credential(column))
+  return {
+    model,
+    names: modelNames(model),
+    shown: model.columns.filter((column) => !hiddenFromResource(column)),
+    hidden: model.columns.filter(hiddenFromResource),
+    createFields: writable.filter((column) => !(column.primaryKey && column.hasDefault)),
+    updateFields: writable.filter((column) => !column.primaryKey),
+    passwordColumn,
+  }
+}
+
 /** Every file `make:api` would write for these models, with whether each already exists. */
-export function planApiScaffold(options: ApiScaffoldOptions): PlannedFile[] {
+export function planApiScaffold(options: ApiScaffoldOptions): ApiScaffold {
   const { outDir } = options
-  const ctx: TemplateContext = {
+  const context: TemplateContext = {
     dialect: options.dialect,
     schemaImport: importSpecifier(join(outDir, 'controllers'), options.schemaFile),
   }
+  const models = options.models.map((model) => modelTemplateInput(model, options))
   const files: Array<{ path: string; contents: string }> = []
-  const models = options.models.map((model) => ({ model, names: modelNames(model) }))
-  for (const { model, names } of models) {
-    const excluded = (column: ModelInfo['columns'][number]) =>
-      isExcludedField([column.name, column.key], {
-        exclude: options.exclude,
-        includeAll: options.includeAll,
-      })
-    const input = {
-      model,
-      names,
-      shown: model.columns.filter((column) => !excluded(column)),
-      hidden: model.columns.filter(excluded),
-    }
+  for (const input of models) {
+    const { names } = input
     files.push(
       {
         path: join(outDir, 'controllers', `${names.pluralFile}.ts`),
-        contents: controllerTemplate(input, ctx),
+        contents: controllerTemplate(input, context),
       },
       {
         path: join(outDir, 'resources', `${names.singularFile}.ts`),
-        contents: resourceTemplate(input, ctx),
+        contents: resourceTemplate(input, context),
       },
       {
         path: join(outDir, 'requests', `${names.singularFile}.ts`),
-        contents: requestTemplate(input, ctx),
+        contents: requestTemplate(input, context),
       },
     )
   }
   files.push(
     { path: join(outDir, 'index.ts'), contents: moduleIndexTemplate({ models }) },
-    { path: join(outDir, 'routes.ts'), contents: routesTemplate({ models }, ctx) },
-    { path: join(outDir, 'api-keys.ts'), contents: apiKeysTemplate(ctx) },
+    { path: join(outDir, 'routes.ts'), contents: routesTemplate({ models }, context) },
+    { path: join(outDir, 'api-keys.ts'), contents: apiKeysTemplate(context) },
     {
       path: apiKeysMigrationPath(options.migrationsDir),
       contents: apiKeysMigration(options.dialect),
     },
   )
-  return files.map((file) => ({ ...file, exists: existsSync(file.path) }))
+  return {
+    files: files.map((file) => ({ ...file, exists: existsSync(file.path) })),
+    models,
+    context,
+  }
 }
 
-/** A relative import specifier from a folder to a module file: `../../schema.ts`. */
+/**
+ * A relative import specifier from a folder to a module file, with the extension the compiled
+ * module will have (`../../schema.js` for `schema.ts`): it resolves under both
+ * `moduleResolution: nodenext` and `bundler` without `allowImportingTsExtensions`.
+ */
 export function importSpecifier(fromDir: string, file: string): string {
-  const path = relative(fromDir, file).split(sep).join('/')
+  const path = relative(fromDir, file)
+    .split(sep)
+    .join('/')
+    .replace(/\.ts$/, '.js')
+    .replace(/\.mts$/, '.mjs')
+    .replace(/\.cts$/, '.cjs')
   return path.startsWith('.') ? path : `./${path}`
 }

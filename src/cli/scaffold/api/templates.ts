@@ -1,13 +1,20 @@
 import type { ColumnInfo } from '../../../db/models/columns.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
-import { INT32, requestSchema, resourceSchema, resourceValue } from './fields.ts'
+import {
+  INT32,
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  requestSchema,
+  resourceSchema,
+  resourceValue,
+} from './fields.ts'
 import { call, chain, importLine, LINE_WIDTH, property } from './format.ts'
 import type { ModelNames } from './names.ts'
 
 /** What the templates need to know about the app. */
 export interface TemplateContext {
   dialect: 'postgres' | 'sqlite'
-  /** Import specifier of the schema module from `<out>/<folder>/`, e.g. `../../schema.ts`. */
+  /** Import specifier of the schema module from `<out>/<folder>/`, e.g. `../../schema.js`. */
   schemaImport: string
 }
 
@@ -18,48 +25,106 @@ export interface ModelTemplateInput {
   shown: ColumnInfo[]
   /** Columns left out, for the resource's doc comment. */
   hidden: ColumnInfo[]
+  /** Body fields of a create request, and of an update request (never the primary key). */
+  createFields: ColumnInfo[]
+  updateFields: ColumnInfo[]
+  /** The column a `password` input is hashed into (`password_hash`), when the model has one. */
+  passwordColumn: ColumnInfo | undefined
+}
+
+/** The resource's `{id}` as the path gives it: the parse call and the OpenAPI type. */
+export function idOf(pk: ColumnInfo, dialect: 'postgres' | 'sqlite') {
+  const raw = `c.req.param('id')`
+  const sqlType = pk.sqlType.toLowerCase()
+  if (pk.dataType === 'integer' || pk.dataType === 'number') {
+    if (dialect === 'postgres' && INT32.test(sqlType)) {
+      return { parse: 'parseId', expr: `parseId(${raw}, { max: 2_147_483_647 })`, type: 'integer' }
+    }
+    if (dialect === 'postgres' && /^(smallint|int2|smallserial)$/.test(sqlType)) {
+      return { parse: 'parseId', expr: `parseId(${raw}, { max: 32_767 })`, type: 'integer' }
+    }
+    return { parse: 'parseId', expr: `parseId(${raw})`, type: 'integer' }
+  }
+  if (pk.dataType === 'bigint') {
+    return { parse: 'parseBigIntId', expr: `parseBigIntId(${raw})`, type: 'integer' }
+  }
+  if (pk.dataType === 'string' && sqlType === 'uuid') {
+    return { parse: 'parseUuid', expr: `parseUuid(${raw})`, type: 'uuid' }
+  }
+  if (pk.dataType === 'string') {
+    const options = pk.length === undefined ? '' : `, { maxLength: ${pk.length} }`
+    return { parse: 'parseTextId', expr: `parseTextId(${raw}${options})`, type: 'string' }
+  }
+  throw new TypeError(`The primary key ${pk.name} (${pk.sqlType}) cannot be a path identifier`)
+}
+
+/** The value a timestamp column gets from the controller: a Date, or ISO text for string mode. */
+function now(column: ColumnInfo): string | undefined {
+  if (column.dataType === 'date') return 'new Date()'
+  if (column.dataType === 'string') return 'new Date().toISOString()'
+  return undefined
+}
+
+function timestampColumn(model: ModelInfo, name: 'created_at' | 'updated_at') {
+  const key = name === 'created_at' ? 'createdAt' : 'updatedAt'
+  return model.columns.find((column) => column.name === name || column.key === key)
 }
 
 /** `controllers/<resource>.ts`: index, show, store, update and destroy on one Hono sub-app. */
 export function controllerTemplate(
-  { model, names }: ModelTemplateInput,
+  { model, names, passwordColumn }: ModelTemplateInput,
   ctx: TemplateContext,
 ): string {
   const pk = model.primaryKey
   if (!pk) throw new TypeError(`${model.name} has no single-column primary key`)
   const t = names.table
   const row = names.variable
-  const numericId = pk.dataType === 'integer' || pk.dataType === 'number'
-  const int32Id = numericId && ctx.dialect === 'postgres' && INT32.test(pk.sqlType)
-  const idExpr = !numericId
-    ? `c.req.param('id')`
-    : int32Id
-      ? `parseId(c.req.param('id'), { max: 2_147_483_647 })`
-      : `parseId(c.req.param('id'))`
+  const id = idOf(pk, ctx.dialect)
   const where = `eq(${t}.${pk.key}, id)`
-  const updatedAt = model.columns.find(
-    (column) => column.name === 'updated_at' || column.key === 'updatedAt',
+  const updatedAt = timestampColumn(model, 'updated_at')
+  const touched = updatedAt ? now(updatedAt) : undefined
+  // Timestamps the database does not fill are set here, as Laravel's models do.
+  const stamped = [timestampColumn(model, 'created_at'), updatedAt].filter(
+    (column): column is ColumnInfo => column !== undefined && !column.hasDefault && !!now(column),
   )
-  const touched =
-    updatedAt?.dataType === 'date'
-      ? `new Date()`
-      : updatedAt?.dataType === 'string'
-        ? `new Date().toISOString()`
-        : undefined
-  const update = touched
+  const optionalPassword = passwordColumn && (passwordColumn.nullable || passwordColumn.hasDefault)
+  // The hash's local name: never `password`, which holds what the request gave.
+  const hashName = passwordColumn?.key === 'password' ? 'hashedPassword' : passwordColumn?.key
+  const hashEntry = passwordColumn
+    ? passwordColumn.key === hashName
+      ? hashName
+      : `${passwordColumn.key}: ${hashName}`
+    : undefined
+  const hash = !passwordColumn
+    ? undefined
+    : optionalPassword
+      ? hashEntry
+      : `${passwordColumn.key}: await hashPassword(password)`
+  const createValues = [
+    '...input',
+    ...(hash ? [hash] : []),
+    ...stamped.map((column) => `${column.key}: ${now(column)}`),
+  ]
+  const setValues = [
+    '...input',
+    ...(hashEntry ? [hashEntry] : []),
+    ...(touched ? [`${updatedAt!.key}: ${touched}`] : []),
+  ]
+  const set = (indent: string) => objectCall(indent, '.set', setValues)
+  const updateLines = touched
     ? [
         `      const [${row}] = await db`,
         `        .update(${t})`,
-        `        .set({ ...input, ${updatedAt!.key}: ${touched} })`,
+        set('        '),
         `        .where(${where})`,
         `        .returning()`,
         `        .catch(rejectConstraintViolation)`,
       ].join('\n')
     : [
-        `      const [${row}] = hasFields(input)`,
+        `      const [${row}] = hasFields(${setValues.length === 1 ? 'input' : `{ ${setValues.join(', ')} }`})`,
         `        ? await db`,
         `            .update(${t})`,
-        `            .set(input)`,
+        set('            '),
         `            .where(${where})`,
         `            .returning()`,
         `            .catch(rejectConstraintViolation)`,
@@ -70,35 +135,48 @@ export function controllerTemplate(
     'found',
     ...(touched ? [] : ['hasFields']),
     'paginated',
-    ...(numericId ? ['parseId'] : []),
+    id.parse,
     'parseJsonBody',
     'parsePageQuery',
     'rejectBlockedDelete',
     'rejectConstraintViolation',
-  ]
+    'scopeGuard',
+  ].sort((a, b) => a.replace('type ', '').localeCompare(b.replace('type ', '')))
   const respond = (status = '') => {
     const line = `      return c.json({ data: ${names.toResource}(found(${row})) }${status})`
     if (line.length <= LINE_WIDTH) return line
     return `${call('      ', `const data = ${names.toResource}`, [`found(${row})`], '')}\n      return c.json({ data }${status})`
   }
+  const input = passwordColumn ? '{ password, ...input }' : 'input'
   const body = (schema: string) =>
-    call('      ', 'const input = await parseJsonBody', ['c.req.raw', schema], '')
+    call('      ', `const ${input} = await parseJsonBody`, ['c.req.raw', schema], '')
+  const hashed = 'password === undefined ? undefined : await hashPassword(password)'
+  const passwordHash = !passwordColumn
+    ? ''
+    : `      const ${hashName} = ${hashed}`.length <= LINE_WIDTH
+      ? `\n      const ${hashName} = ${hashed}`
+      : `\n      const ${hashName} =\n        ${hashed}`
   // Postgres prepared statements are named per connection; SQLite's are anonymous.
   const prepareName = (action: string) =>
     ctx.dialect === 'postgres' ? `'kiln_${model.tableName}_${action}'` : ''
   const run = ctx.dialect === 'postgres' ? 'execute' : 'all'
+  const deps = ['db', 'counts', ...(passwordColumn ? ['hashPassword'] : [])].join(', ')
   return `import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
 ${kiln.map((name) => `  ${name},`).join('\n')}
 } from 'kiln/api'
 ${importLine([t], ctx.schemaImport)}
-${importLine([names.createRequest, names.updateRequest], `../requests/${names.singularFile}.ts`)}
-${importLine([names.toResource], `../resources/${names.singularFile}.ts`)}
-import type { ApiContext } from '../routes.ts'
+${importLine([names.createRequest, names.updateRequest], `../requests/${names.singularFile}.js`)}
+${importLine([names.toResource], `../resources/${names.singularFile}.js`)}
+import type { ApiContext } from '../routes.js'
+
+/** Scopes a key needs on these routes (\`*\` passes every check): change them per route here. */
+const read = scopeGuard('${names.resource}:read')
+const write = scopeGuard('${names.resource}:write')
 
 /** \`/api/v1/${names.resource}\`: index, show, store, update and destroy. */
-export function ${names.controller}({ db, counts }: ApiContext) {
+export function ${names.controller}({ ${deps} }: ApiContext) {
   // Prepared once: a request only binds its values, the SQL is not built again.
   const pageQuery = db
     .select()
@@ -113,36 +191,36 @@ export function ${names.controller}({ db, counts }: ApiContext) {
     .where(eq(${t}.${pk.key}, sql.placeholder('id')))
     .prepare(${prepareName('show')})
   return new Hono<ApiEnv>()
-    .get('/', async function index(c) {
+    .get('/', read, async function index(c) {
       const page = parsePageQuery(c.req.query())
 ${chain('      ', 'const rows = await ', `pageQuery.${run}({ limit: page.perPage, offset: page.offset })`, '')}
 ${call('      ', 'const total = await counts.total', [`'${model.tableName}'`, 'page', 'rows.length', `db.$count(${t})`], '')}
       const data = rows.map(${names.toResource})
       return c.json(paginated(data, page, total, c.req.path))
     })
-    .post('/', async function store(c) {
-${body(names.createRequest)}
+    .post('/', write, async function store(c) {
+${body(names.createRequest)}${optionalPassword ? passwordHash : ''}
       const [${row}] = await db
         .insert(${t})
-        .values(input)
+${objectCall('        ', '.values', createValues)}
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('${model.tableName}')
 ${respond(', 201')}
     })
-    .get('/:id', async function show(c) {
-      const id = ${idExpr}
+    .get('/:id', read, async function show(c) {
+      const id = ${id.expr}
       const [${row}] = await showQuery.${run}({ id })
 ${respond()}
     })
-    .put('/:id', async function update(c) {
-      const id = ${idExpr}
-${body(names.updateRequest)}
-${update}
+    .put('/:id', write, async function update(c) {
+      const id = ${id.expr}
+${body(names.updateRequest)}${passwordHash}
+${updateLines}
 ${respond()}
     })
-    .delete('/:id', async function destroy(c) {
-      const id = ${idExpr}
+    .delete('/:id', write, async function destroy(c) {
+      const id = ${id.expr}
       const [${row}] = await db
         .delete(${t})
         .where(${where})
@@ -154,6 +232,14 @@ ${respond()}
     })
 }
 `
+}
+
+/** `.name(input)`, or `.name({ ...input, a: b })`, the object broken one entry per line when long. */
+function objectCall(indent: string, name: string, entries: string[]): string {
+  if (entries.length === 1) return `${indent}${name}(${entries[0]!.replace('...', '')})`
+  const line = `${indent}${name}({ ${entries.join(', ')} })`
+  if (line.length <= LINE_WIDTH) return line
+  return `${indent}${name}({\n${entries.map((e) => `${indent}  ${e},`).join('\n')}\n${indent}})`
 }
 
 /** `resources/<model>.ts`: the resource schema and type, and the conversion from a row. */
@@ -179,7 +265,7 @@ export function resourceTemplate(
 ${importLine([names.table], ctx.schemaImport, true)}
 
 /**
- * A ${words(model.name)} as the API returns it.${hiddenNote}
+ * ${article(words(model.name))} as the API returns it.${hiddenNote}
  */
 export const ${names.resourceType} = z.object({
 ${shown.map((column) => chain('  ', `${column.name}: `, resourceSchema(column), ',')).join('\n')}
@@ -197,17 +283,33 @@ ${shown.map((column) => property('    ', column.name, resourceValue(column, row)
 
 /** `requests/<model>.ts`: the create and update body schemas. */
 export function requestTemplate(
-  { model, names }: ModelTemplateInput,
+  { model, names, createFields, updateFields, passwordColumn }: ModelTemplateInput,
   ctx: TemplateContext,
 ): string {
-  const fields = model.writableFields
-  const optional = fields.filter((column) => column.nullable || column.hasDefault)
+  const insertType = `New${model.name}`
+  const fields = [...createFields, ...updateFields.filter((f) => !createFields.includes(f))]
+  const schemas = fields.map((column) => ({
+    name: column.name,
+    expr: requestSchema(column, ctx.dialect, insertType),
+  }))
+  if (passwordColumn) {
+    schemas.push({
+      name: 'password',
+      expr: `z.string().min(${MIN_PASSWORD_LENGTH}).max(${MAX_PASSWORD_LENGTH})`,
+    })
+  }
+  const optional = [
+    ...createFields.filter((column) => column.nullable || column.hasDefault).map((c) => c.name),
+    ...(passwordColumn && (passwordColumn.nullable || passwordColumn.hasDefault)
+      ? ['password']
+      : []),
+  ]
+  const createOnly = fields.filter((f) => !updateFields.includes(f)).map((f) => f.name)
+  const updateOnly = fields.filter((f) => !createFields.includes(f)).map((f) => f.name)
   const renamed = fields.filter((column) => column.name !== column.key)
   const transform = renamed.length > 0 ? '.transform((body) => renameKeys(body, columns))' : ''
-  const mask =
-    optional.length > 0
-      ? `.partial({ ${optional.map((column) => `${column.name}: true`).join(', ')} })`
-      : ''
+  const mask = (method: string, names: string[]) =>
+    names.length > 0 ? `.${method}({ ${names.map((name) => `${name}: true`).join(', ')} })` : ''
   const columnsConst =
     renamed.length > 0
       ? `
@@ -220,22 +322,41 @@ ${renamed.map((column) => `  ${column.name}: '${column.key}',`).join('\n')}
   const create = chain(
     '',
     `export const ${names.createRequest} = `,
-    `z.strictObject(fields)${mask}${transform}`,
+    `z.strictObject(fields)${mask('omit', updateOnly)}${mask('partial', optional)}${transform}`,
     '',
   )
   const update = chain(
     '',
     `export const ${names.updateRequest} = `,
-    `z.strictObject(fields).partial()${transform}`,
+    `z.strictObject(fields)${mask('omit', createOnly)}.partial()${transform}`,
     '',
   )
-  return `${renamed.length > 0 ? "import { renameKeys } from 'kiln/api'\n" : ''}import { z } from 'zod'
-
+  const exprs = schemas.map((s) => s.expr).join('\n')
+  const kiln = [
+    ...(/\bdecimal\(/.test(exprs) ? ['decimal'] : []),
+    ...(/\bint64\(/.test(exprs) ? ['int64'] : []),
+    ...(/\bjsonValue</.test(exprs) ? ['jsonValue'] : []),
+    ...(renamed.length > 0 ? ['renameKeys'] : []),
+  ]
+  const usesInsertType = exprs.includes(`${insertType}[`)
+  const imports = [
+    ...(kiln.length > 0 ? [importLine(kiln, 'kiln/api')] : []),
+    "import { z } from 'zod'",
+    ...(usesInsertType ? [importLine([names.table], ctx.schemaImport, true)] : []),
+  ]
+  const insertTypeLine = usesInsertType
+    ? `\n/** ${article(words(model.name))} as an insert takes it: the types of its JSON fields. */\ntype ${insertType} = typeof ${names.table}.$inferInsert\n`
+    : ''
+  const createDoc = passwordColumn
+    ? `/**\n * Body of \`POST /api/v1/${names.resource}\`. Unknown fields are rejected. \`password\` is hashed\n * by the app's \`hashPassword\` into \`${passwordColumn.name}\`: a hash is never taken from a caller.\n */`
+    : `/** Body of \`POST /api/v1/${names.resource}\`. Unknown fields are rejected. */`
+  return `${imports.join('\n')}
+${insertTypeLine}
 const fields = {
-${fields.map((column) => chain('  ', `${column.name}: `, requestSchema(column, ctx.dialect), ',')).join('\n')}
+${schemas.map(({ name, expr }) => chain('  ', `${name}: `, expr, ',')).join('\n')}
 }
 ${columnsConst}
-/** Body of \`POST /api/v1/${names.resource}\`. Unknown fields are rejected. */
+${createDoc}
 ${create}
 
 /** Body of \`PUT /api/v1/${names.resource}/{id}\`: any subset of the fields; only those change. */
@@ -243,119 +364,9 @@ ${update}
 `
 }
 
-export interface AppTemplateInput {
-  models: Array<{ model: ModelInfo; names: ModelNames }>
-}
-
-/** `routes.ts`: the \`/api/v1\` group and the docs routes. */
-export function routesTemplate({ models }: AppTemplateInput, ctx: TemplateContext): string {
-  const dbType = ctx.dialect === 'postgres' ? 'PostgresDatabase' : 'SqliteDatabase'
-  const sorted = [...models].sort((a, b) => a.names.resource.localeCompare(b.names.resource))
-  const byFile = (key: 'pluralFile' | 'singularFile') =>
-    [...models].sort((a, b) => a.names[key].localeCompare(b.names[key]))
-  const imports = [
-    ...byFile('pluralFile').map(
-      ({ names }) => `import { ${names.controller} } from './controllers/${names.pluralFile}.ts'`,
-    ),
-    ...byFile('singularFile').map(({ names }) =>
-      importLine([names.createRequest, names.updateRequest], `./requests/${names.singularFile}.ts`),
-    ),
-    ...byFile('singularFile').map(
-      ({ names }) => `import { ${names.resourceType} } from './resources/${names.singularFile}.ts'`,
-    ),
-  ]
-  return `import { Hono } from 'hono'
-import {
-  type ApiDocsOptions,
-  type ApiEnv,
-  type ApiKeyProvider,
-  apiDocs,
-  apiKeyAuth,
-  createRecordCounter,
-  type OpenApiResource,
-  type RateLimiters,
-  type RecordCounter,
-  throttle,
-} from 'kiln/api'
-import type { ${dbType} } from 'kiln/db'
-${imports.join('\n')}
-
-export interface ApiDeps {
-  database: ${dbType}
-  /** Verifies API keys: \`apiKeyProvider({ database })\` from ./api-keys.ts, or your own. */
-  apiKeys: ApiKeyProvider
-  /** From \`createRateLimiters()\`: the group uses the limiter named \`api\`. */
-  limiters: RateLimiters
-  /** Cached list totals; give every instance the same store (Redis) when you run several. */
-  counts?: RecordCounter
-}
-
-/** What each controller receives. */
-export interface ApiContext {
-  db: ${dbType}['db']
-  counts: RecordCounter
-}
-
-/** \`/api/v1\`: every route passes the \`api\` rate limiter and needs an API key. */
-export function apiRoutes({
-  database,
-  apiKeys,
-  limiters,
-  counts = createRecordCounter(),
-}: ApiDeps) {
-  const context: ApiContext = { db: database.db, counts }
-  return new Hono<ApiEnv>()
-    .basePath('/api/v1')
-    .use(throttle(limiters, 'api'))
-    .use(apiKeyAuth({ provider: apiKeys }))
-${sorted.map(({ names }) => `    .route('/${names.resource}', ${names.controller}(context))`).join('\n')}
-}
-
-/** The resources as the OpenAPI document describes them. */
-export const apiResources: OpenApiResource[] = [
-${sorted
-  .map(
-    ({ names }) =>
-      `  {
-    name: '${names.resource}',
-    model: '${names.model}',
-    schema: ${names.resourceType},
-    create: ${names.createRequest},
-    update: ${names.updateRequest},
-  },`,
-  )
-  .join('\n')}
-]
-
-/** \`GET /api/openapi.json\` and \`GET /api/docs\` (ReDoc) for the routes registered on \`app\`. */
-export function docsRoutes({ app, title }: Pick<ApiDocsOptions, 'app' | 'title'>) {
-  return apiDocs({ app, title, resources: apiResources })
-}
-`
-}
-
-/** `index.ts`: the module index, one entry per controller. */
-export function moduleIndexTemplate({ models }: AppTemplateInput): string {
-  const sorted = [...models].sort((a, b) => a.names.pluralFile.localeCompare(b.names.pluralFile))
-  return `export { apiKeyProvider, apiKeys } from './api-keys.ts'
-${sorted.map(({ names }) => `export { ${names.controller} } from './controllers/${names.pluralFile}.ts'`).join('\n')}
-export { type ApiContext, type ApiDeps, apiResources, apiRoutes, docsRoutes } from './routes.ts'
-`
-}
-
-/** `api-keys.ts`: the api_keys table of this app's dialect and the key provider. */
-export function apiKeysTemplate(ctx: TemplateContext): string {
-  const table = ctx.dialect === 'postgres' ? 'apiKeysPg' : 'apiKeysSqlite'
-  return `import { createDatabaseApiKeyProvider, type DatabaseApiKeyProviderOptions } from 'kiln/api'
-
-/** The \`api_keys\` table (created by kiln's migration and ./migrations). */
-export { ${table} as apiKeys } from 'kiln/db'
-
-/** The app's \`ApiKeyProvider\`: keys in \`api_keys\`, with revocation and expiry checks. */
-export function apiKeyProvider(options: DatabaseApiKeyProviderOptions) {
-  return createDatabaseApiKeyProvider(options)
-}
-`
+/** `an order`, `a user`. */
+function article(noun: string): string {
+  return `${/^[aeio]/.test(noun) ? 'An' : 'A'} ${noun}`
 }
 
 function words(name: string): string {

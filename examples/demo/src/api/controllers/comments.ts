@@ -9,11 +9,16 @@ import {
   parsePageQuery,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  scopeGuard,
 } from 'kiln/api'
-import { comments } from '../../schema.ts'
-import { CreateCommentRequest, UpdateCommentRequest } from '../requests/comment.ts'
-import { toCommentResource } from '../resources/comment.ts'
-import type { ApiContext } from '../routes.ts'
+import { comments } from '../../schema.js'
+import { CreateCommentRequest, UpdateCommentRequest } from '../requests/comment.js'
+import { toCommentResource } from '../resources/comment.js'
+import type { ApiContext } from '../routes.js'
+
+/** Scopes a key needs on these routes (`*` passes every check): change them per route here. */
+const read = scopeGuard('comments:read')
+const write = scopeGuard('comments:write')
 
 /** `/api/v1/comments`: index, show, store, update and destroy. */
 export function commentsController({ db, counts }: ApiContext) {
@@ -31,14 +36,14 @@ export function commentsController({ db, counts }: ApiContext) {
     .where(eq(comments.id, sql.placeholder('id')))
     .prepare('kiln_comments_show')
   return new Hono<ApiEnv>()
-    .get('/', async function index(c) {
+    .get('/', read, async function index(c) {
       const page = parsePageQuery(c.req.query())
       const rows = await pageQuery.execute({ limit: page.perPage, offset: page.offset })
       const total = await counts.total('comments', page, rows.length, db.$count(comments))
       const data = rows.map(toCommentResource)
       return c.json(paginated(data, page, total, c.req.path))
     })
-    .post('/', async function store(c) {
+    .post('/', write, async function store(c) {
       const input = await parseJsonBody(c.req.raw, CreateCommentRequest)
       const [comment] = await db
         .insert(comments)
@@ -48,12 +53,12 @@ export function commentsController({ db, counts }: ApiContext) {
       await counts.invalidate('comments')
       return c.json({ data: toCommentResource(found(comment)) }, 201)
     })
-    .get('/:id', async function show(c) {
+    .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
       const [comment] = await showQuery.execute({ id })
       return c.json({ data: toCommentResource(found(comment)) })
     })
-    .put('/:id', async function update(c) {
+    .put('/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
       const input = await parseJsonBody(c.req.raw, UpdateCommentRequest)
       const [comment] = await db
@@ -64,7 +69,7 @@ export function commentsController({ db, counts }: ApiContext) {
         .catch(rejectConstraintViolation)
       return c.json({ data: toCommentResource(found(comment)) })
     })
-    .delete('/:id', async function destroy(c) {
+    .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
       const [comment] = await db
         .delete(comments)

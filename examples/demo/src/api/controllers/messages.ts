@@ -9,11 +9,16 @@ import {
   parsePageQuery,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  scopeGuard,
 } from 'kiln/api'
-import { messages } from '../../schema.ts'
-import { CreateMessageRequest, UpdateMessageRequest } from '../requests/message.ts'
-import { toMessageResource } from '../resources/message.ts'
-import type { ApiContext } from '../routes.ts'
+import { messages } from '../../schema.js'
+import { CreateMessageRequest, UpdateMessageRequest } from '../requests/message.js'
+import { toMessageResource } from '../resources/message.js'
+import type { ApiContext } from '../routes.js'
+
+/** Scopes a key needs on these routes (`*` passes every check): change them per route here. */
+const read = scopeGuard('messages:read')
+const write = scopeGuard('messages:write')
 
 /** `/api/v1/messages`: index, show, store, update and destroy. */
 export function messagesController({ db, counts }: ApiContext) {
@@ -31,14 +36,14 @@ export function messagesController({ db, counts }: ApiContext) {
     .where(eq(messages.id, sql.placeholder('id')))
     .prepare('kiln_messages_show')
   return new Hono<ApiEnv>()
-    .get('/', async function index(c) {
+    .get('/', read, async function index(c) {
       const page = parsePageQuery(c.req.query())
       const rows = await pageQuery.execute({ limit: page.perPage, offset: page.offset })
       const total = await counts.total('messages', page, rows.length, db.$count(messages))
       const data = rows.map(toMessageResource)
       return c.json(paginated(data, page, total, c.req.path))
     })
-    .post('/', async function store(c) {
+    .post('/', write, async function store(c) {
       const input = await parseJsonBody(c.req.raw, CreateMessageRequest)
       const [message] = await db
         .insert(messages)
@@ -48,12 +53,12 @@ export function messagesController({ db, counts }: ApiContext) {
       await counts.invalidate('messages')
       return c.json({ data: toMessageResource(found(message)) }, 201)
     })
-    .get('/:id', async function show(c) {
+    .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
       const [message] = await showQuery.execute({ id })
       return c.json({ data: toMessageResource(found(message)) })
     })
-    .put('/:id', async function update(c) {
+    .put('/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
       const input = await parseJsonBody(c.req.raw, UpdateMessageRequest)
       const [message] = await db
@@ -64,7 +69,7 @@ export function messagesController({ db, counts }: ApiContext) {
         .catch(rejectConstraintViolation)
       return c.json({ data: toMessageResource(found(message)) })
     })
-    .delete('/:id', async function destroy(c) {
+    .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
       const [message] = await db
         .delete(messages)

@@ -9,11 +9,16 @@ import {
   parsePageQuery,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  scopeGuard,
 } from 'kiln/api'
-import { posts } from '../../schema.ts'
-import { CreatePostRequest, UpdatePostRequest } from '../requests/post.ts'
-import { toPostResource } from '../resources/post.ts'
-import type { ApiContext } from '../routes.ts'
+import { posts } from '../../schema.js'
+import { CreatePostRequest, UpdatePostRequest } from '../requests/post.js'
+import { toPostResource } from '../resources/post.js'
+import type { ApiContext } from '../routes.js'
+
+/** Scopes a key needs on these routes (`*` passes every check): change them per route here. */
+const read = scopeGuard('posts:read')
+const write = scopeGuard('posts:write')
 
 /** `/api/v1/posts`: index, show, store, update and destroy. */
 export function postsController({ db, counts }: ApiContext) {
@@ -31,14 +36,14 @@ export function postsController({ db, counts }: ApiContext) {
     .where(eq(posts.id, sql.placeholder('id')))
     .prepare('kiln_posts_show')
   return new Hono<ApiEnv>()
-    .get('/', async function index(c) {
+    .get('/', read, async function index(c) {
       const page = parsePageQuery(c.req.query())
       const rows = await pageQuery.execute({ limit: page.perPage, offset: page.offset })
       const total = await counts.total('posts', page, rows.length, db.$count(posts))
       const data = rows.map(toPostResource)
       return c.json(paginated(data, page, total, c.req.path))
     })
-    .post('/', async function store(c) {
+    .post('/', write, async function store(c) {
       const input = await parseJsonBody(c.req.raw, CreatePostRequest)
       const [post] = await db
         .insert(posts)
@@ -48,12 +53,12 @@ export function postsController({ db, counts }: ApiContext) {
       await counts.invalidate('posts')
       return c.json({ data: toPostResource(found(post)) }, 201)
     })
-    .get('/:id', async function show(c) {
+    .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
       const [post] = await showQuery.execute({ id })
       return c.json({ data: toPostResource(found(post)) })
     })
-    .put('/:id', async function update(c) {
+    .put('/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
       const input = await parseJsonBody(c.req.raw, UpdatePostRequest)
       const [post] = await db
@@ -64,7 +69,7 @@ export function postsController({ db, counts }: ApiContext) {
         .catch(rejectConstraintViolation)
       return c.json({ data: toPostResource(found(post)) })
     })
-    .delete('/:id', async function destroy(c) {
+    .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
       const [post] = await db
         .delete(posts)

@@ -9,14 +9,19 @@ import {
   parsePageQuery,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  scopeGuard,
 } from 'kiln/api'
-import { users } from '../../schema.ts'
-import { CreateUserRequest, UpdateUserRequest } from '../requests/user.ts'
-import { toUserResource } from '../resources/user.ts'
-import type { ApiContext } from '../routes.ts'
+import { users } from '../../schema.js'
+import { CreateUserRequest, UpdateUserRequest } from '../requests/user.js'
+import { toUserResource } from '../resources/user.js'
+import type { ApiContext } from '../routes.js'
+
+/** Scopes a key needs on these routes (`*` passes every check): change them per route here. */
+const read = scopeGuard('users:read')
+const write = scopeGuard('users:write')
 
 /** `/api/v1/users`: index, show, store, update and destroy. */
-export function usersController({ db, counts }: ApiContext) {
+export function usersController({ db, counts, hashPassword }: ApiContext) {
   // Prepared once: a request only binds its values, the SQL is not built again.
   const pageQuery = db
     .select()
@@ -31,40 +36,41 @@ export function usersController({ db, counts }: ApiContext) {
     .where(eq(users.id, sql.placeholder('id')))
     .prepare('kiln_users_show')
   return new Hono<ApiEnv>()
-    .get('/', async function index(c) {
+    .get('/', read, async function index(c) {
       const page = parsePageQuery(c.req.query())
       const rows = await pageQuery.execute({ limit: page.perPage, offset: page.offset })
       const total = await counts.total('users', page, rows.length, db.$count(users))
       const data = rows.map(toUserResource)
       return c.json(paginated(data, page, total, c.req.path))
     })
-    .post('/', async function store(c) {
-      const input = await parseJsonBody(c.req.raw, CreateUserRequest)
+    .post('/', write, async function store(c) {
+      const { password, ...input } = await parseJsonBody(c.req.raw, CreateUserRequest)
       const [user] = await db
         .insert(users)
-        .values(input)
+        .values({ ...input, passwordHash: await hashPassword(password) })
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('users')
       return c.json({ data: toUserResource(found(user)) }, 201)
     })
-    .get('/:id', async function show(c) {
+    .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
       const [user] = await showQuery.execute({ id })
       return c.json({ data: toUserResource(found(user)) })
     })
-    .put('/:id', async function update(c) {
+    .put('/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
-      const input = await parseJsonBody(c.req.raw, UpdateUserRequest)
+      const { password, ...input } = await parseJsonBody(c.req.raw, UpdateUserRequest)
+      const passwordHash = password === undefined ? undefined : await hashPassword(password)
       const [user] = await db
         .update(users)
-        .set({ ...input, updatedAt: new Date() })
+        .set({ ...input, passwordHash, updatedAt: new Date() })
         .where(eq(users.id, id))
         .returning()
         .catch(rejectConstraintViolation)
       return c.json({ data: toUserResource(found(user)) })
     })
-    .delete('/:id', async function destroy(c) {
+    .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
       const [user] = await db
         .delete(users)

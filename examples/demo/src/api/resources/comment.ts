@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { comments } from '../../schema.ts'
+import type { comments } from '../../schema.js'
 
 /**
  * A comment as the API returns it.

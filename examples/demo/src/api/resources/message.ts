@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { messages } from '../../schema.ts'
+import type { messages } from '../../schema.js'
 
 /**
  * A message as the API returns it.

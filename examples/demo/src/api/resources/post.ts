@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { posts } from '../../schema.ts'
+import type { posts } from '../../schema.js'
 
 /**
  * A post as the API returns it.

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { users } from '../../schema.ts'
+import type { users } from '../../schema.js'
 
 /**
  * A user as the API returns it.

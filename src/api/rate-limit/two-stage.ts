@@ -1,0 +1,49 @@
+import type { MiddlewareHandler } from 'hono'
+import { UnauthenticatedError } from '../../core/errors.ts'
+import type { RateLimiters } from './rate-limiters.ts'
+import { throttle } from './throttle.ts'
+
+/** The two places a limiter runs around `apiKeyAuth`. */
+export interface TwoStageThrottle {
+  /** Before `apiKeyAuth`: counts each request the key check refuses against its client IP. */
+  beforeAuth: MiddlewareHandler
+  /** After `apiKeyAuth`: counts every authenticated request, with its `ApiKeyInfo`. */
+  afterAuth: MiddlewareHandler
+}
+
+/**
+ * One named limiter in two stages around `apiKeyAuth`, so a limiter that buckets by key
+ * (`r.apiKey ? { key: \`key:${r.apiKey.id}\`, … } : perIp(r, 60)`) sees the key, while requests
+ * without a valid key are still limited per client IP:
+ *
+ * ```ts
+ * const limit = twoStageThrottle(limiters, 'api')
+ * group.use(limit.beforeAuth).use(apiKeyAuth({ provider })).use(limit.afterAuth)
+ * ```
+ *
+ * Each request is counted once: a refused key (401) by `beforeAuth`, in the limiter's bucket
+ * for a request without a key (per IP for the built-in `api` limiter), answered 429 instead of
+ * 401 once that bucket is spent; an accepted key by `afterAuth`. With a per-IP limiter (the
+ * default) this is the same 60 requests per minute per IP as a single throttle before auth.
+ */
+export function twoStageThrottle(limiters: RateLimiters, name: string): TwoStageThrottle {
+  const counted = throttle(limiters, name)
+  const noop = async () => {}
+  return {
+    beforeAuth: async function throttleRefusedKeys(c, next) {
+      let refusal: unknown
+      try {
+        await next()
+      } catch (error) {
+        if (!(error instanceof UnauthenticatedError)) throw error
+        refusal = error
+      }
+      // Inside a group with its own error handler the 401 is already a response here.
+      if (refusal === undefined && !(c.error instanceof UnauthenticatedError)) return
+      if (c.get('apiKey' as never) !== undefined) return
+      await counted(c, noop)
+      if (refusal !== undefined) throw refusal
+    },
+    afterAuth: counted,
+  }
+}

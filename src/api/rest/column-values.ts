@@ -1,0 +1,81 @@
+import { z } from 'zod'
+
+export interface DecimalOptions {
+  /** Total significant digits (`numeric(10, 2)` → 10); none for a plain `numeric`. */
+  precision?: number
+  /** Digits after the decimal point (`numeric(10, 2)` → 2); 0 when only a precision is set. */
+  scale?: number
+}
+
+const DECIMAL = /^-?(\d+)(?:\.(\d+))?$/
+
+/**
+ * A `numeric(p, s)` request field: a JSON number or a numeric string (`12.5`, `"12.50"`),
+ * refused with a 422 when it has more digits than the column keeps, never rounded. The parsed
+ * value is the decimal string the column stores, so no precision is lost on the way.
+ */
+export function decimal({ precision, scale = 0 }: DecimalOptions = {}) {
+  const whole = precision === undefined ? undefined : precision - scale
+  const limits =
+    precision === undefined
+      ? 'a decimal number'
+      : scale === 0
+        ? `a whole number of at most ${whole} digits`
+        : `a number with at most ${whole} digits before the decimal point and ${scale} after it`
+  return z
+    .union([z.number(), z.string().regex(DECIMAL)], { error: `must be ${limits}` })
+    .transform((value, ctx) => {
+      const text = typeof value === 'number' ? numberText(value) : value
+      const match = text === undefined ? null : DECIMAL.exec(text)
+      const digits = match?.[1]?.replace(/^0+(?=\d)/, '') ?? ''
+      const fraction = match?.[2]?.replace(/0+$/, '') ?? ''
+      const fits =
+        match !== null &&
+        (whole === undefined || (digits === '0' ? 0 : digits.length) <= whole) &&
+        (precision === undefined || fraction.length <= scale)
+      if (!fits) {
+        ctx.addIssue({ code: 'custom', message: `must be ${limits}`, input: value })
+        return z.NEVER
+      }
+      return text as string
+    })
+}
+
+/** A finite JSON number as plain decimal text (`1e-7` → undefined: too many digits anyway). */
+function numberText(value: number): string | undefined {
+  if (!Number.isFinite(value)) return undefined
+  const text = String(value)
+  return /e/i.test(text) ? undefined : text
+}
+
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+
+/**
+ * A `bigint` request field: a JSON integer or a string of digits (JSON numbers lose precision
+ * beyond 2^53, so large values travel as strings), within the 64-bit range; parsed to `bigint`.
+ */
+export function int64() {
+  const message = 'must be a whole number between -9223372036854775808 and 9223372036854775807'
+  return z
+    .union([z.int(), z.string().regex(/^-?\d{1,19}$/)], { error: message })
+    .transform((value, ctx) => {
+      const big = BigInt(value)
+      if (big < INT64_MIN || big > INT64_MAX) {
+        ctx.addIssue({ code: 'custom', message, input: value })
+        return z.NEVER
+      }
+      return big
+    })
+}
+
+/**
+ * A `json`/`jsonb` request field typed as the column's `$type<T>()`. Any JSON value passes: the
+ * type lives only in TypeScript, so replace this with a precise schema (`z.array(z.string())`)
+ * when the column must hold one shape. A missing required field is still reported.
+ */
+export function jsonValue<T>(): z.ZodType<T> {
+  return z
+    .unknown()
+    .refine((value) => value !== undefined, { message: 'is required' }) as z.ZodType<T>
+}

@@ -1,0 +1,171 @@
+import { importLine } from './format.ts'
+import type { ModelNames } from './names.ts'
+import type { ModelTemplateInput, TemplateContext } from './templates.ts'
+import { idOf } from './templates.ts'
+
+export interface AppTemplateInput {
+  models: ModelTemplateInput[]
+}
+
+/** The relative imports `routes.ts` needs for one model, in the formatter's order. */
+export function routeImports(names: ModelNames): Array<{ from: string; line: string }> {
+  const from = {
+    controller: `./controllers/${names.pluralFile}.js`,
+    request: `./requests/${names.singularFile}.js`,
+    resource: `./resources/${names.singularFile}.js`,
+  }
+  return [
+    { from: from.controller, line: importLine([names.controller], from.controller) },
+    {
+      from: from.request,
+      line: importLine([names.createRequest, names.updateRequest], from.request),
+    },
+    { from: from.resource, line: importLine([names.resourceType], from.resource) },
+  ]
+}
+
+/** `.route('/posts', postsController(context))` */
+export function routeLine({ names }: Pick<ModelTemplateInput, 'names'>): string {
+  return `    .route('/${names.resource}', ${names.controller}(context))`
+}
+
+/** One `apiResources` entry. */
+export function resourceEntry(
+  { model, names }: ModelTemplateInput,
+  ctx: Pick<TemplateContext, 'dialect'>,
+): string {
+  const idType = idOf(model.primaryKey!, ctx.dialect).type
+  return `  {
+    name: '${names.resource}',
+    model: '${names.model}',
+    schema: ${names.resourceType},
+    create: ${names.createRequest},
+    update: ${names.updateRequest},${idType === 'integer' ? '' : `\n    idType: '${idType}',`}
+  },`
+}
+
+/** `export { postsController } from './controllers/posts.js'` */
+export function indexExportLine({ names }: Pick<ModelTemplateInput, 'names'>): string {
+  return `export { ${names.controller} } from './controllers/${names.pluralFile}.js'`
+}
+
+/** `routes.ts`: the \`/api/v1\` group and the docs routes. */
+export function routesTemplate({ models }: AppTemplateInput, ctx: TemplateContext): string {
+  const postgres = ctx.dialect === 'postgres'
+  const dbType = postgres ? 'PostgresDb' : 'SqliteDb'
+  const narrow = postgres ? 'postgresDb' : 'sqliteDb'
+  const passwords = models.filter((m) => m.passwordColumn)
+  const byResource = [...models].sort((a, b) => a.names.resource.localeCompare(b.names.resource))
+  const imports = models
+    .flatMap(({ names }) => routeImports(names))
+    .sort((a, b) => a.from.localeCompare(b.from))
+    .map((i) => i.line)
+  const hashDoc = passwords.map((m) => m.names.resource).join(', ')
+  const hashField = passwords.length
+    ? `
+  /**
+   * Hashes the \`password\` a request gives (${hashDoc}) before it is stored: your login's own
+   * hasher, so the stored hash is one your login can check. Raw hashes are never accepted.
+   */
+  hashPassword: (password: string) => Promise<string>`
+    : ''
+  return `import { Hono } from 'hono'
+import {
+  type ApiDocsOptions,
+  type ApiEnv,
+  type ApiKeyProvider,
+  apiDocs,
+  apiKeyAuth,
+  createRecordCounter,
+  type OpenApiResource,
+  type RateLimiters,
+  type RecordCounter,
+  twoStageThrottle,
+} from 'kiln/api'
+import { createLogger, errorHandler, type Logger } from 'kiln/core'
+import { type Database, type ${dbType}, ${narrow} } from 'kiln/db'
+${imports.join('\n')}
+
+export interface ApiDeps {
+  /** What \`createDatabase()\` returns; it must be a ${postgres ? 'Postgres (PostgreSQL or PGlite)' : 'SQLite'} database. */
+  database: Database
+  /** Verifies API keys: \`apiKeyProvider({ database })\` from ./api-keys.js, or your own. */
+  apiKeys: ApiKeyProvider
+  /** From \`createRateLimiters()\`: the group uses the limiter named \`api\`. */
+  limiters: RateLimiters
+  /** Cached list totals; give every instance the same store (Redis) when you run several. */
+  counts?: RecordCounter${hashField}
+  /** Where server errors (5xx) are logged; standard output by default. */
+  logger?: Logger
+}
+
+/** What each controller receives. */
+export interface ApiContext {
+  db: ${dbType}
+  counts: RecordCounter${passwords.length ? `\n  hashPassword: ApiDeps['hashPassword']` : ''}
+}
+
+/**
+ * \`/api/v1\`: every route needs an API key, then passes the \`api\` rate limiter, which sees the
+ * key (so a limit per key works); requests refused for their key are limited per client IP.
+ * Errors answer JSON (401, 403, 404, 422, 429…) through kiln's error handler: mounting the
+ * group with \`app.route('/', apiRoutes(…))\` is enough.
+ */
+export function apiRoutes({
+  database,
+  apiKeys,
+  limiters,
+  counts = createRecordCounter(),${passwords.length ? '\n  hashPassword,' : ''}
+  logger = createLogger(),
+}: ApiDeps) {
+  const context: ApiContext = { db: ${narrow}(database), counts${passwords.length ? ', hashPassword' : ''} }
+  const limit = twoStageThrottle(limiters, 'api')
+  return new Hono<ApiEnv>()
+    .basePath('/api/v1')
+    .onError(errorHandler({ logger }))
+    .use(limit.beforeAuth)
+    .use(apiKeyAuth({ provider: apiKeys, logger }))
+    .use(limit.afterAuth)
+${byResource.map(routeLine).join('\n')}
+}
+
+/** The resources as the OpenAPI document describes them. */
+export const apiResources: OpenApiResource[] = [
+${byResource.map((m) => resourceEntry(m, ctx)).join('\n')}
+]
+
+/**
+ * \`GET /api/openapi.json\` and \`GET /api/docs\` (ReDoc) for the routes registered on \`app\`;
+ * \`version\` and \`description\` go into the document's \`info\`.
+ */
+export function docsRoutes(
+  options: Pick<ApiDocsOptions, 'app' | 'title' | 'version' | 'description'>,
+) {
+  return apiDocs({ ...options, resources: apiResources })
+}
+`
+}
+
+/** `index.ts`: the module index, one entry per controller. */
+export function moduleIndexTemplate({ models }: AppTemplateInput): string {
+  const sorted = [...models].sort((a, b) => a.names.pluralFile.localeCompare(b.names.pluralFile))
+  return `export { apiKeyProvider, apiKeys } from './api-keys.js'
+${sorted.map(indexExportLine).join('\n')}
+export { type ApiContext, type ApiDeps, apiResources, apiRoutes, docsRoutes } from './routes.js'
+`
+}
+
+/** `api-keys.ts`: the api_keys table of this app's dialect and the key provider. */
+export function apiKeysTemplate(ctx: TemplateContext): string {
+  const table = ctx.dialect === 'postgres' ? 'apiKeysPg' : 'apiKeysSqlite'
+  return `import { createDatabaseApiKeyProvider, type DatabaseApiKeyProviderOptions } from 'kiln/api'
+
+/** The \`api_keys\` table (created by kiln's migration and ./migrations). */
+export { ${table} as apiKeys } from 'kiln/db'
+
+/** The app's \`ApiKeyProvider\`: keys in \`api_keys\`, with revocation and expiry checks. */
+export function apiKeyProvider(options: DatabaseApiKeyProviderOptions) {
+  return createDatabaseApiKeyProvider(options)
+}
+`
+}
