@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { and, type Column, getTableColumns, type SQL, sql } from 'drizzle-orm'
 import type { PostgresDb, SqliteDb } from '../../db/database.ts'
 import { DEFAULT_PER_PAGE } from '../rest/pagination.ts'
@@ -125,6 +126,13 @@ async function readPage(
     if (exactTimestamp(definition, field))
       selection[`kiln_cursor_${i}`] = sql<string>`${field.column}::text`.as(`kiln_cursor_${i}`)
   })
+  if (isPlainPage(definition, plan, where)) {
+    const rows: Row[] = await plainPage(db, definition, selection).run({
+      limit: plan.perPage,
+      offset: plan.offset,
+    })
+    return { rows, hasMore: false }
+  }
   const query = db.select(selection).from(definition.table)
   if (plan.mode === 'offset') {
     const rows: Row[] = await query
@@ -146,6 +154,58 @@ async function readPage(
   const page = rows.slice(0, plan.perPage)
   if (reverse) page.reverse()
   return { rows: page, hasMore }
+}
+
+/** A page with no filter, search or sort: the default list, answered by a prepared statement. */
+function isPlainPage(definition: ListQueryDefinition, plan: ListQueryPlan, where: SQL | undefined) {
+  const [only] = plan.sort
+  return (
+    plan.mode === 'offset' &&
+    where === undefined &&
+    plan.sort.length === 1 &&
+    only!.field === definition.primaryKey &&
+    !only!.desc
+  )
+}
+
+type PreparedPage = { run(values: { limit: number; offset: number }): Promise<Row[]> }
+const preparedPages = new WeakMap<object, Map<string, PreparedPage>>()
+
+/**
+ * The default page prepared once per database and selection: on Postgres a named statement
+ * (`kiln_<table>_index…`), parsed and planned once per connection, so the plain list costs what
+ * a hand-written prepared query does.
+ */
+function plainPage(
+  db: QueryDb,
+  definition: ListQueryDefinition,
+  selection: Record<string, unknown>,
+) {
+  let byKey = preparedPages.get(db)
+  if (!byKey) {
+    byKey = new Map()
+    preparedPages.set(db, byKey)
+  }
+  const key = `${definition.tableName}:${Object.keys(selection).join(',')}`
+  let prepared = byKey.get(key)
+  if (!prepared) {
+    const query = db
+      .select(selection)
+      .from(definition.table)
+      .orderBy(...orderOf([{ field: definition.primaryKey, desc: false }]))
+      .limit(sql.placeholder('limit'))
+      .offset(sql.placeholder('offset'))
+    // Named by its text: one name never stands for two statements on a shared connection.
+    const digest = createHash('sha256').update(query.toSQL().sql).digest('hex').slice(0, 12)
+    const name = `kiln_${definition.tableName}_index_${digest}`
+    const statement = definition.dialect === 'postgres' ? query.prepare(name) : query.prepare()
+    prepared = {
+      run: (values) =>
+        definition.dialect === 'postgres' ? statement.execute(values) : statement.all(values),
+    }
+    byKey.set(key, prepared)
+  }
+  return prepared
 }
 
 /** The columns to read: what records show, or all for `resource`, plus keys for cursors and relations. */
