@@ -1,6 +1,9 @@
+import { getTableName } from 'drizzle-orm'
 import { z } from 'zod'
 import { routeScopes } from '../auth/scope-guard.ts'
+import type { ListQueryDefinition } from '../query/definition.ts'
 import { type RouteDescription, routeDescription } from './describe-route.ts'
+import { listQueryParameters } from './list-parameters.ts'
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
 
 /** A resource of the API, as the generated module index describes it. */
@@ -18,6 +21,8 @@ export interface OpenApiResource {
   /** JSON type of `{id}` (default integer): the primary key's type. */
   idType?: 'integer' | 'string' | 'uuid'
   description?: string
+  /** The list's query allow-lists (`defineListQuery`): documents filter, sort, fields, include… */
+  query?: ListQueryDefinition
 }
 
 /** A registered route: what Hono's `app.routes` lists. */
@@ -106,8 +111,8 @@ export function buildOpenApiDocument(
     }
     const shape = classify(path, prefix, resources)
     const operation = own
-      ? withDescription(describeOperation(method, path, shape), own)
-      : describeOperation(method, path, shape)
+      ? withDescription(describeOperation(method, path, shape, resources), own)
+      : describeOperation(method, path, shape, resources)
     operation.operationId = unique(operation.operationId, operationIds)
     addScopes(operation, routeScopes(route.handler))
     item[method] = operation
@@ -159,7 +164,12 @@ function isParam(segment: string): boolean {
   return segment.startsWith('{') && segment.endsWith('}')
 }
 
-function describeOperation(method: Method, path: string, shape: Shape): OpenApiOperation {
+function describeOperation(
+  method: Method,
+  path: string,
+  shape: Shape,
+  resources: Map<string, OpenApiResource>,
+): OpenApiOperation {
   const { tag, resource, kind } = shape
   const model = resource?.model ?? singularize(pascal(tag))
   const singular = words(model)
@@ -186,15 +196,21 @@ function describeOperation(method: Method, path: string, shape: Shape): OpenApiO
       ...base,
       operationId: `list${pascal(tag)}`,
       summary: `List ${plural}`,
-      parameters: pageParameters,
+      parameters: resource?.query
+        ? [...pageParameters, ...listQueryParameters(resource.query)]
+        : pageParameters,
       responses: {
         '200': response(`A page of ${plural}.`, {
           type: 'object',
           required: ['data', 'meta', 'links'],
           properties: {
-            data: { type: 'array', items: resource ? ref(model) : { type: 'object' } },
-            meta: ref('PageMeta'),
-            links: ref('PageLinks'),
+            data: { type: 'array', items: listItemSchema(resource, model, resources) },
+            meta: resource?.query
+              ? { oneOf: [ref('PageMeta'), ref('CursorPageMeta')] }
+              : ref('PageMeta'),
+            links: resource?.query
+              ? { oneOf: [ref('PageLinks'), ref('CursorPageLinks')] }
+              : ref('PageLinks'),
           },
         }),
         ...errors('401', '422', '429'),
@@ -363,6 +379,32 @@ function pathParameter(name: string, resource: OpenApiResource | undefined): Ope
   return { name, in: 'path', required: true, schema }
 }
 
+/** A record of a list: the resource, plus the relations `include=` may attach. */
+function listItemSchema(
+  resource: OpenApiResource | undefined,
+  model: string,
+  resources: Map<string, OpenApiResource>,
+): JsonSchema {
+  if (!resource) return { type: 'object' }
+  const ref = { $ref: `#/components/schemas/${model}` }
+  const relations = [...(resource.query?.relations.values() ?? [])]
+  if (relations.length === 0) return ref
+  const properties = Object.fromEntries(
+    relations.map((relation) => {
+      const related = resources.get(getTableName(relation.table))
+      const item = related ? { $ref: `#/components/schemas/${related.model}` } : { type: 'object' }
+      const description = `With \`include=${relation.name}\`.`
+      return [
+        relation.name,
+        relation.kind === 'has-many'
+          ? { type: 'array', items: item, maxItems: relation.limit, description }
+          : { type: 'object', allOf: [item], nullable: true, description },
+      ]
+    }),
+  )
+  return { allOf: [ref, { type: 'object', properties }] }
+}
+
 const pageParameters: OpenApiParameter[] = [
   {
     name: 'page',
@@ -450,19 +492,46 @@ const sharedSchemas: Record<string, JsonSchema> = {
   PageMeta: {
     type: 'object',
     required: ['current_page', 'per_page', 'total', 'last_page', 'from', 'to'],
-    properties: Object.fromEntries(
-      ['current_page', 'per_page', 'total', 'last_page', 'from', 'to'].map((k) => [
-        k,
-        { type: 'integer' },
-      ]),
-    ),
+    properties: {
+      ...Object.fromEntries(
+        ['current_page', 'per_page', 'from', 'to'].map((k) => [k, { type: 'integer' }]),
+      ),
+      total: { type: 'integer', nullable: true, description: 'null with `count=none`.' },
+      last_page: { type: 'integer', nullable: true, description: 'null with `count=none`.' },
+      count: {
+        type: 'string',
+        enum: ['exact', 'estimated', 'none'],
+        description: 'What `total` is; present when `count=` was given.',
+      },
+    },
   },
   PageLinks: {
     type: 'object',
     required: ['first', 'last', 'prev', 'next'],
     properties: {
       first: { type: 'string', example: '?page=1' },
-      last: { type: 'string' },
+      last: { type: 'string', nullable: true },
+      prev: { type: 'string', nullable: true },
+      next: { type: 'string', nullable: true },
+    },
+  },
+  CursorPageMeta: {
+    type: 'object',
+    description: 'The meta of a cursor page (`cursor=` given).',
+    required: ['per_page', 'total', 'count', 'next_cursor', 'prev_cursor'],
+    properties: {
+      per_page: { type: 'integer' },
+      total: { type: 'integer', nullable: true },
+      count: { type: 'string', enum: ['exact', 'estimated', 'none'] },
+      next_cursor: { type: 'string', nullable: true },
+      prev_cursor: { type: 'string', nullable: true },
+    },
+  },
+  CursorPageLinks: {
+    type: 'object',
+    required: ['first', 'prev', 'next'],
+    properties: {
+      first: { type: 'string', example: '?cursor=' },
       prev: { type: 'string', nullable: true },
       next: { type: 'string', nullable: true },
     },

@@ -12,4 +12,5 @@ export {
   type RouteResponse,
   routeDescription,
 } from './describe-route.ts'
+export { listQueryParameters } from './list-parameters.ts'
 export type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'

@@ -30,6 +30,8 @@ export interface OpenApiParameter {
   in: 'path' | 'query'
   required: boolean
   description?: string
+  style?: 'form' | 'deepObject'
+  explode?: boolean
   schema: JsonSchema
 }
 

@@ -24,6 +24,15 @@ export interface RecordCounter {
     rowsOnPage: number,
     count: PromiseLike<number> | (() => PromiseLike<number>),
   ): Promise<number>
+  /**
+   * A cached count of some of `table`'s records, `variant` naming which (a digest of a list's
+   * filters): cached and invalidated with the table's total, without the full-page shortcut.
+   */
+  count(
+    table: string,
+    variant: string,
+    count: PromiseLike<number> | (() => PromiseLike<number>),
+  ): Promise<number>
   /** Forgets the cached count of `table` after a write that adds or removes records. */
   invalidate(table: string): Promise<void>
 }
@@ -54,10 +63,10 @@ export function createRecordCounter({
   // count that raced with a write is stored under a version nobody reads any more.
   const versionKey = (table: string) => `${prefix}${table}:version`
 
-  async function countOnce(table: string, count: Count): Promise<number> {
+  async function countOnce(table: string, count: Count, variant = ''): Promise<number> {
     if (ttlMs <= 0) return Number(await run(count))
     const version = (await store.get(versionKey(table))) ?? '0'
-    const key = `${prefix}${table}:${version}`
+    const key = `${prefix}${table}:${version}${variant ? `:${variant}` : ''}`
     const cached = await store.get(key)
     if (cached !== undefined) return Number(cached)
     const shared = inFlight.get(key)
@@ -82,6 +91,9 @@ export function createRecordCounter({
         return page.offset + rowsOnPage
       }
       return countOnce(table, count)
+    },
+    count(table, variant, count) {
+      return countOnce(table, count, variant)
     },
     async invalidate(table) {
       await store.increment(versionKey(table), 1)

@@ -112,7 +112,17 @@ describeEachDatabase(
         ['commentId', 'path', true],
       ])
       const list = doc.paths['/api/v1/posts']?.get?.parameters?.map((p) => `${p.in}:${p.name}`)
-      expect(list).toEqual(['query:page', 'query:per_page'])
+      expect(list).toEqual([
+        'query:page',
+        'query:per_page',
+        'query:filter',
+        'query:sort',
+        'query:fields',
+        'query:include',
+        'query:search',
+        'query:cursor',
+        'query:count',
+      ])
     })
 
     it('rule 4: operations tagged by resource name', () => {

@@ -8,16 +8,17 @@ import {
   bodyLimit,
   createRecordCounter,
   type OpenApiResource,
+  privateCache,
   type RateLimiters,
   type RecordCounter,
   twoStageThrottle,
 } from 'kiln/api'
 import { createLogger, errorHandler, type Logger } from 'kiln/core'
 import { type Database, type PostgresDb, postgresDb } from 'kiln/db'
-import { commentsController } from './controllers/comments.js'
-import { messagesController } from './controllers/messages.js'
-import { postsController } from './controllers/posts.js'
-import { usersController } from './controllers/users.js'
+import { commentsController, commentsQuery } from './controllers/comments.js'
+import { messagesController, messagesQuery } from './controllers/messages.js'
+import { postsController, postsQuery } from './controllers/posts.js'
+import { usersController, usersQuery } from './controllers/users.js'
 import { CreateCommentRequest, UpdateCommentRequest } from './requests/comment.js'
 import { CreateMessageRequest, UpdateMessageRequest } from './requests/message.js'
 import { CreatePostRequest, UpdatePostRequest } from './requests/post.js'
@@ -72,6 +73,7 @@ export function apiRoutes({
   return new Hono<ApiEnv>()
     .basePath('/api/v1')
     .onError(errorHandler({ logger }))
+    .use(privateCache())
     .use(limit.beforeAuth)
     .use(apiKeyAuth({ provider: apiKeys, logger }))
     .use(limit.afterAuth)
@@ -90,6 +92,7 @@ export const apiResources: OpenApiResource[] = [
     schema: CommentResource,
     create: CreateCommentRequest,
     update: UpdateCommentRequest,
+    query: commentsQuery,
   },
   {
     name: 'messages',
@@ -97,6 +100,7 @@ export const apiResources: OpenApiResource[] = [
     schema: MessageResource,
     create: CreateMessageRequest,
     update: UpdateMessageRequest,
+    query: messagesQuery,
   },
   {
     name: 'posts',
@@ -104,6 +108,7 @@ export const apiResources: OpenApiResource[] = [
     schema: PostResource,
     create: CreatePostRequest,
     update: UpdatePostRequest,
+    query: postsQuery,
   },
   {
     name: 'users',
@@ -111,6 +116,7 @@ export const apiResources: OpenApiResource[] = [
     schema: UserResource,
     create: CreateUserRequest,
     update: UpdateUserRequest,
+    query: usersQuery,
   },
 ]
 

@@ -15,7 +15,7 @@ export function routeImports(names: ModelNames): Array<{ from: string; line: str
     resource: `./resources/${names.singularFile}.js`,
   }
   return [
-    { from: from.controller, line: importLine([names.controller], from.controller) },
+    { from: from.controller, line: importLine([names.controller, names.query], from.controller) },
     {
       from: from.request,
       line: importLine([names.createRequest, names.updateRequest], from.request),
@@ -41,6 +41,7 @@ export function resourceEntry(
     schema: ${names.resourceType},
     create: ${names.createRequest},
     update: ${names.updateRequest},${idType === 'integer' ? '' : `\n    idType: '${idType}',`}
+    query: ${names.query},
   },`
 }
 
@@ -79,6 +80,7 @@ import {
   bodyLimit,
   createRecordCounter,
   type OpenApiResource,
+  privateCache,
   type RateLimiters,
   type RecordCounter,
   twoStageThrottle,
@@ -125,6 +127,7 @@ export function apiRoutes({
   return new Hono<ApiEnv>()
     .basePath('/api/v1')
     .onError(errorHandler({ logger }))
+    .use(privateCache())
     .use(limit.beforeAuth)
     .use(apiKeyAuth({ provider: apiKeys, logger }))
     .use(limit.afterAuth)

@@ -13,6 +13,8 @@ export interface ModelNames {
   variable: string
   /** `blogPostsController` */
   controller: string
+  /** `blogPostsQuery`: the list's allow-lists */
+  query: string
   /** `BlogPostResource`, `toBlogPostResource` */
   resourceType: string
   toResource: string
@@ -110,6 +112,7 @@ export function modelNames(model: ModelInfo): ModelNames {
           : 'record'
         : variable,
     controller: `${camel(plural)}Controller`,
+    query: `${camel(plural)}Query`,
     resourceType: `${model.name}Resource`,
     toResource: `to${model.name}Resource`,
     createRequest: `Create${model.name}Request`,

@@ -4,6 +4,7 @@ import { isExcludedField } from '../../../api/rest/resources.ts'
 import type { ColumnInfo } from '../../../db/models/columns.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
 import { apiKeysTemplate, moduleIndexTemplate, routesTemplate } from './app-templates.ts'
+import { relationsOf } from './list-query.ts'
 import { apiKeysMigration, apiKeysMigrationPath } from './migration.ts'
 import { modelNames } from './names.ts'
 import {
@@ -88,6 +89,7 @@ export function planApiScaffold(options: ApiScaffoldOptions): ApiScaffold {
     schemaImport: importSpecifier(join(outDir, 'controllers'), options.schemaFile),
   }
   const models = options.models.map((model) => modelTemplateInput(model, options))
+  for (const input of models) input.relations = relationsOf(input, models)
   const files: Array<{ path: string; contents: string }> = []
   for (const input of models) {
     const { names } = input

@@ -9,6 +9,7 @@ import {
   resourceValue,
 } from './fields.ts'
 import { call, chain, importLine, LINE_WIDTH, property } from './format.ts'
+import { type GeneratedRelation, listQueryBlock } from './list-query.ts'
 import type { ModelNames } from './names.ts'
 
 /** What the templates need to know about the app. */
@@ -30,6 +31,8 @@ export interface ModelTemplateInput {
   updateFields: ColumnInfo[]
   /** The column a `password` input is hashed into (`password_hash`), when the model has one. */
   passwordColumn: ColumnInfo | undefined
+  /** Relations `include=` offers, from foreign keys between the generated models. */
+  relations?: GeneratedRelation[]
 }
 
 /** The resource's `{id}` as the path gives it: the parse call and the OpenAPI type. */
@@ -71,10 +74,8 @@ function timestampColumn(model: ModelInfo, name: 'created_at' | 'updated_at') {
 }
 
 /** `controllers/<resource>.ts`: index, show, store, update and destroy on one Hono sub-app. */
-export function controllerTemplate(
-  { model, names, passwordColumn }: ModelTemplateInput,
-  ctx: TemplateContext,
-): string {
+export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateContext): string {
+  const { model, names, passwordColumn, relations = [] } = template
   const pk = model.primaryKey
   if (!pk) throw new TypeError(`${model.name} has no single-column primary key`)
   const t = names.table
@@ -134,12 +135,13 @@ export function controllerTemplate(
     'type ApiEnv',
     'found',
     ...(touched ? [] : ['hasFields']),
-    'paginated',
+    ...new Set(relations.map((relation) => relation.helper)),
+    'defineListQuery',
     id.parse,
     'parseJsonBody',
-    'parsePageQuery',
     'rejectBlockedDelete',
     'rejectConstraintViolation',
+    'runListQuery',
     'scopeGuard',
   ].sort((a, b) => a.replace('type ', '').localeCompare(b.replace('type ', '')))
   const respond = (status = '') => {
@@ -160,13 +162,14 @@ export function controllerTemplate(
   const prepareName = (action: string) =>
     ctx.dialect === 'postgres' ? `'kiln_${model.tableName}_${action}'` : ''
   const run = ctx.dialect === 'postgres' ? 'execute' : 'all'
+  const tables = [...new Set([t, ...relations.flatMap((relation) => relation.tables)])].sort()
   const deps = ['db', 'counts', ...(passwordColumn ? ['hashPassword'] : [])].join(', ')
   return `import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
 ${kiln.map((name) => `  ${name},`).join('\n')}
 } from 'kiln/api'
-${importLine([t], ctx.schemaImport)}
+${importLine(tables, ctx.schemaImport)}
 ${importLine([names.createRequest, names.updateRequest], `../requests/${names.singularFile}.js`)}
 ${importLine([names.toResource], `../resources/${names.singularFile}.js`)}
 import type { ApiContext } from '../routes.js'
@@ -175,16 +178,11 @@ import type { ApiContext } from '../routes.js'
 const read = scopeGuard('${names.resource}:read')
 const write = scopeGuard('${names.resource}:write')
 
-/** \`/api/v1/${names.resource}\`: index, show, store, update and destroy. */
+${listQueryBlock(template, relations)}
+
+/** \`/api/v1/${names.resource}\`: index, show, store, update (PUT or PATCH) and destroy. */
 export function ${names.controller}({ ${deps} }: ApiContext) {
   // Prepared once: a request only binds its values, the SQL is not built again.
-  const pageQuery = db
-    .select()
-    .from(${t})
-    .orderBy(${t}.${pk.key})
-    .limit(sql.placeholder('limit'))
-    .offset(sql.placeholder('offset'))
-    .prepare(${prepareName('index')})
   const showQuery = db
     .select()
     .from(${t})
@@ -192,11 +190,8 @@ export function ${names.controller}({ ${deps} }: ApiContext) {
     .prepare(${prepareName('show')})
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
-      const page = parsePageQuery(c.req.query())
-${chain('      ', 'const rows = await ', `pageQuery.${run}({ limit: page.perPage, offset: page.offset })`, '')}
-${call('      ', 'const total = await counts.total', [`'${model.tableName}'`, 'page', 'rows.length', `db.$count(${t})`], '')}
-      const data = rows.map(${names.toResource})
-      return c.json(paginated(data, page, total, c.req.path))
+${call('      ', 'const page = await runListQuery', [names.query, 'c.req.url', '{ db, counts }'], '')}
+      return c.json(page)
     })
     .post('/', write, async function store(c) {
 ${body(names.createRequest)}${optionalPassword ? passwordHash : ''}
@@ -213,7 +208,7 @@ ${respond(', 201')}
       const [${row}] = await showQuery.${run}({ id })
 ${respond()}
     })
-    .put('/:id', write, async function update(c) {
+    .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = ${id.expr}
 ${body(names.updateRequest)}${passwordHash}
 ${updateLines}

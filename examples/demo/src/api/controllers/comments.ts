@@ -2,16 +2,17 @@ import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
+  belongsTo,
+  defineListQuery,
   found,
-  paginated,
   parseId,
   parseJsonBody,
-  parsePageQuery,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  runListQuery,
   scopeGuard,
 } from 'kiln/api'
-import { comments } from '../../schema.js'
+import { comments, posts } from '../../schema.js'
 import { CreateCommentRequest, UpdateCommentRequest } from '../requests/comment.js'
 import { toCommentResource } from '../resources/comment.js'
 import type { ApiContext } from '../routes.js'
@@ -20,16 +21,25 @@ import type { ApiContext } from '../routes.js'
 const read = scopeGuard('comments:read')
 const write = scopeGuard('comments:write')
 
-/** `/api/v1/comments`: index, show, store, update and destroy. */
+/**
+ * What `GET /api/v1/comments` lets a caller ask for: the fields records show (and
+ * `fields=` picks), the ones `filter[…]` and `sort=` take, the text `search=` looks in and
+ * the relations `include=` loads. Shorten a list to allow less; sensitive fields are refused.
+ */
+export const commentsQuery = defineListQuery(comments, {
+  fields: ['id', 'post_id', 'author_name', 'body', 'created_at', 'updated_at'],
+  filter: ['id', 'post_id', 'author_name', 'body', 'created_at', 'updated_at'],
+  sort: ['id', 'post_id', 'author_name', 'body', 'created_at', 'updated_at'],
+  search: ['author_name', 'body'],
+  include: {
+    post: belongsTo(posts, comments.postId, posts.id),
+  },
+  resource: toCommentResource,
+})
+
+/** `/api/v1/comments`: index, show, store, update (PUT or PATCH) and destroy. */
 export function commentsController({ db, counts }: ApiContext) {
   // Prepared once: a request only binds its values, the SQL is not built again.
-  const pageQuery = db
-    .select()
-    .from(comments)
-    .orderBy(comments.id)
-    .limit(sql.placeholder('limit'))
-    .offset(sql.placeholder('offset'))
-    .prepare('kiln_comments_index')
   const showQuery = db
     .select()
     .from(comments)
@@ -37,11 +47,8 @@ export function commentsController({ db, counts }: ApiContext) {
     .prepare('kiln_comments_show')
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
-      const page = parsePageQuery(c.req.query())
-      const rows = await pageQuery.execute({ limit: page.perPage, offset: page.offset })
-      const total = await counts.total('comments', page, rows.length, db.$count(comments))
-      const data = rows.map(toCommentResource)
-      return c.json(paginated(data, page, total, c.req.path))
+      const page = await runListQuery(commentsQuery, c.req.url, { db, counts })
+      return c.json(page)
     })
     .post('/', write, async function store(c) {
       const input = await parseJsonBody(c.req.raw, CreateCommentRequest)
@@ -58,7 +65,7 @@ export function commentsController({ db, counts }: ApiContext) {
       const [comment] = await showQuery.execute({ id })
       return c.json({ data: toCommentResource(found(comment)) })
     })
-    .put('/:id', write, async function update(c) {
+    .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
       const input = await parseJsonBody(c.req.raw, UpdateCommentRequest)
       const [comment] = await db

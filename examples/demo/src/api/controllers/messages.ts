@@ -2,13 +2,13 @@ import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
+  defineListQuery,
   found,
-  paginated,
   parseId,
   parseJsonBody,
-  parsePageQuery,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  runListQuery,
   scopeGuard,
 } from 'kiln/api'
 import { messages } from '../../schema.js'
@@ -20,16 +20,61 @@ import type { ApiContext } from '../routes.js'
 const read = scopeGuard('messages:read')
 const write = scopeGuard('messages:write')
 
-/** `/api/v1/messages`: index, show, store, update and destroy. */
+/**
+ * What `GET /api/v1/messages` lets a caller ask for: the fields records show (and
+ * `fields=` picks), the ones `filter[…]` and `sort=` take, the text `search=` looks in and
+ * the relations `include=` loads. Shorten a list to allow less; sensitive fields are refused.
+ */
+export const messagesQuery = defineListQuery(messages, {
+  fields: [
+    'id',
+    'wamid',
+    'direction',
+    'phone',
+    'sender_kind',
+    'body',
+    'status',
+    'error_code',
+    'sent_at',
+    'status_at',
+    'created_at',
+    'updated_at',
+  ],
+  filter: [
+    'id',
+    'wamid',
+    'direction',
+    'phone',
+    'sender_kind',
+    'body',
+    'status',
+    'error_code',
+    'sent_at',
+    'status_at',
+    'created_at',
+    'updated_at',
+  ],
+  sort: [
+    'id',
+    'wamid',
+    'direction',
+    'phone',
+    'sender_kind',
+    'body',
+    'status',
+    'error_code',
+    'sent_at',
+    'status_at',
+    'created_at',
+    'updated_at',
+  ],
+  search: ['wamid', 'direction', 'phone', 'sender_kind', 'body', 'status'],
+  resource: toMessageResource,
+})
+
+/** `/api/v1/messages`: index, show, store, update (PUT or PATCH) and destroy. */
 export function messagesController({ db, counts }: ApiContext) {
   // Prepared once: a request only binds its values, the SQL is not built again.
-  const pageQuery = db
-    .select()
-    .from(messages)
-    .orderBy(messages.id)
-    .limit(sql.placeholder('limit'))
-    .offset(sql.placeholder('offset'))
-    .prepare('kiln_messages_index')
   const showQuery = db
     .select()
     .from(messages)
@@ -37,11 +82,8 @@ export function messagesController({ db, counts }: ApiContext) {
     .prepare('kiln_messages_show')
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
-      const page = parsePageQuery(c.req.query())
-      const rows = await pageQuery.execute({ limit: page.perPage, offset: page.offset })
-      const total = await counts.total('messages', page, rows.length, db.$count(messages))
-      const data = rows.map(toMessageResource)
-      return c.json(paginated(data, page, total, c.req.path))
+      const page = await runListQuery(messagesQuery, c.req.url, { db, counts })
+      return c.json(page)
     })
     .post('/', write, async function store(c) {
       const input = await parseJsonBody(c.req.raw, CreateMessageRequest)
@@ -58,7 +100,7 @@ export function messagesController({ db, counts }: ApiContext) {
       const [message] = await showQuery.execute({ id })
       return c.json({ data: toMessageResource(found(message)) })
     })
-    .put('/:id', write, async function update(c) {
+    .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
       const input = await parseJsonBody(c.req.raw, UpdateMessageRequest)
       const [message] = await db

@@ -2,16 +2,18 @@ import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
+  belongsTo,
+  defineListQuery,
   found,
-  paginated,
+  hasMany,
   parseId,
   parseJsonBody,
-  parsePageQuery,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  runListQuery,
   scopeGuard,
 } from 'kiln/api'
-import { posts } from '../../schema.js'
+import { comments, posts, users } from '../../schema.js'
 import { CreatePostRequest, UpdatePostRequest } from '../requests/post.js'
 import { toPostResource } from '../resources/post.js'
 import type { ApiContext } from '../routes.js'
@@ -20,16 +22,53 @@ import type { ApiContext } from '../routes.js'
 const read = scopeGuard('posts:read')
 const write = scopeGuard('posts:write')
 
-/** `/api/v1/posts`: index, show, store, update and destroy. */
+/**
+ * What `GET /api/v1/posts` lets a caller ask for: the fields records show (and
+ * `fields=` picks), the ones `filter[…]` and `sort=` take, the text `search=` looks in and
+ * the relations `include=` loads. Shorten a list to allow less; sensitive fields are refused.
+ */
+export const postsQuery = defineListQuery(posts, {
+  fields: [
+    'id',
+    'title',
+    'body',
+    'published',
+    'token_count',
+    'author_id',
+    'created_at',
+    'updated_at',
+  ],
+  filter: [
+    'id',
+    'title',
+    'body',
+    'published',
+    'token_count',
+    'author_id',
+    'created_at',
+    'updated_at',
+  ],
+  sort: [
+    'id',
+    'title',
+    'body',
+    'published',
+    'token_count',
+    'author_id',
+    'created_at',
+    'updated_at',
+  ],
+  search: ['title', 'body'],
+  include: {
+    author: belongsTo(users, posts.authorId, users.id),
+    comments: hasMany(comments, comments.postId, posts.id),
+  },
+  resource: toPostResource,
+})
+
+/** `/api/v1/posts`: index, show, store, update (PUT or PATCH) and destroy. */
 export function postsController({ db, counts }: ApiContext) {
   // Prepared once: a request only binds its values, the SQL is not built again.
-  const pageQuery = db
-    .select()
-    .from(posts)
-    .orderBy(posts.id)
-    .limit(sql.placeholder('limit'))
-    .offset(sql.placeholder('offset'))
-    .prepare('kiln_posts_index')
   const showQuery = db
     .select()
     .from(posts)
@@ -37,11 +76,8 @@ export function postsController({ db, counts }: ApiContext) {
     .prepare('kiln_posts_show')
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
-      const page = parsePageQuery(c.req.query())
-      const rows = await pageQuery.execute({ limit: page.perPage, offset: page.offset })
-      const total = await counts.total('posts', page, rows.length, db.$count(posts))
-      const data = rows.map(toPostResource)
-      return c.json(paginated(data, page, total, c.req.path))
+      const page = await runListQuery(postsQuery, c.req.url, { db, counts })
+      return c.json(page)
     })
     .post('/', write, async function store(c) {
       const input = await parseJsonBody(c.req.raw, CreatePostRequest)
@@ -58,7 +94,7 @@ export function postsController({ db, counts }: ApiContext) {
       const [post] = await showQuery.execute({ id })
       return c.json({ data: toPostResource(found(post)) })
     })
-    .put('/:id', write, async function update(c) {
+    .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
       const input = await parseJsonBody(c.req.raw, UpdatePostRequest)
       const [post] = await db

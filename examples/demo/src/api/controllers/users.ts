@@ -2,16 +2,17 @@ import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
+  defineListQuery,
   found,
-  paginated,
+  hasMany,
   parseId,
   parseJsonBody,
-  parsePageQuery,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  runListQuery,
   scopeGuard,
 } from 'kiln/api'
-import { users } from '../../schema.js'
+import { posts, users } from '../../schema.js'
 import { CreateUserRequest, UpdateUserRequest } from '../requests/user.js'
 import { toUserResource } from '../resources/user.js'
 import type { ApiContext } from '../routes.js'
@@ -20,16 +21,25 @@ import type { ApiContext } from '../routes.js'
 const read = scopeGuard('users:read')
 const write = scopeGuard('users:write')
 
-/** `/api/v1/users`: index, show, store, update and destroy. */
+/**
+ * What `GET /api/v1/users` lets a caller ask for: the fields records show (and
+ * `fields=` picks), the ones `filter[…]` and `sort=` take, the text `search=` looks in and
+ * the relations `include=` loads. Shorten a list to allow less; sensitive fields are refused.
+ */
+export const usersQuery = defineListQuery(users, {
+  fields: ['id', 'email', 'name', 'created_at', 'updated_at'],
+  filter: ['id', 'email', 'name', 'created_at', 'updated_at'],
+  sort: ['id', 'email', 'name', 'created_at', 'updated_at'],
+  search: ['email', 'name'],
+  include: {
+    posts: hasMany(posts, posts.authorId, users.id),
+  },
+  resource: toUserResource,
+})
+
+/** `/api/v1/users`: index, show, store, update (PUT or PATCH) and destroy. */
 export function usersController({ db, counts, hashPassword }: ApiContext) {
   // Prepared once: a request only binds its values, the SQL is not built again.
-  const pageQuery = db
-    .select()
-    .from(users)
-    .orderBy(users.id)
-    .limit(sql.placeholder('limit'))
-    .offset(sql.placeholder('offset'))
-    .prepare('kiln_users_index')
   const showQuery = db
     .select()
     .from(users)
@@ -37,11 +47,8 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
     .prepare('kiln_users_show')
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
-      const page = parsePageQuery(c.req.query())
-      const rows = await pageQuery.execute({ limit: page.perPage, offset: page.offset })
-      const total = await counts.total('users', page, rows.length, db.$count(users))
-      const data = rows.map(toUserResource)
-      return c.json(paginated(data, page, total, c.req.path))
+      const page = await runListQuery(usersQuery, c.req.url, { db, counts })
+      return c.json(page)
     })
     .post('/', write, async function store(c) {
       const { password, ...input } = await parseJsonBody(c.req.raw, CreateUserRequest)
@@ -58,7 +65,7 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
       const [user] = await showQuery.execute({ id })
       return c.json({ data: toUserResource(found(user)) })
     })
-    .put('/:id', write, async function update(c) {
+    .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
       const { password, ...input } = await parseJsonBody(c.req.raw, UpdateUserRequest)
       const passwordHash = password === undefined ? undefined : await hashPassword(password)

@@ -1,0 +1,160 @@
+import type { ListQueryDefinition, QueryField } from '../query/definition.ts'
+import {
+  COUNT_STRATEGIES,
+  FILTER_OPERATORS,
+  type FilterOperator,
+  RANGE_OPERATORS,
+  TEXT_OPERATORS,
+} from '../query/limits.ts'
+import type { JsonSchema, OpenApiParameter } from './types.ts'
+
+/**
+ * The query parameters of a list operation whose resource has a query definition: the
+ * allowed fields, sort keys, relations and filter operators of that resource as enums, so
+ * generated clients and assistants see exactly what the endpoint accepts.
+ */
+export function listQueryParameters(definition: ListQueryDefinition): OpenApiParameter[] {
+  const { limits } = definition
+  const fieldNames = definition.fields.map((field) => field.name)
+  const sortKeys = [...definition.sortable.keys()].flatMap((name) => [name, `-${name}`])
+  const relations = [...definition.relations.keys()]
+  const commaList = (values: string[]) => ({
+    type: 'array',
+    items: { type: 'string', enum: values },
+    uniqueItems: true,
+  })
+  const parameters: OpenApiParameter[] = [
+    {
+      name: 'filter',
+      in: 'query',
+      required: false,
+      style: 'deepObject',
+      explode: true,
+      description:
+        'Filters, combined with AND: `filter[field]=value` (equality) or ' +
+        '`filter[field][operator]=value`. `in`, `not_in` and `between` take comma-separated ' +
+        `values (\`\\,\` for a comma inside one); \`null\` takes true or false. At most ${limits.maxFilters} ` +
+        `filters and ${limits.maxInValues} values per list. Operators: ${FILTER_OPERATORS.join(', ')}.`,
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: Object.fromEntries(
+          [...definition.filterable.values()].map((field) => [field.name, filterSchema(field)]),
+        ),
+      },
+    },
+    {
+      name: 'sort',
+      in: 'query',
+      required: false,
+      style: 'form',
+      explode: false,
+      description:
+        `Comma-separated sort fields, \`-\` for descending (at most ${limits.maxSortKeys}); the ` +
+        `primary key \`${definition.primaryKey.name}\` is always added as the last key.`,
+      schema: { ...commaList(sortKeys), maxItems: limits.maxSortKeys },
+    },
+    {
+      name: 'fields',
+      in: 'query',
+      required: false,
+      style: 'form',
+      explode: false,
+      description: 'Only these fields in each record (selected in SQL).',
+      schema: commaList(fieldNames),
+    },
+  ]
+  if (relations.length > 0) {
+    parameters.push({
+      name: 'include',
+      in: 'query',
+      required: false,
+      style: 'form',
+      explode: false,
+      description: `Related records to attach (one level, at most ${limits.maxIncludes}).`,
+      schema: { ...commaList(relations), maxItems: limits.maxIncludes },
+    })
+  }
+  if (definition.search.length > 0) {
+    parameters.push({
+      name: 'search',
+      in: 'query',
+      required: false,
+      description: `Records whose ${definition.search.map((f) => f.name).join(', ')} contain the words.`,
+      schema: { type: 'string', maxLength: limits.maxValueLength },
+    })
+  }
+  parameters.push(
+    {
+      name: 'cursor',
+      in: 'query',
+      required: false,
+      description:
+        'Cursor paging: empty for the first page, then `meta.next_cursor` / `meta.prev_cursor`. ' +
+        'Cannot be combined with `page`.',
+      schema: { type: 'string' },
+    },
+    {
+      name: 'count',
+      in: 'query',
+      required: false,
+      description:
+        '`exact` (default for page numbers), `estimated` (the planner estimate on Postgres above ' +
+        `${definition.estimateThreshold} rows, exact below) or \`none\` (default with cursors).`,
+      schema: { type: 'string', enum: [...COUNT_STRATEGIES] },
+    },
+  )
+  return parameters
+}
+
+/** The operators a field accepts, as `filter[field][op]`. */
+export function operatorsOf(field: QueryField): FilterOperator[] {
+  return FILTER_OPERATORS.filter((op) => {
+    if (TEXT_OPERATORS.includes(op)) return field.kind === 'text'
+    if (RANGE_OPERATORS.includes(op)) return field.kind !== 'boolean' && field.kind !== 'enum'
+    return true
+  })
+}
+
+function filterSchema(field: QueryField): JsonSchema {
+  const value = valueSchema(field)
+  const list = { type: 'string', description: 'Comma-separated values.' }
+  const properties = Object.fromEntries(
+    operatorsOf(field).map((op) => [
+      op,
+      op === 'null'
+        ? { type: 'boolean' }
+        : op === 'in' || op === 'not_in' || op === 'between'
+          ? list
+          : TEXT_OPERATORS.includes(op)
+            ? { type: 'string' }
+            : value,
+    ]),
+  )
+  return { oneOf: [value, { type: 'object', additionalProperties: false, properties }] }
+}
+
+export function valueSchema(field: QueryField): JsonSchema {
+  switch (field.kind) {
+    case 'integer':
+      return { type: 'integer' }
+    case 'number':
+      return { type: 'number' }
+    case 'boolean':
+      return { type: 'boolean' }
+    case 'timestamp':
+    case 'timestamp-string':
+      return { type: 'string', format: 'date-time' }
+    case 'date-string':
+      return { type: 'string', format: 'date' }
+    case 'uuid':
+      return { type: 'string', format: 'uuid' }
+    case 'enum':
+      return { type: 'string', enum: field.info.enumValues ?? [] }
+    case 'bigint':
+    case 'decimal':
+      return { type: 'string', pattern: '^-?[0-9]+(\\.[0-9]+)?$' }
+    default:
+      return { type: 'string' }
+  }
+}

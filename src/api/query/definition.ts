@@ -1,0 +1,244 @@
+import { type Column, getTableColumns, getTableName, is, type Table } from 'drizzle-orm'
+import { PgTable } from 'drizzle-orm/pg-core'
+import { type ColumnInfo, describeColumn } from '../../db/models/columns.ts'
+import { isExcludedField } from '../rest/resources.ts'
+import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.ts'
+import { type FieldKind, fieldKindOf } from './values.ts'
+
+/** One column as the query grammar sees it: its wire name, Drizzle column and kind. */
+export interface QueryField {
+  /** The database column name, the field's name on the wire (`author_id`). */
+  name: string
+  /** The Drizzle table's property (`authorId`). */
+  key: string
+  column: Column
+  info: ColumnInfo
+  kind: FieldKind
+}
+
+/** A relation as `belongsTo` / `hasMany` declare it. */
+export interface RelationSpec {
+  kind: 'belongs-to' | 'has-many'
+  table: Table
+  /** The column of the listed table the relation starts from. */
+  local: Column
+  /** The column of the related table it matches. */
+  remote: Column
+  /** has-many: most related records returned per record. */
+  limit: number
+}
+
+/**
+ * `include=<name>` of a record that references another: `belongsTo(users, posts.authorId, users.id)`
+ * attaches the post's author (or null). One query per page, by the keys on the page.
+ */
+export function belongsTo(table: Table, foreignKey: Column, ownerKey: Column): RelationSpec {
+  return { kind: 'belongs-to', table, local: foreignKey, remote: ownerKey, limit: 1 }
+}
+
+/**
+ * `include=<name>` of the records that reference this one: `hasMany(comments, comments.postId,
+ * posts.id, { limit: 10 })` attaches up to `limit` comments per post (oldest first by primary
+ * key), all of them in one query per page.
+ */
+export function hasMany(
+  table: Table,
+  foreignKey: Column,
+  localKey: Column,
+  { limit = 10 }: { limit?: number } = {},
+): RelationSpec {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError('hasMany: limit must be ≥ 1')
+  return { kind: 'has-many', table, local: localKey, remote: foreignKey, limit }
+}
+
+/** How `search=` matches. */
+export type SearchMode =
+  /** `ILIKE '%term%'` on Postgres, `LIKE` on SQLite, over the search columns (no index). */
+  | 'like'
+  /** Postgres full-text search: `to_tsvector(...) @@ websearch_to_tsquery(...)`, GIN-indexable. */
+  | 'tsvector'
+  /** SQLite FTS5: an external-content FTS5 table of that name indexes the search columns. */
+  | { fts5: string }
+
+export interface ListQueryOptions<Row = Record<string, unknown>> {
+  /** Fields records show and `fields=` may pick (default: every non-sensitive column). */
+  fields?: readonly string[]
+  /** Fields `filter[...]` accepts (default: the comparable ones of `fields`). */
+  filter?: readonly string[]
+  /** Fields `sort=` accepts (default: the comparable ones of `fields`). */
+  sort?: readonly string[]
+  /** Text fields `search=` looks in (default: none, so no `search`). */
+  search?: readonly string[]
+  searchMode?: SearchMode
+  /** Text-search configuration of `tsvector` mode (default `simple`). */
+  searchLanguage?: string
+  /** Relations `include=` accepts, by name. */
+  include?: Record<string, RelationSpec>
+  /** Order when `sort=` is absent, e.g. `-created_at` (default: primary key ascending). */
+  defaultSort?: string
+  limits?: Partial<QueryLimits>
+  /** Signs cursors (HMAC-SHA256). Without it they are checksummed: edits are still caught. */
+  cursorSecret?: string
+  /** `count=estimated` counts exactly below this many estimated rows (default 1,000). */
+  estimateThreshold?: number
+  /** Turns a full row into its resource; records of `fields=` requests are built column by column. */
+  resource?: (row: Row) => object
+}
+
+export interface ResolvedRelation {
+  name: string
+  kind: RelationSpec['kind']
+  table: Table
+  local: QueryField
+  remote: QueryField
+  /** The related table's fields that included records show (never sensitive ones). */
+  fields: QueryField[]
+  primaryKey: QueryField
+  limit: number
+}
+
+/** A resource's query allow-lists, checked once when the controller is built. */
+export interface ListQueryDefinition {
+  table: Table
+  tableName: string
+  dialect: 'postgres' | 'sqlite'
+  primaryKey: QueryField
+  /** Every column of the table, by wire name. */
+  columns: Map<string, QueryField>
+  fields: QueryField[]
+  filterable: Map<string, QueryField>
+  sortable: Map<string, QueryField>
+  search: QueryField[]
+  searchMode: SearchMode
+  searchLanguage: string
+  relations: Map<string, ResolvedRelation>
+  defaultSort: string | undefined
+  limits: QueryLimits
+  cursorSecret: string
+  estimateThreshold: number
+  resource: ((row: never) => object) | undefined
+}
+
+/** Describes every column of a Drizzle table. */
+export function describeFields(table: Table): QueryField[] {
+  const dialect = is(table, PgTable) ? 'postgres' : 'sqlite'
+  return Object.entries(getTableColumns(table)).map(([key, column]) => {
+    const info = describeColumn(key, column, dialect, {
+      inPrimaryKey: false,
+      singlePrimaryKey: true,
+    })
+    return { name: column.name, key, column, info, kind: fieldKindOf(info) }
+  })
+}
+
+function isSensitive(field: QueryField): boolean {
+  return isExcludedField([field.name, field.key])
+}
+
+/**
+ * The allow-lists of a list endpoint: which fields `filter`, `sort`, `fields` and `search` may
+ * name and which relations `include` may load. Every name is checked here, when the routes are
+ * built: an unknown or sensitive field is a TypeError at start-up, never a surprise per request.
+ */
+export function defineListQuery<T extends Table>(
+  table: T,
+  options: ListQueryOptions<T['$inferSelect']> = {},
+): ListQueryDefinition {
+  const tableName = getTableName(table)
+  const all = describeFields(table)
+  const columns = new Map(all.map((field) => [field.name, field]))
+  const pick = (
+    names: readonly string[],
+    what: string,
+    check?: (f: QueryField) => string | undefined,
+  ) =>
+    names.map((name) => {
+      const field = columns.get(name)
+      if (!field)
+        throw new TypeError(`defineListQuery(${tableName}): ${what} names unknown field "${name}"`)
+      if (isSensitive(field)) {
+        throw new TypeError(
+          `defineListQuery(${tableName}): "${name}" is sensitive and cannot be in ${what}`,
+        )
+      }
+      const problem = check?.(field)
+      if (problem)
+        throw new TypeError(`defineListQuery(${tableName}): ${what} field "${name}" ${problem}`)
+      return field
+    })
+  const primaryKeys = all.filter((field) => field.column.primary)
+  if (primaryKeys.length !== 1) {
+    throw new TypeError(
+      `defineListQuery(${tableName}): the table needs a single-column primary key`,
+    )
+  }
+  const comparable = (field: QueryField) =>
+    field.kind === 'other' ? `is of a type that cannot be compared` : undefined
+  const visible = all.filter((field) => !isSensitive(field))
+  const fields = options.fields ? pick(options.fields, 'fields') : visible
+  const defaults = fields.filter((field) => field.kind !== 'other').map((field) => field.name)
+  const filterable = pick(options.filter ?? defaults, 'filter', comparable)
+  const sortable = pick(options.sort ?? defaults, 'sort', comparable)
+  const search = pick(options.search ?? [], 'search', (field) =>
+    field.kind === 'text' ? undefined : 'is not a text column',
+  )
+  const definition: ListQueryDefinition = {
+    table,
+    tableName,
+    dialect: is(table, PgTable) ? 'postgres' : 'sqlite',
+    primaryKey: primaryKeys[0]!,
+    columns,
+    fields,
+    filterable: new Map(filterable.map((field) => [field.name, field])),
+    sortable: new Map(sortable.map((field) => [field.name, field])),
+    search,
+    searchMode: options.searchMode ?? 'like',
+    searchLanguage: options.searchLanguage ?? 'simple',
+    relations: new Map(),
+    defaultSort: options.defaultSort,
+    limits: { ...DEFAULT_QUERY_LIMITS, ...options.limits },
+    cursorSecret: options.cursorSecret ?? `kiln-cursor:${tableName}`,
+    estimateThreshold: options.estimateThreshold ?? 1_000,
+    resource: options.resource as ListQueryDefinition['resource'],
+  }
+  if (definition.searchMode === 'tsvector' && definition.dialect !== 'postgres') {
+    throw new TypeError(`defineListQuery(${tableName}): searchMode 'tsvector' needs Postgres`)
+  }
+  if (!/^[a-z_]+$/.test(definition.searchLanguage)) {
+    throw new TypeError(
+      `defineListQuery(${tableName}): searchLanguage must be a configuration name`,
+    )
+  }
+  for (const [name, spec] of Object.entries(options.include ?? {})) {
+    definition.relations.set(name, resolveRelation(definition, name, spec))
+  }
+  return definition
+}
+
+function resolveRelation(
+  definition: ListQueryDefinition,
+  name: string,
+  spec: RelationSpec,
+): ResolvedRelation {
+  const where = `defineListQuery(${definition.tableName}): include "${name}"`
+  if (!/^[a-z][a-z0-9_]*$/i.test(name)) throw new TypeError(`${where} is not a valid name`)
+  if (definition.columns.has(name)) throw new TypeError(`${where} has the name of a field`)
+  const related = describeFields(spec.table)
+  const find = (fields: QueryField[], column: Column, side: string) => {
+    const field = fields.find((candidate) => candidate.column === column)
+    if (!field) throw new TypeError(`${where}: its ${side} column is not a column of that table`)
+    return field
+  }
+  const primaryKey = related.find((field) => field.column.primary)
+  if (!primaryKey) throw new TypeError(`${where}: the related table has no primary key`)
+  return {
+    name,
+    kind: spec.kind,
+    table: spec.table,
+    local: find([...definition.columns.values()], spec.local, 'local'),
+    remote: find(related, spec.remote, 'related'),
+    fields: related.filter((field) => !isSensitive(field)),
+    primaryKey,
+    limit: spec.limit,
+  }
+}

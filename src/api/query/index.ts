@@ -1,0 +1,31 @@
+export { type CountResult, countRecords } from './count.ts'
+export { type CursorPosition, decodeCursor, encodeCursor } from './cursor.ts'
+export {
+  belongsTo,
+  defineListQuery,
+  hasMany,
+  type ListQueryDefinition,
+  type ListQueryOptions,
+  type QueryField,
+  type RelationSpec,
+  type SearchMode,
+} from './definition.ts'
+export { type QueryInput, readListQuery } from './grammar.ts'
+export {
+  COUNT_STRATEGIES,
+  type CountStrategy,
+  DEFAULT_QUERY_LIMITS,
+  FILTER_OPERATORS,
+  type FilterOperator,
+  type QueryLimits,
+} from './limits.ts'
+export { type ListQueryPlan, planListQuery } from './plan.ts'
+export { foreignKeyRelations } from './relations.ts'
+export {
+  type ListEnvelope,
+  type ListLinks,
+  type ListMeta,
+  type ListQueryContext,
+  runListQuery,
+} from './run.ts'
+export { searchIndexMigration } from './search-index.ts'

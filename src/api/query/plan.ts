@@ -1,0 +1,337 @@
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '../rest/pagination.ts'
+import { type CursorPosition, decodeCursor, fingerprintOf } from './cursor.ts'
+import type { ListQueryDefinition, QueryField, ResolvedRelation } from './definition.ts'
+import {
+  type QueryInput,
+  QueryProblems,
+  type RawFilter,
+  readListQuery,
+  splitList,
+} from './grammar.ts'
+import {
+  COUNT_STRATEGIES,
+  type CountStrategy,
+  type FilterOperator,
+  RANGE_OPERATORS,
+  TEXT_OPERATORS,
+} from './limits.ts'
+import { FieldValueError, parseFieldValue } from './values.ts'
+
+export interface FilterClause {
+  field: QueryField
+  op: FilterOperator
+  /** Parsed values: one for most operators, two for `between`, a list for `in`/`not_in`, a boolean for `null`. */
+  values: unknown[]
+}
+
+export interface SortKey {
+  field: QueryField
+  desc: boolean
+}
+
+/** A list request, checked against its resource's allow-lists and ready to become SQL. */
+export interface ListQueryPlan {
+  filters: FilterClause[]
+  search: string | undefined
+  /** The order, ending with the primary key as a tie-breaker. */
+  sort: SortKey[]
+  /** The fields records show, in order. */
+  output: QueryField[]
+  /** `fields=` was given: only `output` is selected. */
+  partial: boolean
+  includes: ResolvedRelation[]
+  mode: 'offset' | 'cursor'
+  page: number
+  perPage: number
+  offset: number
+  /** The position a `cursor=` points at (values parsed by field); undefined on a first page. */
+  cursor: CursorPosition | undefined
+  count: CountStrategy
+  /** Digest of sort + filters + search: what a cursor belongs to. */
+  fingerprint: string
+  /** Digest of filters + search: the cache key of their count ('' without any). */
+  whereKey: string
+}
+
+export interface PlanOptions {
+  defaultPerPage?: number
+  maxPerPage?: number
+}
+
+/**
+ * Checks a list request against the resource's allow-lists and caps and returns its plan.
+ * Every problem is collected and thrown as one 422 naming each bad parameter.
+ */
+export function planListQuery(
+  definition: ListQueryDefinition,
+  input: QueryInput,
+  { defaultPerPage = DEFAULT_PER_PAGE, maxPerPage = MAX_PER_PAGE }: PlanOptions = {},
+): ListQueryPlan {
+  const problems = new QueryProblems()
+  const raw = readListQuery(input, problems)
+  const { limits } = definition
+  if (raw.filters.length > limits.maxFilters) {
+    problems.add('filter', `at most ${limits.maxFilters} filters per request`)
+  }
+  const filters = raw.filters.flatMap((filter) => planFilter(definition, filter, problems))
+  const sort = planSort(
+    definition,
+    raw.sort ?? definition.defaultSort,
+    problems,
+    raw.sort !== undefined,
+  )
+  const { output, partial } = planFields(definition, raw.fields, problems)
+  const includes = planIncludes(definition, raw.include, problems)
+  const search = planSearch(definition, raw.search, problems)
+
+  const mode = raw.cursor === undefined ? 'offset' : 'cursor'
+  if (mode === 'cursor' && raw.page !== undefined)
+    problems.add('page', 'cannot be combined with cursor')
+  const page = readPositive(raw.page, 1, 'page', problems)
+  const perPage = Math.min(
+    readPositive(raw.perPage, defaultPerPage, 'per_page', problems),
+    maxPerPage,
+  )
+  const offset = (page - 1) * perPage
+  if (!Number.isSafeInteger(offset)) problems.add('page', 'is too large')
+
+  let count: CountStrategy = mode === 'cursor' ? 'none' : 'exact'
+  if (raw.count !== undefined) {
+    if ((COUNT_STRATEGIES as readonly string[]).includes(raw.count))
+      count = raw.count as CountStrategy
+    else problems.add('count', `must be one of ${COUNT_STRATEGIES.join(', ')}`)
+  }
+  const where = [filters.map((f) => [f.field.name, f.op, f.values.map(String)]), search ?? null]
+  const whereKey = filters.length === 0 && search === undefined ? '' : fingerprintOf(where)
+  const fingerprint = fingerprintOf([where, sort.map((key) => [key.field.name, key.desc])])
+  let cursor: CursorPosition | undefined
+  if (raw.cursor) cursor = planCursor(definition, raw.cursor, fingerprint, sort, problems)
+  problems.throwIfAny()
+  return {
+    filters,
+    search,
+    sort,
+    output,
+    partial,
+    includes,
+    mode,
+    page,
+    perPage,
+    offset,
+    cursor,
+    count,
+    fingerprint,
+    whereKey,
+  }
+}
+
+function planFilter(
+  definition: ListQueryDefinition,
+  { param, field: name, op, value }: RawFilter,
+  problems: QueryProblems,
+): FilterClause[] {
+  const field = definition.filterable.get(name)
+  if (!field) {
+    const allowed = [...definition.filterable.keys()].join(', ')
+    problems.add(param, `is not a filterable field; filterable: ${allowed || '(none)'}`)
+    return []
+  }
+  if (TEXT_OPERATORS.includes(op) && field.kind !== 'text') {
+    problems.add(param, `${op} only applies to text fields`)
+    return []
+  }
+  if (RANGE_OPERATORS.includes(op) && (field.kind === 'boolean' || field.kind === 'enum')) {
+    problems.add(param, `${op} does not apply to ${field.kind} fields`)
+    return []
+  }
+  if (value.length > definition.limits.maxValueLength) {
+    problems.add(param, `must be at most ${definition.limits.maxValueLength} characters`)
+    return []
+  }
+  if (op === 'null') {
+    if (value !== 'true' && value !== 'false') {
+      problems.add(param, 'must be true or false')
+      return []
+    }
+    return [{ field, op, values: [value === 'true'] }]
+  }
+  let parts = [value]
+  if (op === 'in' || op === 'not_in') parts = splitList(value)
+  if (op === 'between') {
+    parts = splitList(value)
+    if (parts.length !== 2) {
+      problems.add(param, 'must be two values separated by a comma')
+      return []
+    }
+  }
+  if (parts.length > definition.limits.maxInValues) {
+    problems.add(param, `must list at most ${definition.limits.maxInValues} values`)
+    return []
+  }
+  try {
+    const values = TEXT_OPERATORS.includes(op)
+      ? parts
+      : parts.map((part) => parseFieldValue(field.kind, field.info, part))
+    return [{ field, op, values }]
+  } catch (error) {
+    if (!(error instanceof FieldValueError)) throw error
+    problems.add(param, error.message)
+    return []
+  }
+}
+
+/** `-created_at,title` → keys, with the primary key appended as the tie-breaker. */
+export function planSort(
+  definition: ListQueryDefinition,
+  value: string | undefined,
+  problems: QueryProblems,
+  given = true,
+): SortKey[] {
+  const keys: SortKey[] = []
+  const param = given ? 'sort' : 'defaultSort'
+  for (const part of value ? value.split(',') : []) {
+    const desc = part.startsWith('-')
+    const name = desc ? part.slice(1) : part
+    const field = definition.sortable.get(name)
+    if (!field) {
+      const allowed = [...definition.sortable.keys()].join(', ')
+      problems.add(param, `"${part}" is not a sortable field; sortable: ${allowed || '(none)'}`)
+    } else if (keys.some((key) => key.field === field)) {
+      problems.add(param, `names ${name} twice`)
+    } else keys.push({ field, desc })
+  }
+  if (keys.length > definition.limits.maxSortKeys) {
+    problems.add(param, `at most ${definition.limits.maxSortKeys} sort fields`)
+  }
+  if (!keys.some((key) => key.field === definition.primaryKey)) {
+    keys.push({ field: definition.primaryKey, desc: keys.at(-1)?.desc ?? false })
+  }
+  return keys
+}
+
+function planFields(
+  definition: ListQueryDefinition,
+  value: string | undefined,
+  problems: QueryProblems,
+) {
+  if (value === undefined) return { output: definition.fields, partial: false }
+  const output: QueryField[] = []
+  for (const name of value.split(',')) {
+    const field = definition.fields.find((candidate) => candidate.name === name)
+    if (!field) {
+      problems.add(
+        'fields',
+        `"${name}" is not a field; fields: ${definition.fields.map((f) => f.name).join(', ')}`,
+      )
+    } else if (!output.includes(field)) output.push(field)
+  }
+  return { output, partial: true }
+}
+
+function planIncludes(
+  definition: ListQueryDefinition,
+  value: string | undefined,
+  problems: QueryProblems,
+) {
+  if (value === undefined || value === '') return []
+  const includes: ResolvedRelation[] = []
+  const names = value.split(',')
+  if (names.length > definition.limits.maxIncludes) {
+    problems.add('include', `at most ${definition.limits.maxIncludes} relations`)
+  }
+  for (const name of names) {
+    if (name.split('.').length > definition.limits.maxIncludeDepth) {
+      problems.add(
+        'include',
+        `"${name}" nests deeper than ${definition.limits.maxIncludeDepth} level(s)`,
+      )
+      continue
+    }
+    const relation = definition.relations.get(name)
+    if (!relation) {
+      const allowed = [...definition.relations.keys()].join(', ')
+      problems.add('include', `"${name}" is not a relation; relations: ${allowed || '(none)'}`)
+    } else if (!includes.includes(relation)) includes.push(relation)
+  }
+  return includes
+}
+
+function planSearch(
+  definition: ListQueryDefinition,
+  value: string | undefined,
+  problems: QueryProblems,
+) {
+  if (value === undefined) return undefined
+  if (definition.search.length === 0) {
+    problems.add('search', 'this resource has no search')
+    return undefined
+  }
+  if (value.length > definition.limits.maxValueLength) {
+    problems.add('search', `must be at most ${definition.limits.maxValueLength} characters`)
+    return undefined
+  }
+  const term = value.trim()
+  return term === '' ? undefined : term
+}
+
+function planCursor(
+  definition: ListQueryDefinition,
+  value: string,
+  fingerprint: string,
+  sort: SortKey[],
+  problems: QueryProblems,
+): CursorPosition | undefined {
+  const decoded = decodeCursor(value, fingerprint, definition.cursorSecret)
+  if (decoded === 'malformed') {
+    problems.add('cursor', 'is not a valid cursor')
+    return undefined
+  }
+  if (decoded === 'other-query') {
+    problems.add('cursor', 'belongs to another sort, filter or search; start again without it')
+    return undefined
+  }
+  if (decoded.values.length !== sort.length) {
+    problems.add('cursor', 'is not a valid cursor')
+    return undefined
+  }
+  try {
+    const values = decoded.values.map((json, i) => {
+      const { field } = sort[i]!
+      if (json === null) {
+        if (!field.info.nullable) throw new FieldValueError('null')
+        return null
+      }
+      if (typeof json !== 'string' && typeof json !== 'number' && typeof json !== 'boolean') {
+        throw new FieldValueError('type')
+      }
+      const parsed = parseFieldValue(field.kind, field.info, String(json))
+      // Postgres keeps microseconds: the cursor holds the database's own text of the value.
+      return exactTimestamp(definition, field) ? String(json) : parsed
+    })
+    return { values, direction: decoded.direction }
+  } catch (error) {
+    if (!(error instanceof FieldValueError)) throw error
+    problems.add('cursor', 'is not a valid cursor')
+    return undefined
+  }
+}
+
+function readPositive(
+  raw: string | undefined,
+  fallback: number,
+  name: string,
+  problems: QueryProblems,
+) {
+  if (raw === undefined) return fallback
+  const value = /^[0-9]{1,16}$/.test(raw) ? Number(raw) : Number.NaN
+  if (!Number.isSafeInteger(value) || value < 1) {
+    problems.add(name, 'must be a whole number of at least 1')
+    return fallback
+  }
+  return value
+}
+
+/** Timestamps whose cursor value is the database's text (microseconds), not a JS Date. */
+export function exactTimestamp(definition: ListQueryDefinition, field: QueryField): boolean {
+  return definition.dialect === 'postgres' && field.kind === 'timestamp'
+}

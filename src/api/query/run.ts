@@ -1,0 +1,301 @@
+import { createHash } from 'node:crypto'
+import { and, type Column, getTableColumns, type SQL, sql } from 'drizzle-orm'
+import type { PostgresDb, SqliteDb } from '../../db/database.ts'
+import { DEFAULT_PER_PAGE } from '../rest/pagination.ts'
+import type { RecordCounter } from '../rest/record-counter.ts'
+import { countRecords } from './count.ts'
+import { encodeCursor } from './cursor.ts'
+import type { ListQueryDefinition, QueryField } from './definition.ts'
+import { loadRelation, selectionOf } from './include.ts'
+import type { CountStrategy } from './limits.ts'
+import { exactTimestamp, type ListQueryPlan, type PlanOptions, planListQuery } from './plan.ts'
+import { serializeFields } from './serialize.ts'
+import { keysetCondition, orderOf, whereOf } from './sql.ts'
+import { toJsonValue } from './values.ts'
+
+// biome-ignore lint/suspicious/noExplicitAny: one code path builds queries for both dialects' Drizzle databases
+export type QueryDb = any
+export type Row = Record<string, unknown>
+
+export interface ListQueryContext extends PlanOptions {
+  db: PostgresDb | SqliteDb
+  /** Cached totals (`createRecordCounter()`), shared with the controller's writes. */
+  counts: RecordCounter
+  /**
+   * A condition every record must meet whatever the request says (a tenant, an owner), with a
+   * `key` naming it in the count cache (e.g. `tenant:acme`).
+   */
+  scope?: { where: SQL; key: string } | undefined
+}
+
+export interface ListMeta {
+  current_page?: number
+  per_page: number
+  total: number | null
+  last_page?: number | null
+  from?: number
+  to?: number
+  /** Only when `count=` was given or in cursor mode: what `total` is. */
+  count?: CountStrategy
+  next_cursor?: string | null
+  prev_cursor?: string | null
+}
+
+export interface ListLinks {
+  first: string
+  last?: string | null
+  prev: string | null
+  next: string | null
+}
+
+export interface ListEnvelope {
+  data: Record<string, unknown>[]
+  meta: ListMeta
+  links: ListLinks
+}
+
+/**
+ * Answers a list request: checks its parameters against `definition` (422 naming each bad
+ * one), reads one page with the filters, search, sort and fields in SQL, loads each included
+ * relation in one more query, counts by the requested strategy, and wraps it all in the list
+ * envelope. `url` is the request URL (its path makes the links).
+ */
+export async function runListQuery(
+  definition: ListQueryDefinition,
+  url: string | URL,
+  context: ListQueryContext,
+): Promise<ListEnvelope> {
+  const parsed = typeof url === 'string' ? new URL(url, 'http://localhost') : url
+  const plan = planListQuery(definition, parsed.searchParams, context)
+  const { db, counts } = context
+  const where = and(whereOf(definition, plan), context.scope?.where)
+  const variant = [plan.whereKey, context.scope?.key ?? ''].filter(Boolean).join(':')
+  const { rows, hasMore } = await readPage(db, definition, plan, where)
+  const [included, counted] = await Promise.all([
+    Promise.all(plan.includes.map((relation) => loadRelation(db, relation, rows))),
+    countRecords(db, definition, plan, where, counts, rows.length, variant),
+  ])
+  const data = rows.map((row, i) => {
+    const record = toRecord(definition, plan, row)
+    plan.includes.forEach((relation, r) => {
+      record[relation.name] = included[r]![i]
+    })
+    return record
+  })
+  const links = new LinkBuilder(parsed, context.defaultPerPage ?? DEFAULT_PER_PAGE)
+  const countGiven = parsed.searchParams.has('count')
+  if (plan.mode === 'cursor')
+    return cursorEnvelope(definition, plan, rows, data, hasMore, counted.total, counted.kind, links)
+  const total = counted.total
+  const lastPage = total === null ? null : Math.max(1, Math.ceil(total / plan.perPage))
+  const meta: ListMeta = {
+    current_page: plan.page,
+    per_page: plan.perPage,
+    total,
+    last_page: lastPage,
+    from: data.length === 0 ? 0 : plan.offset + 1,
+    to: data.length === 0 ? 0 : plan.offset + data.length,
+    ...(countGiven ? { count: counted.kind } : {}),
+  }
+  const more = lastPage === null ? rows.length === plan.perPage : plan.page < lastPage
+  return {
+    data,
+    meta,
+    links: {
+      first: links.page(1),
+      last: lastPage === null ? null : links.page(lastPage),
+      prev:
+        plan.page > 1
+          ? links.page(lastPage === null ? plan.page - 1 : Math.min(plan.page - 1, lastPage))
+          : null,
+      next: more ? links.page(plan.page + 1) : null,
+    },
+  }
+}
+
+async function readPage(
+  db: QueryDb,
+  definition: ListQueryDefinition,
+  plan: ListQueryPlan,
+  where: SQL | undefined,
+) {
+  const selection: Record<string, Column | SQL.Aliased> = selectionOf(
+    neededFields(definition, plan),
+  )
+  plan.sort.forEach(({ field }, i) => {
+    if (exactTimestamp(definition, field))
+      selection[`kiln_cursor_${i}`] = sql<string>`${field.column}::text`.as(`kiln_cursor_${i}`)
+  })
+  if (isPlainPage(definition, plan, where)) {
+    const rows: Row[] = await plainPage(db, definition, selection).run({
+      limit: plan.perPage,
+      offset: plan.offset,
+    })
+    return { rows, hasMore: false }
+  }
+  const query = db.select(selection).from(definition.table)
+  if (plan.mode === 'offset') {
+    const rows: Row[] = await query
+      .where(where)
+      .orderBy(...orderOf(plan.sort))
+      .limit(plan.perPage)
+      .offset(plan.offset)
+    return { rows, hasMore: false }
+  }
+  const reverse = plan.cursor?.direction === 'prev'
+  const keyset = plan.cursor
+    ? keysetCondition(definition, plan.sort, plan.cursor.values, reverse)
+    : undefined
+  const rows: Row[] = await query
+    .where(and(where, keyset))
+    .orderBy(...orderOf(plan.sort, reverse))
+    .limit(plan.perPage + 1)
+  const hasMore = rows.length > plan.perPage
+  const page = rows.slice(0, plan.perPage)
+  if (reverse) page.reverse()
+  return { rows: page, hasMore }
+}
+
+/** A page with no filter, search or sort: the default list, answered by a prepared statement. */
+function isPlainPage(definition: ListQueryDefinition, plan: ListQueryPlan, where: SQL | undefined) {
+  const [only] = plan.sort
+  return (
+    plan.mode === 'offset' &&
+    where === undefined &&
+    plan.sort.length === 1 &&
+    only!.field === definition.primaryKey &&
+    !only!.desc
+  )
+}
+
+type PreparedPage = { run(values: { limit: number; offset: number }): Promise<Row[]> }
+const preparedPages = new WeakMap<object, Map<string, PreparedPage>>()
+
+/**
+ * The default page prepared once per database and selection: on Postgres a named statement
+ * (`kiln_<table>_index…`), parsed and planned once per connection, so the plain list costs what
+ * a hand-written prepared query does.
+ */
+function plainPage(
+  db: QueryDb,
+  definition: ListQueryDefinition,
+  selection: Record<string, unknown>,
+) {
+  let byKey = preparedPages.get(db)
+  if (!byKey) {
+    byKey = new Map()
+    preparedPages.set(db, byKey)
+  }
+  const key = `${definition.tableName}:${Object.keys(selection).join(',')}`
+  let prepared = byKey.get(key)
+  if (!prepared) {
+    const query = db
+      .select(selection)
+      .from(definition.table)
+      .orderBy(...orderOf([{ field: definition.primaryKey, desc: false }]))
+      .limit(sql.placeholder('limit'))
+      .offset(sql.placeholder('offset'))
+    // Named by its text: one name never stands for two statements on a shared connection.
+    const digest = createHash('sha256').update(query.toSQL().sql).digest('hex').slice(0, 12)
+    const name = `kiln_${definition.tableName}_index_${digest}`
+    const statement = definition.dialect === 'postgres' ? query.prepare(name) : query.prepare()
+    prepared = {
+      run: (values) =>
+        definition.dialect === 'postgres' ? statement.execute(values) : statement.all(values),
+    }
+    byKey.set(key, prepared)
+  }
+  return prepared
+}
+
+/** The columns to read: what records show, or all for `resource`, plus keys for cursors and relations. */
+function neededFields(definition: ListQueryDefinition, plan: ListQueryPlan): QueryField[] {
+  if (!plan.partial && definition.resource) {
+    const all = getTableColumns(definition.table)
+    return [...definition.columns.values()].filter((field) => all[field.key] !== undefined)
+  }
+  const needed = new Set<QueryField>(plan.output)
+  for (const { field } of plan.sort) needed.add(field)
+  for (const relation of plan.includes) needed.add(relation.local)
+  return [...needed]
+}
+
+function toRecord(
+  definition: ListQueryDefinition,
+  plan: ListQueryPlan,
+  row: Row,
+): Record<string, unknown> {
+  if (!plan.partial && definition.resource)
+    return { ...(definition.resource as (row: Row) => object)(row) }
+  return serializeFields(plan.output, row)
+}
+
+function cursorEnvelope(
+  definition: ListQueryDefinition,
+  plan: ListQueryPlan,
+  rows: Row[],
+  data: Record<string, unknown>[],
+  hasMore: boolean,
+  total: number | null,
+  kind: CountStrategy,
+  links: LinkBuilder,
+): ListEnvelope {
+  const at = (row: Row | undefined, direction: 'next' | 'prev') => {
+    if (!row) return null
+    const values = plan.sort.map(({ field }, i) =>
+      exactTimestamp(definition, field) ? row[`kiln_cursor_${i}`] : toJsonValue(row[field.key]),
+    )
+    return encodeCursor({ values, direction }, plan.fingerprint, definition.cursorSecret)
+  }
+  const backwards = plan.cursor?.direction === 'prev'
+  const next = backwards || hasMore ? at(rows.at(-1), 'next') : null
+  const prev = plan.cursor && (!backwards || hasMore) ? at(rows[0], 'prev') : null
+  return {
+    data,
+    meta: { per_page: plan.perPage, total, count: kind, next_cursor: next, prev_cursor: prev },
+    links: {
+      first: links.cursor(''),
+      prev: prev === null ? null : links.cursor(prev),
+      next: next === null ? null : links.cursor(next),
+    },
+  }
+}
+
+/** Relative links that keep the request's other parameters (filters, sort, fields…). */
+class LinkBuilder {
+  readonly #path: string
+  readonly #kept: Array<[string, string]>
+  readonly #perPage: string | undefined
+
+  constructor(url: URL, defaultPerPage: number) {
+    this.#path = url.pathname
+    const perPage = url.searchParams.get('per_page')
+    this.#perPage = perPage !== null && Number(perPage) !== defaultPerPage ? perPage : undefined
+    this.#kept = [...url.searchParams.entries()].filter(
+      ([key]) => key !== 'page' && key !== 'per_page' && key !== 'cursor',
+    )
+  }
+
+  page(n: number): string {
+    return this.#link([['page', String(n)]])
+  }
+
+  cursor(value: string): string {
+    return this.#link([['cursor', value]])
+  }
+
+  #link(first: Array<[string, string]>): string {
+    const params = [
+      ...first,
+      ...(this.#perPage ? [['per_page', this.#perPage]] : []),
+      ...this.#kept,
+    ]
+    const query = params.map(([key, value]) => `${encode(key!)}=${encode(value!)}`).join('&')
+    return `${this.#path}?${query}`
+  }
+}
+
+/** Encodes a query component but keeps `[`, `]` and `,` readable (they are valid in a query). */
+function encode(text: string): string {
+  return encodeURIComponent(text).replace(/%5B/g, '[').replace(/%5D/g, ']').replace(/%2C/g, ',')
+}

@@ -1,0 +1,187 @@
+import {
+  and,
+  between,
+  eq,
+  gt,
+  gte,
+  inArray,
+  isNotNull,
+  isNull,
+  lt,
+  lte,
+  ne,
+  notInArray,
+  or,
+  type SQL,
+  sql,
+} from 'drizzle-orm'
+import type { ListQueryDefinition, QueryField } from './definition.ts'
+import { exactTimestamp, type FilterClause, type ListQueryPlan, type SortKey } from './plan.ts'
+
+/**
+ * The SQL of a plan, through Drizzle's builders: columns come from the allow-lists, every value
+ * is a bound parameter (`sql.param` with the column as encoder, or Drizzle's operators).
+ */
+
+export function whereOf(definition: ListQueryDefinition, plan: ListQueryPlan): SQL | undefined {
+  const conditions = plan.filters.map((clause) => filterCondition(definition, clause))
+  if (plan.search !== undefined) conditions.push(searchCondition(definition, plan.search))
+  return conditions.length === 0 ? undefined : and(...conditions)
+}
+
+function filterCondition(
+  definition: ListQueryDefinition,
+  { field, op, values }: FilterClause,
+): SQL {
+  const column = field.column
+  const [value, second] = values
+  switch (op) {
+    case 'eq':
+      return eq(column, value)
+    case 'ne':
+      return ne(column, value)
+    case 'lt':
+      return lt(column, value)
+    case 'lte':
+      return lte(column, value)
+    case 'gt':
+      return gt(column, value)
+    case 'gte':
+      return gte(column, value)
+    case 'in':
+      return inArray(column, values)
+    case 'not_in':
+      return notInArray(column, values)
+    case 'between':
+      return between(column, value, second)
+    case 'null':
+      return value ? isNull(column) : isNotNull(column)
+    default:
+      return textCondition(definition, field, op, String(value))
+  }
+}
+
+function textCondition(
+  definition: ListQueryDefinition,
+  field: QueryField,
+  op: FilterClause['op'],
+  value: string,
+): SQL {
+  const column = field.column
+  // An empty needle is in every string.
+  if (value === '') return isNotNull(column)
+  const insensitive = op.startsWith('i')
+  const kind = insensitive ? op.slice(1) : op
+  const escaped = escapeLike(value)
+  const pattern =
+    kind === 'contains' ? `%${escaped}%` : kind === 'starts_with' ? `${escaped}%` : `%${escaped}`
+  if (definition.dialect === 'postgres') {
+    return insensitive
+      ? sql`${column} ilike ${pattern} escape '\\'`
+      : sql`${column} like ${pattern} escape '\\'`
+  }
+  // SQLite's LIKE ignores ASCII case; the case-sensitive forms compare exactly instead.
+  if (insensitive) return sql`${column} like ${pattern} escape '\\'`
+  if (kind === 'contains') return sql`instr(${column}, ${value}) > 0`
+  if (kind === 'starts_with') return sql`substr(${column}, 1, length(${value})) = ${value}`
+  return sql`substr(${column}, -length(${value})) = ${value}`
+}
+
+function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`)
+}
+
+/** `search=`: every term over the search columns, by the definition's search mode. */
+export function searchCondition(definition: ListQueryDefinition, term: string): SQL {
+  const mode = definition.searchMode
+  if (mode === 'tsvector') {
+    const language = sql.raw(`'${definition.searchLanguage}'::regconfig`)
+    return sql`${searchDocument(definition, language)} @@ websearch_to_tsquery(${language}, ${term})`
+  }
+  if (typeof mode === 'object') {
+    const fts = sql.identifier(mode.fts5)
+    return sql`${definition.primaryKey.column} in (select rowid from ${fts} where ${fts} match ${fts5Query(term)})`
+  }
+  const pattern = `%${escapeLike(term)}%`
+  const operator = definition.dialect === 'postgres' ? sql.raw('ilike') : sql.raw('like')
+  return or(
+    ...definition.search.map((field) => sql`${field.column} ${operator} ${pattern} escape '\\'`),
+  )!
+}
+
+function searchDocument(definition: ListQueryDefinition, language: SQL): SQL {
+  const parts = definition.search.map((field) => sql`coalesce(${field.column}, '')`)
+  return sql`to_tsvector(${language}, ${sql.join(parts, sql` || ' ' || `)})`
+}
+
+/** Each word of the term as an FTS5 phrase ("…"), so no input is read as FTS5 syntax. */
+function fts5Query(term: string): string {
+  return term
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((word) => `"${word.replaceAll('"', '""')}"`)
+    .join(' ')
+}
+
+/** ORDER BY of the plan; `reverse` reads backwards (a `prev` cursor). Nulls sort as the largest values. */
+export function orderOf(sort: SortKey[], reverse = false): SQL[] {
+  return sort.map(({ field, desc }) => {
+    const descending = desc !== reverse
+    const direction = sql.raw(descending ? 'desc' : 'asc')
+    if (!field.info.nullable) return sql`${field.column} ${direction}`
+    return sql`${field.column} ${direction} ${sql.raw(descending ? 'nulls first' : 'nulls last')}`
+  })
+}
+
+/**
+ * Records after `values` in the plan's order (before them when `reverse`): the keyset
+ * condition of a cursor page. Same-direction, non-null keys use one row comparison
+ * (`(a, id) > ($1, $2)`), which both databases answer from an index.
+ */
+export function keysetCondition(
+  definition: ListQueryDefinition,
+  sort: SortKey[],
+  values: unknown[],
+  reverse: boolean,
+): SQL {
+  const bind = (field: QueryField, value: unknown) =>
+    exactTimestamp(definition, field)
+      ? sql`cast(${value} as ${sql.raw(field.info.sqlType)})`
+      : sql.param(value, field.column)
+  const first = sort[0]!
+  const sameWay = sort.every((key) => key.desc === first.desc && !key.field.info.nullable)
+  if (sameWay) {
+    const operator = sql.raw(first.desc !== reverse ? '<' : '>')
+    const columns = sql.join(
+      sort.map((key) => sql`${key.field.column}`),
+      sql`, `,
+    )
+    const bound = sql.join(
+      sort.map((key, i) => bind(key.field, values[i])),
+      sql`, `,
+    )
+    return sort.length === 1
+      ? sql`${first.field.column} ${operator} ${bound}`
+      : sql`(${columns}) ${operator} (${bound})`
+  }
+  const branches = sort.map((key, i) => {
+    const equalBefore = sort.slice(0, i).map((prior, j) => {
+      const value = values[j]
+      return value === null
+        ? isNull(prior.field.column)
+        : sql`${prior.field.column} = ${bind(prior.field, value)}`
+    })
+    const value = values[i]
+    const column = key.field.column
+    const larger = key.desc === reverse
+    let after: SQL
+    if (value === null) after = larger ? sql`false` : isNotNull(column)
+    else {
+      const operator = sql.raw(larger ? '>' : '<')
+      const beyond = sql`${column} ${operator} ${bind(key.field, value)}`
+      after = larger && key.field.info.nullable ? or(beyond, isNull(column))! : beyond
+    }
+    return and(...equalBefore, after)!
+  })
+  return or(...branches)!
+}

@@ -1,0 +1,87 @@
+import { type Column, getTableColumns, type Table } from 'drizzle-orm'
+import { foreignKeyRelations } from '../../../api/query/relations.ts'
+import { fieldKindOf } from '../../../api/query/values.ts'
+import type { ColumnInfo } from '../../../db/models/columns.ts'
+import { LINE_WIDTH } from './format.ts'
+import type { ModelTemplateInput } from './templates.ts'
+
+/** A relation `include=` offers, as the controller writes it. */
+export interface GeneratedRelation {
+  name: string
+  /** `belongsTo(users, posts.authorId, users.id)` */
+  expr: string
+  /** Tables of the schema module the expression names. */
+  tables: string[]
+  helper: 'belongsTo' | 'hasMany'
+}
+
+/**
+ * The relations of a model among the generated ones, from the schema's foreign keys:
+ * `author_id` → users gives `author`, comments.post_id → posts gives `comments`.
+ */
+export function relationsOf(
+  input: ModelTemplateInput,
+  all: ModelTemplateInput[],
+): GeneratedRelation[] {
+  const byTable = new Map<Table, ModelTemplateInput>(all.map((other) => [other.model.table, other]))
+  const ref = (table: Table, column: Column) => {
+    const owner = byTable.get(table)!
+    const key = Object.entries(getTableColumns(table)).find(([, c]) => c === column)![0]
+    return `${owner.names.table}.${key}`
+  }
+  const relations = foreignKeyRelations(input.model.table, [...byTable.keys()])
+  return Object.entries(relations).flatMap(([name, spec]) => {
+    const related = byTable.get(spec.table)
+    if (!related) return []
+    const own = input.model.table
+    const helper = spec.kind === 'belongs-to' ? 'belongsTo' : 'hasMany'
+    const args =
+      spec.kind === 'belongs-to'
+        ? [related.names.table, ref(own, spec.local), ref(spec.table, spec.remote)]
+        : [related.names.table, ref(spec.table, spec.remote), ref(own, spec.local)]
+    return [{ name, expr: `${helper}(${args.join(', ')})`, tables: [related.names.table], helper }]
+  })
+}
+
+function comparable(column: ColumnInfo): boolean {
+  return fieldKindOf(column) !== 'other'
+}
+
+/** `key: ['a', 'b'],`, one item per line when it does not fit. */
+function list(key: string, items: string[]): string {
+  const quoted = items.map((item) => `'${item}'`)
+  const line = `  ${key}: [${quoted.join(', ')}],`
+  if (line.length <= LINE_WIDTH) return line
+  return `  ${key}: [\n${quoted.map((item) => `    ${item},`).join('\n')}\n  ],`
+}
+
+/** The `export const postsQuery = defineListQuery(…)` block of a controller. */
+export function listQueryBlock(input: ModelTemplateInput, relations: GeneratedRelation[]): string {
+  const { names, shown } = input
+  const fields = shown.map((column) => column.name)
+  const compared = shown.filter(comparable).map((column) => column.name)
+  const search = shown.filter((column) => fieldKindOf(column) === 'text').map((c) => c.name)
+  const include =
+    relations.length === 0
+      ? []
+      : [
+          '  include: {',
+          ...relations.map((relation) => `    ${relation.name}: ${relation.expr},`),
+          '  },',
+        ]
+  return `/**
+ * What \`GET /api/v1/${names.resource}\` lets a caller ask for: the fields records show (and
+ * \`fields=\` picks), the ones \`filter[…]\` and \`sort=\` take, the text \`search=\` looks in and
+ * the relations \`include=\` loads. Shorten a list to allow less; sensitive fields are refused.
+ */
+export const ${names.query} = defineListQuery(${names.table}, {
+${[
+  list('fields', fields),
+  list('filter', compared),
+  list('sort', compared),
+  ...(search.length > 0 ? [list('search', search)] : []),
+  ...include,
+  `  resource: ${names.toResource},`,
+].join('\n')}
+})`
+}
