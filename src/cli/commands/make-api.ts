@@ -115,6 +115,7 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
     root,
     migrationsDir,
     configMigrations: config.migrations,
+    dialect: config.dialect,
   })
   return {
     written: [...toWrite.map((f) => f.path), ...updates.map(([path]) => path)],
@@ -219,6 +220,7 @@ function printWiring(
     root: string
     migrationsDir: string
     configMigrations: string | undefined
+    dialect: 'postgres' | 'sqlite'
   },
 ): void {
   const apiImport = importSpecifier(info.root, resolve(info.outDir, 'index.ts'))
@@ -227,18 +229,22 @@ function printWiring(
   print(pc.bold('Next steps'))
   print(`  1. In your app's main module (at the app root here), import kiln and the generated API:`)
   print(pc.dim("       import { createRateLimiters } from 'kiln/api'"))
+  if (hashes) print(pc.dim("       import { createPasswordHasher } from 'kiln/core'"))
   print(pc.dim("       import { createDatabase } from 'kiln/db'"))
   print(pc.dim(`       import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`))
   print('  2. Register apiRoutes() in your Hono app (it answers its own errors as JSON):')
-  print(pc.dim('       const database = await createDatabase(process.env.DATABASE_URL)'))
+  // Without DATABASE_URL, createDatabase opens embedded Postgres: a SQLite app names its file.
+  const url =
+    info.dialect === 'sqlite'
+      ? "process.env.DATABASE_URL ?? 'sqlite:app.db'"
+      : 'process.env.DATABASE_URL'
+  print(pc.dim(`       const database = await createDatabase(${url})`))
   print(pc.dim('       const limiters = createRateLimiters()'))
   print(pc.dim('       const apiKeys = apiKeyProvider({ database })'))
   if (hashes) {
-    print(
-      pc.dim(
-        "       // hashPassword: your login's hasher, e.g. (password) => argon2.hash(password)",
-      ),
-    )
+    // The same hasher must check passwords at login: an app with its own passes that one.
+    print(pc.dim("       const passwords = createPasswordHasher()  // or your login's hasher"))
+    print(pc.dim('       const hashPassword = (password: string) => passwords.hash(password)'))
     print(pc.dim("       app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword }))"))
   } else {
     print(pc.dim("       app.route('/', apiRoutes({ database, apiKeys, limiters }))"))
@@ -249,7 +255,10 @@ function printWiring(
     info.configMigrations === undefined
       ? ` (set migrations: '${relative(info.root, info.migrationsDir)}' in kiln.config.ts)`
       : ''
-  print(`  4. Create the api_keys table: npx kiln migrate${setMigrations}`)
+  print(
+    `  4. Create your tables and kiln's: npx drizzle-kit generate, then npx kiln migrate${setMigrations}`,
+  )
+  print("     (drizzle-kit writes your tables' migration; kiln migrate runs it beside kiln's own)")
   print('  5. Mint a key: npx kiln make:api-key <name> --save  (scopes * unless --scopes)')
   print(
     `     Routes need <resource>:read (GET) or <resource>:write (POST, PUT, DELETE), e.g. ${info.models[0]?.names.resource ?? 'posts'}:read.`,
