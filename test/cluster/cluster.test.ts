@@ -44,12 +44,15 @@ describe.skipIf(!postgresUrl || !redisUrl)('two instances and a worker', () => {
     pool = new pg.Pool({ connectionString: database.url, max: 3 })
     pool.on('error', () => {})
     const portA = await freePort()
+    const portB = await freePort()
     env = {
       DATABASE_URL: database.url,
       REDIS_URL: redisUrl ?? '',
       REDIS_PREFIX: `kiln-cluster-${randomBytes(4).toString('hex')}`,
       // Both instances stand behind one public URL, as behind a load balancer.
       APP_URL: `http://127.0.0.1:${portA}`,
+      // This test also reaches B by its own address, as a load balancer's health check would.
+      ALLOWED_HOSTS: `127.0.0.1:${portB}`,
       MCP_TOKEN_SECRET: randomBytes(32).toString('hex'),
       DEMO_PASSWORD,
       TRUST_PROXY: 'true',
@@ -60,7 +63,7 @@ describe.skipIf(!postgresUrl || !redisUrl)('two instances and a worker', () => {
       MSG_GRAPH_API_URL: 'http://127.0.0.1:9',
     }
     a = await startDemoProcess(env, { port: portA })
-    b = await startDemoProcess(env)
+    b = await startDemoProcess(env, { port: portB })
     worker = await startWorker()
   }, 240_000)
 

@@ -237,7 +237,9 @@ describe('adding a model to an existing API', () => {
       const text = out.lines.join('\n')
       expect(text).toContain('routes.ts was changed by hand: add these lines to it yourself:')
       for (const line of [
-        "import { customerSubscriptionInvoicesController } from './controllers/customer-subscription-invoices.js'",
+        'customerSubscriptionInvoicesController,',
+        'customerSubscriptionInvoicesQuery,',
+        "} from './controllers/customer-subscription-invoices.js'",
         ".route('/customer_subscription_invoices', customerSubscriptionInvoicesController(context))",
         "name: 'customer_subscription_invoices',",
         'schema: CustomerSubscriptionInvoiceResource,',

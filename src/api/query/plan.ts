@@ -1,4 +1,4 @@
-import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '../rest/pagination.ts'
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE, readPageNumber } from '../rest/pagination.ts'
 import { type CursorPosition, decodeCursor, fingerprintOf } from './cursor.ts'
 import type { ListQueryDefinition, QueryField, ResolvedRelation } from './definition.ts'
 import {
@@ -92,8 +92,10 @@ export function planListQuery(
     readPositive(raw.perPage, defaultPerPage, 'per_page', problems),
     maxPerPage,
   )
+  // The same rule as the plain page query: a page whose offset passes 2^53 is out of reach.
+  const lastReachable = Math.floor(Number.MAX_SAFE_INTEGER / perPage) + 1
+  if (page > lastReachable) problems.add('page', `must be at most ${lastReachable}`)
   const offset = (page - 1) * perPage
-  if (!Number.isSafeInteger(offset)) problems.add('page', 'is too large')
 
   let count: CountStrategy = mode === 'cursor' ? 'none' : 'exact'
   if (raw.count !== undefined) {
@@ -322,13 +324,10 @@ function readPositive(
   name: string,
   problems: QueryProblems,
 ) {
-  if (raw === undefined) return fallback
-  const value = /^[0-9]{1,16}$/.test(raw) ? Number(raw) : Number.NaN
-  if (!Number.isSafeInteger(value) || value < 1) {
-    problems.add(name, 'must be a whole number of at least 1')
-    return fallback
-  }
-  return value
+  const value = readPageNumber(raw, fallback)
+  if (typeof value === 'number') return value
+  problems.add(name, value)
+  return fallback
 }
 
 /** Timestamps whose cursor value is the database's text (microseconds), not a JS Date. */

@@ -76,16 +76,22 @@ function readPositive(
   name: string,
   errors: Record<string, string[]>,
 ): number {
+  const value = readPageNumber(raw, fallback)
+  if (typeof value === 'number') return value
+  errors[name] = [value]
+  return fallback
+}
+
+/**
+ * `page` / `per_page` from a query string: an integer of at least 1, of any size (beyond a
+ * safe integer it is Infinity, so a huge `per_page` is capped, not refused), or the message
+ * saying what is wrong with it.
+ */
+export function readPageNumber(raw: string | undefined, fallback: number): number | string {
   if (raw === undefined) return fallback
-  if (!digits.test(raw)) {
-    errors[name] = ['must be an integer']
-    return fallback
-  }
+  if (!digits.test(raw)) return 'must be an integer'
   const value = Number(raw)
-  if (value < 1) {
-    errors[name] = ['must be at least 1']
-    return fallback
-  }
+  if (value < 1) return 'must be at least 1'
   return Number.isSafeInteger(value) ? value : Number.POSITIVE_INFINITY
 }
 

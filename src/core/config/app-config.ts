@@ -68,6 +68,10 @@ export const appEnvSchema = z.object({
     })
     .default('info'),
   TRUST_PROXY: envTrustProxy.default(false),
+  ALLOWED_HOSTS: z
+    .string()
+    .regex(/^[\w.:[\]-]+(,[\w.:[\]-]+)*$/, 'expected host or host:port names, comma-separated')
+    .optional(),
 })
 
 export interface AppConfig {
@@ -83,6 +87,11 @@ export interface AppConfig {
   logLevel: string
   /** Which proxies' X-Forwarded-For is believed (only proxies you run); see `TrustProxy`. */
   trustProxy: TrustProxy
+  /**
+   * `Host` names the browser pages and `/mcp` accept besides APP_URL's (DNS-rebinding checks):
+   * an instance reached by its own address behind a load balancer.
+   */
+  allowedHosts: string[]
 }
 
 /** Reads the variables every kiln app shares. Capabilities parse their own (MSG_*, CDN_*…). */
@@ -100,5 +109,6 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     redisUrl: parsed.REDIS_URL,
     logLevel: parsed.LOG_LEVEL,
     trustProxy: parsed.TRUST_PROXY,
+    allowedHosts: parsed.ALLOWED_HOSTS?.split(',') ?? [],
   }
 }

@@ -36,6 +36,7 @@ export function mountMcp(app: Hono, ctx: DemoContext): void {
     mcpEndpoint({
       validator,
       resourceMetadataUrl,
+      origins: { appUrl: ctx.config.appUrl, hosts: ctx.config.allowedHosts },
       logger: ctx.logger,
       createServer: (caller) =>
         createMcpServer({ name: ctx.config.appName, dataTools: { tools, caller } }),

@@ -66,6 +66,7 @@ export function mountOAuth(app: Hono, ctx: DemoContext): void {
       scopes: ['mcp:read', 'mcp:write'],
       logger: ctx.logger,
       rateLimiters: ctx.limiters,
+      allowedOrigins: { hosts: ctx.config.allowedHosts },
       // Development only: lets a client metadata document be served from loopback (tests).
       clientIdMetadataDocuments: {
         allowLoopback:
