@@ -34,6 +34,8 @@ describe('crud_create on SQLite', () => {
     createCrud({
       database,
       models: createModelRegistry({ settings, tags }, 'sqlite'),
+      // Writes are opt-in under the data tools' access policy.
+      access: { unlisted: 'all' },
       logger: silentLogger(),
     })
 
