@@ -1,5 +1,10 @@
-import { eq } from 'drizzle-orm'
-import { createPasswordHasher, type VerifyCredentials } from 'kiln/core'
+import { eq, type SQL } from 'drizzle-orm'
+import {
+  createPasswordHasher,
+  type PasswordUsers,
+  passwordUsers,
+  type VerifyCredentials,
+} from 'kiln/core'
 import type { PostgresDatabase } from 'kiln/db'
 import { users } from './schema.ts'
 
@@ -9,33 +14,33 @@ export const passwords = createPasswordHasher({ cost: 16384, blockSize: 8, paral
 /** The generated users API hashes a `password` input with this. */
 export const hashPassword = (password: string): Promise<string> => passwords.hash(password)
 
-/** Email + password against the `users` table; unknown emails cost a dummy hash. */
-export function verifyUserCredentials(database: PostgresDatabase): VerifyCredentials {
-  return async ({ email, password }) => {
-    const [user] = await database.db
-      .select({ id: users.id, passwordHash: users.passwordHash })
-      .from(users)
-      .where(eq(users.email, email))
-      .limit(1)
-    return (await passwords.verify(password, user?.passwordHash)) && user
-      ? String(user.id)
-      : undefined
-  }
+/**
+ * The demo's users for the login page and the sessions, through kiln's `passwordUsers`:
+ * email + password against the `users` table (unknown emails cost a dummy hash), and the
+ * password hash as each session's stamp, so a new password or a deleted user ends the user's
+ * sessions on every instance, whichever surface (API, MCP, SQL) made the change.
+ */
+export function userAccounts(database: PostgresDatabase): PasswordUsers {
+  const find = async (where: SQL) =>
+    (
+      await database.db
+        .select({ id: users.id, passwordHash: users.passwordHash })
+        .from(users)
+        .where(where)
+        .limit(1)
+    )[0]
+  return passwordUsers({
+    passwords,
+    byEmail: (email) => find(eq(users.email, email)),
+    byId: async (userId) => {
+      const id = Number(userId)
+      return Number.isSafeInteger(id) ? find(eq(users.id, id)) : undefined
+    },
+  })
 }
 
-/**
- * What a session is bound to: the user's password hash. A new password, or a deleted user,
- * ends the user's sessions on every instance, whichever surface (API, MCP, SQL) made the change.
- */
-export function userCredentialStamp(database: PostgresDatabase) {
-  return async (userId: string): Promise<string | undefined> => {
-    const id = Number(userId)
-    if (!Number.isSafeInteger(id)) return undefined
-    const [user] = await database.db
-      .select({ passwordHash: users.passwordHash })
-      .from(users)
-      .where(eq(users.id, id))
-      .limit(1)
-    return user?.passwordHash
-  }
-}
+export const verifyUserCredentials = (database: PostgresDatabase): VerifyCredentials =>
+  userAccounts(database).verifyCredentials
+
+export const userCredentialStamp = (database: PostgresDatabase) =>
+  userAccounts(database).credentialStamp

@@ -4,8 +4,9 @@ import { confirm, isCancel } from '@clack/prompts'
 import type { Command } from 'commander'
 import pc from 'picocolors'
 import type { Dialect } from '../../db/database.ts'
+import { loadModelRegistry } from '../../db/index.ts'
 import { CliError } from '../cli-error.ts'
-import { importSpecifier } from '../scaffold/api/plan.ts'
+import { importSpecifier, modelTemplateInput } from '../scaffold/api/plan.ts'
 import { missingPackages, nextSteps } from '../scaffold/init/next-steps.ts'
 import {
   drizzleConfigTemplate,
@@ -82,8 +83,10 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
   if (drizzleConfig) print(pc.dim(`  skip   ${basename(drizzleConfig)} (exists)`))
   else plan.push({ path: join(root, 'drizzle.config.ts'), contents: drizzleConfigTemplate(input) })
   const mainFile = options.main === undefined ? undefined : resolve(root, options.main)
+  const passwordModels = await modelsWithPasswords(root, input, print)
   const mainCode = mainTemplate({
     dialect,
+    hashesPasswords: passwordModels.length > 0,
     apiImport: importSpecifier(
       dirname(mainFile ?? join(root, top === 'src' ? 'src' : '.', 'main.ts')),
       resolve(root, out, 'index.ts'),
@@ -131,6 +134,33 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
   for (const line of nextSteps({ dialect, mainPath, missing: missingPackages(pkg, dialect) }))
     print(line)
   return { written, dialect }
+}
+
+/**
+ * The models whose generated API hashes a password (as `make:api --all` will plan them): the
+ * entry point must then pass `hashPassword`. A schema that cannot load yet (its packages not
+ * installed) is reported, and the entry point is written without one.
+ */
+async function modelsWithPasswords(
+  root: string,
+  config: { dialect: Dialect; schema: string; out: string; migrations: string },
+  print: (line: string) => void,
+): Promise<string[]> {
+  try {
+    const registry = await loadModelRegistry({ config, root, path: join(root, 'kiln.config.ts') })
+    return registry.models
+      .filter((model) => modelTemplateInput(model, {}).passwordColumn)
+      .map((model) => model.name)
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error
+    print(pc.yellow(`! ${error.message}`))
+    print(
+      pc.yellow(
+        '  The entry point below assumes no password column: if make:api finds one, pass hashPassword as it prints.',
+      ),
+    )
+    return []
+  }
 }
 
 interface PackageJson {

@@ -236,7 +236,7 @@ function printWiring(
   // Without DATABASE_URL, createDatabase opens embedded Postgres: a SQLite app names its file.
   const url =
     info.dialect === 'sqlite'
-      ? "process.env.DATABASE_URL ?? 'sqlite:app.db'"
+      ? "process.env.DATABASE_URL ?? 'sqlite:storage/app.db'"
       : 'process.env.DATABASE_URL'
   print(pc.dim(`       const database = await createDatabase(${url})`))
   print(pc.dim('       const limiters = createRateLimiters()'))

@@ -7,6 +7,12 @@ export {
   type VerifyCredentials,
 } from './login-routes.ts'
 export {
+  type PasswordUser,
+  type PasswordUsers,
+  type PasswordUsersOptions,
+  passwordUsers,
+} from './password-users.ts'
+export {
   createPasswordHasher,
   type PasswordHasher,
   type PasswordHasherOptions,

@@ -52,15 +52,29 @@ export interface MainTemplateInput {
   /** The generated API module as imported from main.ts: `./api/index.js`. */
   apiImport: string
   appName: string
+  /** A model has a password column: the generated API then needs `hashPassword`. */
+  hashesPasswords?: boolean
 }
 
 /** A minimal entry point serving the generated API and its docs. */
 export function mainTemplate(input: MainTemplateInput): string {
   const dialectName = input.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'
+  const core = input.hashesPasswords
+    ? 'createLogger, createPasswordHasher, errorHandler'
+    : 'createLogger, errorHandler'
+  const hasher = input.hashesPasswords
+    ? `// Hashes the passwords the API stores; your login must verify with the same hasher.
+const passwords = createPasswordHasher()
+const hashPassword = (password: string) => passwords.hash(password)
+`
+    : ''
+  const deps = input.hashesPasswords
+    ? 'database, apiKeys, limiters, hashPassword'
+    : 'database, apiKeys, limiters'
   return `import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { createRateLimiters } from 'kiln/api'
-import { createLogger, errorHandler } from 'kiln/core'
+import { ${core} } from 'kiln/core'
 import { createDatabase } from 'kiln/db'
 import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
 
@@ -78,10 +92,10 @@ if (database.dialect !== '${input.dialect}') {
 
 const apiKeys = apiKeyProvider({ database })
 const limiters = createRateLimiters()
-
+${hasher}
 const app = new Hono()
 app.onError(errorHandler({ logger }))
-app.route('/', apiRoutes({ database, apiKeys, limiters }))
+app.route('/', apiRoutes({ ${deps} }))
 app.route('/', docsRoutes({ app, title: '${input.appName.replaceAll("'", "\\'")}' }))
 
 const port = Number(process.env.PORT ?? 3000)

@@ -1,0 +1,122 @@
+import { execFile } from 'node:child_process'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join, relative, resolve } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runInit } from '../../src/cli/commands/init.ts'
+import { runMakeApi } from '../../src/cli/commands/make-api.ts'
+
+const run = promisify(execFile)
+const repo = resolve(import.meta.dirname, '../..')
+
+const USERS_SCHEMA = `import { pgTable, serial, text, varchar } from 'drizzle-orm/pg-core'
+
+export const users = pgTable('users', {
+  id: serial('id').primaryKey(),
+  email: varchar('email', { length: 255 }).notNull().unique(),
+  password: text('password').notNull(),
+})
+
+export const notes = pgTable('notes', {
+  id: serial('id').primaryKey(),
+  body: text('body').notNull(),
+})
+`
+
+const NOTES_SCHEMA = `import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+
+export const notes = sqliteTable('notes', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  body: text('body').notNull(),
+})
+`
+
+/** An existing app before kiln: package.json and a schema, under the repository so `kiln` resolves. */
+function makeApp(name: string, schema: string) {
+  const root = join(repo, 'tmp', `init-${name}-${process.pid}`)
+  rmSync(root, { recursive: true, force: true })
+  mkdirSync(join(root, 'src/db'), { recursive: true })
+  writeFileSync(
+    join(root, 'package.json'),
+    JSON.stringify({ name, type: 'module', dependencies: { hono: '*', 'drizzle-orm': '*' } }),
+  )
+  writeFileSync(join(root, 'src/db/schema.ts'), schema)
+  return root
+}
+
+/** init --main, then make:api --all, each as a user runs them; returns what each printed. */
+async function initAndGenerate(root: string, dialect: 'postgres' | 'sqlite') {
+  const initOutput: string[] = []
+  const makeApiOutput: string[] = []
+  await runInit({
+    cwd: root,
+    dialect,
+    main: 'src/main.ts',
+    yes: true,
+    print: (line) => initOutput.push(line),
+  })
+  await runMakeApi({ cwd: root, all: true, yes: true, print: (line) => makeApiOutput.push(line) })
+  return { initOutput, makeApiOutput, main: readFileSync(join(root, 'src/main.ts'), 'utf8') }
+}
+
+describe('kiln init + make:api --all: the written entry point type-checks', () => {
+  const users = makeApp('users', USERS_SCHEMA)
+  const notes = makeApp('notes', NOTES_SCHEMA)
+  let withPasswords: Awaited<ReturnType<typeof initAndGenerate>>
+  let withoutPasswords: Awaited<ReturnType<typeof initAndGenerate>>
+
+  beforeAll(async () => {
+    withPasswords = await initAndGenerate(users, 'postgres')
+    withoutPasswords = await initAndGenerate(notes, 'sqlite')
+  }, 60_000)
+  afterAll(() => {
+    for (const root of [users, notes]) rmSync(root, { recursive: true, force: true })
+  })
+
+  it('passes hashPassword from createPasswordHasher when a model has a password column', () => {
+    const { main, makeApiOutput } = withPasswords
+    expect(main).toContain(
+      "import { createLogger, createPasswordHasher, errorHandler } from 'kiln/core'",
+    )
+    expect(main).toContain('apiRoutes({ database, apiKeys, limiters, hashPassword })')
+    // make:api's printed next steps say the same lines as the file init wrote.
+    const printed = makeApiOutput.join('\n')
+    for (const line of [
+      'const passwords = createPasswordHasher()',
+      'const hashPassword = (password: string) => passwords.hash(password)',
+      'apiRoutes({ database, apiKeys, limiters, hashPassword })',
+    ]) {
+      expect(main).toContain(line)
+      expect(printed).toContain(line)
+    }
+  })
+
+  it('leaves the hasher out when no model has one, and names the same SQLite file as make:api', () => {
+    const { main, makeApiOutput } = withoutPasswords
+    expect(main).not.toMatch(/hashPassword|createPasswordHasher/)
+    expect(main).toContain('apiRoutes({ database, apiKeys, limiters })')
+    const url = "createDatabase(process.env.DATABASE_URL ?? 'sqlite:storage/app.db')"
+    expect(main).toContain(url)
+    expect(makeApiOutput.join('\n')).toContain(url)
+  })
+
+  it('tsc --noEmit (strict) on both apps, main.ts included', async () => {
+    const config = join(repo, 'tmp', `tsconfig.init-${process.pid}.json`)
+    writeFileSync(
+      config,
+      JSON.stringify({
+        extends: '../tsconfig.json',
+        include: [users, notes].map((root) => `${relative(join(repo, 'tmp'), root)}/src/**/*.ts`),
+        exclude: [],
+      }),
+    )
+    try {
+      const result = await run('npx', ['tsc', '--noEmit', '-p', config], { cwd: repo }).catch(
+        (error: { stdout: string }) => error,
+      )
+      expect(String(result.stdout)).toBe('')
+    } finally {
+      rmSync(config, { force: true })
+    }
+  }, 120_000)
+})
