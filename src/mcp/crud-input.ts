@@ -1,4 +1,4 @@
-import { and, type Column, eq, getTableColumns, isNull, type SQL } from 'drizzle-orm'
+import { and, type Column, eq, getTableColumns, type SQL } from 'drizzle-orm'
 import type { McpCaller, ModelAccess } from './access.ts'
 import {
   findModel,
@@ -71,79 +71,8 @@ export function parseData(
   return values
 }
 
-/** Equality conditions from `filters`, on readable fields only (a hidden field could be probed). */
-export function parseFilters(
-  model: McpModel,
-  filters: Record<string, unknown>,
-  allowed: readonly McpColumn[],
-): SQL[] {
-  const conditions: SQL[] = []
-  const unknown: string[] = []
-  const problems: string[] = []
-  for (const [name, value] of Object.entries(filters)) {
-    const column = allowed.find((candidate) => candidate.name === name)
-    if (!column) {
-      unknown.push(name)
-      continue
-    }
-    if (value === null) {
-      conditions.push(isNull(drizzleColumn(model, column)))
-      continue
-    }
-    try {
-      const coerced = coerceValue(column, value, enumValuesOf(model, column))
-      conditions.push(eq(drizzleColumn(model, column), coerced))
-    } catch (error) {
-      if (!(error instanceof FieldValueError)) throw error
-      problems.push(`${name}: ${error.message}`)
-    }
-  }
-  if (unknown.length > 0) {
-    throw new ToolError(
-      `Unknown filter field(s) for ${model.resource}: ${unknown.map(quote).join(', ')}. ` +
-        `Valid fields: ${allowed.map((column) => column.name).join(', ')}`,
-    )
-  }
-  if (problems.length > 0)
-    throw new ToolError(`Invalid filters for ${model.resource}: ${problems.join('; ')}`)
-  return conditions
-}
-
 export const MAX_PER_PAGE = 100
 export const DEFAULT_PER_PAGE = 15
-
-export interface ListInput {
-  model: string
-  filters?: Record<string, unknown> | undefined
-  page?: number | undefined
-  per_page?: number | undefined
-}
-
-export interface ListQuery {
-  conditions: SQL[]
-  page: number
-  perPage: number
-  offset: number
-}
-
-/** Everything `crud_list` takes from its input, checked in one place: filters and paging. */
-export function parseListInput(
-  model: McpModel,
-  input: ListInput,
-  readable: readonly McpColumn[],
-): ListQuery {
-  const { filters = {}, page = 1, per_page = DEFAULT_PER_PAGE } = input
-  if (!Number.isSafeInteger(page) || page < 1)
-    throw new ToolError('page must be an integer of at least 1')
-  // Any integer of at least 1: beyond 100 (however far) it is capped, not refused.
-  if (!Number.isInteger(per_page) || per_page < 1) {
-    throw new ToolError('per_page must be an integer of at least 1')
-  }
-  const perPage = Math.min(per_page, MAX_PER_PAGE)
-  const offset = (page - 1) * perPage
-  if (!Number.isSafeInteger(offset)) throw new ToolError('page is too large')
-  return { conditions: parseFilters(model, filters, readable), page, perPage, offset }
-}
 
 export interface TenantScope {
   column: McpColumn
@@ -206,12 +135,6 @@ export function drizzleColumn(model: McpModel, column: McpColumn): Column {
 
 function enumValuesOf(model: McpModel, column: McpColumn): readonly string[] | undefined {
   return column.enumValues ?? drizzleColumn(model, column).enumValues
-}
-
-export function orderColumn(model: McpModel): Column {
-  const key = primaryKeyOf(model) ?? model.columns[0]
-  if (!key) throw new TypeError(`Model ${model.name} has no columns`)
-  return drizzleColumn(model, key)
 }
 
 export function nowFor(column: McpColumn): unknown {

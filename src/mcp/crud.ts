@@ -1,4 +1,4 @@
-import { and, asc, count, eq, getTableName, sql } from 'drizzle-orm'
+import { getTableName, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core'
 import type { SQLiteTable, SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
 import type { Logger } from '../core/index.ts'
@@ -14,15 +14,11 @@ import {
 import {
   checkTenantValue,
   DEFAULT_PER_PAGE,
-  drizzleColumn,
   type JsonRecord,
-  type ListInput,
   MAX_PER_PAGE,
   notFound,
   nowFor,
-  orderColumn,
   parseData,
-  parseListInput,
   requirePrimaryKey,
   resolveModel,
   rowCondition,
@@ -30,11 +26,13 @@ import {
   tenantOf,
   toRowObject,
 } from './crud-input.ts'
+import { type ListInput, type ListResult, listRecords } from './crud-list.ts'
 import { guardDatabase } from './database-errors.ts'
 import { type McpColumn, type McpModel, type McpModelSource, TIMESTAMP_FIELDS } from './models.ts'
 import { ToolError } from './tool-error.ts'
 
-export type { JsonRecord, ListInput, McpCaller }
+export type { FilterValue } from './crud-list.ts'
+export type { JsonRecord, ListInput, ListResult, McpCaller }
 export { DEFAULT_PER_PAGE, MAX_PER_PAGE, ToolError }
 
 export interface CrudOptions {
@@ -47,13 +45,6 @@ export interface CrudOptions {
    */
   access?: McpAccessOptions | AccessPolicy | undefined
   logger?: Logger | undefined
-}
-
-export interface ListResult {
-  records: JsonRecord[]
-  total: number
-  page: number
-  per_page: number
 }
 
 export interface Crud {
@@ -126,40 +117,9 @@ export function createCrud(options: CrudOptions): Crud {
     async list(input) {
       const model = find(input.model)
       const access = checkCall(policy, model, { caller, action: 'crud_list' })
-      const { conditions, page, perPage, offset } = parseListInput(model, input, access.readable)
-      await authorizeCall(policy, model, { caller, action: 'crud_list' })
-      const tenant = tenantOf(model, access, caller)
-      if (tenant) conditions.push(eq(drizzleColumn(model, tenant.column), tenant.value))
-      const where = conditions.length > 0 ? and(...conditions) : undefined
-      const order = orderColumn(model)
-      const { rows, total } = await run(`list ${model.resource}`, async () => {
-        if (database.dialect === 'postgres') {
-          const db = pgDb(database)
-          const table = model.table as PgTable
-          // Two statements on the pool at once: the page and its total.
-          const [rows, [counted]] = await Promise.all([
-            db.select().from(table).where(where).orderBy(asc(order)).limit(perPage).offset(offset),
-            db.select({ total: count() }).from(table).where(where),
-          ])
-          return { rows, total: counted?.total ?? 0 }
-        }
-        const table = model.table as SQLiteTable
-        const rows = await database.db
-          .select()
-          .from(table)
-          .where(where)
-          .orderBy(asc(order))
-          .limit(perPage)
-          .offset(offset)
-        const [counted] = await database.db.select({ total: count() }).from(table).where(where)
-        return { rows, total: counted?.total ?? 0 }
-      })
-      return {
-        records: rows.map((row) => serialize(access.readable, row as JsonRecord)),
-        total: Number(total),
-        page,
-        per_page: perPage,
-      }
+      return run(`list ${model.resource}`, () =>
+        listRecords(database, policy, model, access, caller, input),
+      )
     },
 
     async update({ model: name, id, data }) {

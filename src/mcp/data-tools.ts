@@ -1,5 +1,6 @@
 import type { McpServer, ScopeChallengeHandler } from '@modelcontextprotocol/server'
 import { z } from 'zod'
+import { COUNT_STRATEGIES, DEFAULT_QUERY_LIMITS, FILTER_OPERATORS } from '../api/index.ts'
 import { type AccessPolicy, DATA_TOOL_NAMES, type DataToolName, type McpCaller } from './access.ts'
 import {
   accessPolicyOf,
@@ -73,8 +74,11 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
           {
             title: 'List records',
             description:
-              'Lists records of a model, ordered by primary key, one page at a time. filters are ' +
-              `equality matches on fields (null matches NULL). per_page is capped at ${MAX_PER_PAGE}.`,
+              'Lists records of a model one page at a time, with the grammar of the REST API: ' +
+              'filters with operators, sort, fields, include (related records), search, cursor ' +
+              'pages and count strategies. Ordered by primary key unless sort says otherwise; ' +
+              `per_page is capped at ${MAX_PER_PAGE}. Returns records, total, page and per_page ` +
+              '(and next_cursor / prev_cursor when cursor is given).',
             inputSchema: list,
             annotations: { readOnlyHint: true },
             scopeChallenge: read,
@@ -134,6 +138,7 @@ function buildSchemas(policy: AccessPolicy) {
   const data = z
     .record(z.string(), z.unknown())
     .describe('Field values keyed by column name (snake_case, as crud_list returns them)')
+  const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()])
   return {
     create: convertedOnce(z.object({ model, data })),
     update: convertedOnce(z.object({ model, id, data })),
@@ -142,9 +147,59 @@ function buildSchemas(policy: AccessPolicy) {
       z.object({
         model,
         filters: z
-          .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+          .record(
+            z.string(),
+            z.union([
+              scalar,
+              z.partialRecord(
+                z.enum(FILTER_OPERATORS),
+                z.union([scalar, z.array(scalar).max(DEFAULT_QUERY_LIMITS.maxInValues)]),
+              ),
+            ]),
+          )
           .optional()
-          .describe('Equality filters keyed by column name'),
+          .describe(
+            'Filters keyed by field, combined with AND: a value for equality (null matches ' +
+              'NULL), or an object of operators: {"title": {"icontains": "kiln"}, "id": {"in": [1, 2]}, ' +
+              '"created_at": {"gte": "2026-01-01"}, "author_id": {"null": false}, "priority": ' +
+              `{"between": [1, 5]}}. Operators: ${FILTER_OPERATORS.join(', ')} (contains, starts_with ` +
+              'and ends_with are case-sensitive, their i-forms are not; in, not_in and between take ' +
+              `arrays). At most ${DEFAULT_QUERY_LIMITS.maxFilters} filters. Credential fields cannot be filtered on.`,
+          ),
+        sort: z
+          .string()
+          .optional()
+          .describe(
+            'Comma-separated fields, "-" for descending: "-created_at,title" ' +
+              `(at most ${DEFAULT_QUERY_LIMITS.maxSortKeys}). The primary key breaks ties.`,
+          ),
+        fields: z.array(z.string()).optional().describe('Only these fields in each record'),
+        include: z
+          .array(z.string())
+          .optional()
+          .describe(
+            'Related records to attach, from the foreign keys: a belongs-to relation is named ' +
+              'after its key without _id ("author" for author_id), a has-many one after the other ' +
+              'table ("comments", up to 10 records each). Only models this server lets you list.',
+          ),
+        search: z
+          .string()
+          .optional()
+          .describe('Records whose text fields contain the term (case-insensitive)'),
+        cursor: z
+          .string()
+          .optional()
+          .describe(
+            'Cursor paging: "" for the first page, then next_cursor or prev_cursor of the last ' +
+              'result. Not with page.',
+          ),
+        count: z
+          .enum(COUNT_STRATEGIES)
+          .optional()
+          .describe(
+            'How total is computed: exact (default with page), estimated (PostgreSQL planner ' +
+              'estimate) or none (default with cursor; total is null)',
+          ),
         page: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
         // Any integer, not only a safe one: a huge per_page is capped at 100, as the spec says.
         per_page: z

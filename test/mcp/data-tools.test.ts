@@ -384,7 +384,7 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
         'filter value of the wrong type',
         'crud_list',
         { model: 'notes', filters: { priority: 'high' } },
-        /Invalid filters for notes: priority: expected a number/,
+        /Invalid list arguments for notes: filter\[priority\]: must be a whole number/,
       ],
       [
         'filter value that is an object',

@@ -155,6 +155,19 @@ describe('the demo app /mcp endpoint', () => {
         expect(outcome).toMatchObject({ isError: true })
         expect(outcome.text).toMatch(/Unknown model "users"/)
       }
+      // Nor through include: the hidden users model is no relation of posts.
+      const author = await call(client, 'crud_list', { model: 'posts', include: ['author'] })
+      expect(author).toMatchObject({ isError: true })
+      expect(author.text).toMatch(/include: "author" is not a relation/)
+      expect(author.text).not.toMatch(/password|email/)
+      const withComments = await ok<{ records: Array<Record<string, unknown>> }>(
+        client,
+        'crud_list',
+        { model: 'posts', include: ['comments'], filters: { title: { eq: 'Theirs' } } },
+      )
+      expect(withComments.records).toEqual([
+        expect.objectContaining({ title: 'Theirs', comments: [] }),
+      ])
       const forged = await call(client, 'crud_create', {
         model: 'posts',
         data: { title: 'Forged', body: 'b', author_id: other!.id },

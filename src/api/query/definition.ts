@@ -1,4 +1,4 @@
-import { type Column, getTableColumns, getTableName, is, type Table } from 'drizzle-orm'
+import { type Column, getTableColumns, getTableName, is, type SQL, type Table } from 'drizzle-orm'
 import { PgTable } from 'drizzle-orm/pg-core'
 import { type ColumnInfo, describeColumn } from '../../db/models/columns.ts'
 import { isExcludedField } from '../rest/resources.ts'
@@ -95,6 +95,8 @@ export interface ResolvedRelation {
   fields: QueryField[]
   primaryKey: QueryField
   limit: number
+  /** A condition every related record must meet too (a caller's tenant), set per request. */
+  where?: SQL | undefined
 }
 
 /** A resource's query allow-lists, checked once when the controller is built. */

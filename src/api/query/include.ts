@@ -1,4 +1,4 @@
-import { type Column, inArray, lte, type SQL, sql } from 'drizzle-orm'
+import { and, type Column, inArray, lte, type SQL, sql } from 'drizzle-orm'
 import type { QueryField, ResolvedRelation } from './definition.ts'
 import type { QueryDb, Row } from './run.ts'
 import { serializeFields } from './serialize.ts'
@@ -23,13 +23,13 @@ export async function loadRelation(
     related = await db
       .select(selection)
       .from(relation.table)
-      .where(inArray(relation.remote.column, keys))
+      .where(and(inArray(relation.remote.column, keys), relation.where))
   } else {
     const rank = sql<number>`row_number() over (partition by ${relation.remote.column} order by ${relation.primaryKey.column})`
     const ranked = db
       .select({ ...selection, kiln_rank: rank.as('kiln_rank') })
       .from(relation.table)
-      .where(inArray(relation.remote.column, keys))
+      .where(and(inArray(relation.remote.column, keys), relation.where))
       .as('kiln_ranked')
     related = await db
       .select()
