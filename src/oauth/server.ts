@@ -26,6 +26,7 @@ import { tokenHandler } from './handlers/token.ts'
 import { oauthErrorHandler } from './http/error-response.ts'
 import { TokenIssuer } from './issuer.ts'
 import { hmacKey } from './protocol/access-token.ts'
+import { type CredentialStamp, currentStampDigest } from './protocol/credential-stamp.ts'
 import { endpointsFor } from './protocol/metadata.ts'
 import { type RandomSource, systemRandom } from './protocol/random.ts'
 import { DEFAULT_SCOPE_DESCRIPTIONS, DEFAULT_SCOPES } from './protocol/scope.ts'
@@ -93,6 +94,14 @@ export interface OAuthServerOptions {
    * `allowLoopback` (development and tests only) accepts http loopback document URLs.
    */
   clientIdMetadataDocuments?: ClientMetadataDocumentOptions
+  /**
+   * The user's credential stamp (the session store's `credentialStamp`: e.g. the password
+   * hash; undefined for a deleted user). Recorded with each approval; a code, device grant or
+   * refresh token whose user is gone or whose stamp changed is refused with `invalid_grant`
+   * and its grant ends, however the change was made (API, admin, SQL). One call per token
+   * request. Give the same function to `createBearerValidator` for access tokens.
+   */
+  credentialStamp?: CredentialStamp
 }
 
 const MIN_SECRET = 32
@@ -196,8 +205,11 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
       families,
       grants,
       logger,
+      credentialStamp: options.credentialStamp,
     }),
     clock,
+    stampOf: async (userId) =>
+      options.credentialStamp ? currentStampDigest(options.credentialStamp, userId) : undefined,
     random,
     logger,
     trustProxy: options.trustProxy ?? false,

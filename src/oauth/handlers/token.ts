@@ -177,6 +177,7 @@ async function pollDevice(
           userId: outcome.userId,
           tenantId: outcome.tenantId,
           approvedAt: outcome.approvedAt,
+          credentialStamp: outcome.credentialStamp,
         },
         {
           familyId: ctx.families.newFamilyId(),
