@@ -31,6 +31,7 @@ import { endpointsFor } from './protocol/metadata.ts'
 import { type RandomSource, systemRandom } from './protocol/random.ts'
 import { DEFAULT_SCOPE_DESCRIPTIONS, DEFAULT_SCOPES } from './protocol/scope.ts'
 import { AuthorizationCodeStore } from './store/authorization-codes.ts'
+import { UNUSED_CLIENT_TTL_MS } from './store/client-expiry.ts'
 import { type ClientStore, createDatabaseClientStore } from './store/client-store.ts'
 import { DeviceGrantStore } from './store/device-grants.ts'
 import { GrantIndex } from './store/grants.ts'
@@ -102,6 +103,12 @@ export interface OAuthServerOptions {
    * request. Give the same function to `createBearerValidator` for access tokens.
    */
   credentialStamp?: CredentialStamp
+  /**
+   * Registered (DCR) clients that never got a token are removed this long after registering
+   * (swept, a bounded batch at a time, on each registration). Default 30 days; `false` keeps
+   * them forever.
+   */
+  unusedClientTtlMs?: number | false
 }
 
 const MIN_SECRET = 32
@@ -208,6 +215,7 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
       credentialStamp: options.credentialStamp,
     }),
     clock,
+    unusedClientTtlMs: options.unusedClientTtlMs ?? UNUSED_CLIENT_TTL_MS,
     stampOf: async (userId) =>
       options.credentialStamp ? currentStampDigest(options.credentialStamp, userId) : undefined,
     random,
