@@ -8,7 +8,13 @@ import {
   missingTokenResponse,
 } from './http/error-response.ts'
 import { type AccessTokenClaims, hmacKey, verifyAccessToken } from './protocol/access-token.ts'
+import {
+  type CredentialStamp,
+  currentStampDigest,
+  stampStillValid,
+} from './protocol/credential-stamp.ts'
 import { parseScope } from './protocol/scope.ts'
+import { readGrant } from './store/grants.ts'
 import { isFamilyRevoked } from './store/token-families.ts'
 
 export type BearerResult =
@@ -31,6 +37,12 @@ export interface BearerValidatorOptions {
    * valid until they expire (at most one hour).
    */
   store?: KeyValueStore
+  /**
+   * The same `credentialStamp` as the authorization server's (needs `store`). Tokens of a user
+   * who was deleted or changed their password are refused, however the change was made (API,
+   * admin, SQL): one more store read and one call (a primary-key query) per request.
+   */
+  credentialStamp?: CredentialStamp
 }
 
 export type ValidateBearer = (request: Request) => Promise<BearerResult>
@@ -40,12 +52,15 @@ export type ValidateBearer = (request: Request) => Promise<BearerResult>
  * access token. @see RFC 6750 §2.1, RFC 9068 §4
  */
 export function createBearerValidator(options: BearerValidatorOptions): ValidateBearer {
-  const { secret, issuer, resource, clock = systemClock, store } = options
+  const { secret, issuer, resource, clock = systemClock, store, credentialStamp } = options
   if (typeof secret !== 'string' || secret.length === 0) {
     throw new TypeError('createBearerValidator: `secret` is required (MCP_TOKEN_SECRET)')
   }
   if (!issuer || !resource) {
     throw new TypeError('createBearerValidator: `issuer` and `resource` are required')
+  }
+  if (credentialStamp && !store) {
+    throw new TypeError('createBearerValidator: `credentialStamp` needs the `store` of the grants')
   }
   const key = hmacKey(secret)
   return async function validateBearer(request: Request): Promise<BearerResult> {
@@ -65,8 +80,24 @@ export function createBearerValidator(options: BearerValidatorOptions): Validate
     if (store && (await isFamilyRevoked(store, result.claims.grant_id))) {
       return { kind: 'invalid', reason: 'The token has been revoked' }
     }
+    if (credentialStamp && store && !(await stampHolds(store, credentialStamp, result.claims))) {
+      return { kind: 'invalid', reason: 'The token has been revoked' }
+    }
     return { kind: 'valid', claims: result.claims }
   }
+}
+
+/** The token's grant still exists and its user's credentials are the ones it was approved with. */
+async function stampHolds(
+  store: KeyValueStore,
+  credentialStamp: CredentialStamp,
+  claims: AccessTokenClaims,
+): Promise<boolean> {
+  const [grant, current] = await Promise.all([
+    readGrant(store, claims.grant_id),
+    currentStampDigest(credentialStamp, claims.sub),
+  ])
+  return grant !== undefined && stampStillValid(current, grant.credentialStamp)
 }
 
 export interface BearerAuthOptions {

@@ -49,6 +49,10 @@ export interface OAuthContext {
   /** The HMAC key access tokens are signed with (to verify them at /revoke). */
   accessTokenKey: Uint8Array
   clock: Clock
+  /** Registered clients without a token after this long are removed; false keeps them. */
+  unusedClientTtlMs: number | false
+  /** Digest of the user's credential stamp now; undefined without `credentialStamp`. */
+  stampOf(userId: string): Promise<string | undefined>
   random: RandomSource
   logger: Logger
   trustProxy: TrustProxy

@@ -2,6 +2,11 @@ import type { Clock } from '../core/clock.ts'
 import type { Logger } from '../core/logger.ts'
 import { OAuthError } from './errors.ts'
 import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from './protocol/access-token.ts'
+import {
+  type CredentialStamp,
+  currentStampDigest,
+  stampStillValid,
+} from './protocol/credential-stamp.ts'
 import { type RandomSource, randomToken } from './protocol/random.ts'
 import { formatScope } from './protocol/scope.ts'
 import type { GrantBinding } from './store/authorization-codes.ts'
@@ -41,6 +46,7 @@ export class TokenIssuer {
   readonly #families: TokenFamilies
   readonly #grants: GrantIndex
   readonly #logger: Logger
+  readonly #credentialStamp: CredentialStamp | undefined
 
   constructor(options: {
     key: Uint8Array
@@ -50,6 +56,7 @@ export class TokenIssuer {
     families: TokenFamilies
     grants: GrantIndex
     logger: Logger
+    credentialStamp?: CredentialStamp | undefined
   }) {
     this.#key = options.key
     this.#issuer = options.issuer
@@ -58,6 +65,7 @@ export class TokenIssuer {
     this.#families = options.families
     this.#grants = options.grants
     this.#logger = options.logger
+    this.#credentialStamp = options.credentialStamp
   }
 
   /**
@@ -79,6 +87,7 @@ export class TokenIssuer {
           clientName: options.client?.name,
           verifiedHost: options.client?.verifiedHost,
           scope: binding.scope,
+          credentialStamp: binding.credentialStamp,
         },
         lifetimeMs,
       )
@@ -86,6 +95,16 @@ export class TokenIssuer {
     if (await this.#grants.approvedBeforeCutoff(binding.userId, binding.approvedAt)) {
       await this.#families.revoke(options.familyId)
       throw new OAuthError('invalid_grant', 'The authorization was revoked')
+    }
+    if (this.#credentialStamp) {
+      const current = await currentStampDigest(this.#credentialStamp, binding.userId)
+      if (!stampStillValid(current, binding.credentialStamp)) {
+        await this.#grants.revokeById(options.familyId)
+        throw new OAuthError(
+          'invalid_grant',
+          'The user was deleted or changed their password; the authorization has ended',
+        )
+      }
     }
     const iat = Math.floor(this.#clock.now() / 1000)
     const exp = iat + ACCESS_TOKEN_TTL_SECONDS

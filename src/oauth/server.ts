@@ -26,10 +26,12 @@ import { tokenHandler } from './handlers/token.ts'
 import { oauthErrorHandler } from './http/error-response.ts'
 import { TokenIssuer } from './issuer.ts'
 import { hmacKey } from './protocol/access-token.ts'
+import { type CredentialStamp, currentStampDigest } from './protocol/credential-stamp.ts'
 import { endpointsFor } from './protocol/metadata.ts'
 import { type RandomSource, systemRandom } from './protocol/random.ts'
 import { DEFAULT_SCOPE_DESCRIPTIONS, DEFAULT_SCOPES } from './protocol/scope.ts'
 import { AuthorizationCodeStore } from './store/authorization-codes.ts'
+import { UNUSED_CLIENT_TTL_MS } from './store/client-expiry.ts'
 import { type ClientStore, createDatabaseClientStore } from './store/client-store.ts'
 import { DeviceGrantStore } from './store/device-grants.ts'
 import { GrantIndex } from './store/grants.ts'
@@ -93,6 +95,20 @@ export interface OAuthServerOptions {
    * `allowLoopback` (development and tests only) accepts http loopback document URLs.
    */
   clientIdMetadataDocuments?: ClientMetadataDocumentOptions
+  /**
+   * The user's credential stamp (the session store's `credentialStamp`: e.g. the password
+   * hash; undefined for a deleted user). Recorded with each approval; a code, device grant or
+   * refresh token whose user is gone or whose stamp changed is refused with `invalid_grant`
+   * and its grant ends, however the change was made (API, admin, SQL). One call per token
+   * request. Give the same function to `createBearerValidator` for access tokens.
+   */
+  credentialStamp?: CredentialStamp
+  /**
+   * Registered (DCR) clients that never got a token are removed this long after registering
+   * (swept, a bounded batch at a time, on each registration). Default 30 days; `false` keeps
+   * them forever.
+   */
+  unusedClientTtlMs?: number | false
 }
 
 const MIN_SECRET = 32
@@ -196,8 +212,12 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
       families,
       grants,
       logger,
+      credentialStamp: options.credentialStamp,
     }),
     clock,
+    unusedClientTtlMs: options.unusedClientTtlMs ?? UNUSED_CLIENT_TTL_MS,
+    stampOf: async (userId) =>
+      options.credentialStamp ? currentStampDigest(options.credentialStamp, userId) : undefined,
     random,
     logger,
     trustProxy: options.trustProxy ?? false,

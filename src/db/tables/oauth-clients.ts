@@ -17,6 +17,7 @@ export const oauthClientsPg = pgTable('oauth_clients', {
   scope: pgText('scope'),
   metadata: pgText('metadata').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
 })
 
 export const oauthClientsSqlite = sqliteTable('oauth_clients', {
@@ -32,6 +33,7 @@ export const oauthClientsSqlite = sqliteTable('oauth_clients', {
   createdAt: integer('created_at', { mode: 'timestamp_ms' })
     .notNull()
     .$defaultFn(() => new Date()),
+  lastUsedAt: integer('last_used_at', { mode: 'timestamp_ms' }),
 })
 
 export type OAuthClientRow = typeof oauthClientsPg.$inferSelect

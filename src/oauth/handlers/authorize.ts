@@ -151,6 +151,7 @@ export function authorizeDecisionHandler(ctx: OAuthContext): Handler {
           userId: session.userId,
           tenantId: session.tenantId,
           approvedAt: ctx.clock.now(),
+          credentialStamp: await ctx.stampOf(session.userId),
           familyId: ctx.families.newFamilyId(),
         },
         REFRESH_TTL_MS,

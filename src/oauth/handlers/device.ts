@@ -105,6 +105,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
             userId: session.userId,
             tenantId: session.tenantId,
             approvedAt: ctx.clock.now(),
+            credentialStamp: await ctx.stampOf(session.userId),
           }
         : { status: 'denied' },
     )

@@ -4,6 +4,7 @@ import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
 import { parseClientMetadata, registrationResponse } from '../protocol/client-metadata.ts'
 import { randomToken } from '../protocol/random.ts'
+import { sweepUnusedClients } from '../store/client-expiry.ts'
 
 /**
  * POST /register: public Dynamic Client Registration, rate limited per client IP.
@@ -28,6 +29,7 @@ export function registerHandler(ctx: OAuthContext): Handler {
       issuedAt: Math.floor(ctx.clock.now() / 1000),
     })
     await ctx.clients.register(client)
+    await sweepUnusedClients(ctx)
     ctx.logger.info(
       { clientId: client.clientId, clientName: client.clientName },
       'oauth: client registered',

@@ -10,6 +10,7 @@ import { DEVICE_CODE_GRANT } from '../protocol/metadata.ts'
 import { verifyCodeVerifier } from '../protocol/pkce.ts'
 import { resolveResource } from '../protocol/resource.ts'
 import { isScopeSubset, parseScope } from '../protocol/scope.ts'
+import { noteClientUsed } from '../store/client-expiry.ts'
 import { DEVICE_INTERVAL_SECONDS } from '../store/device-grants.ts'
 import { authenticateClient } from './client-auth.ts'
 
@@ -37,6 +38,7 @@ export function tokenHandler(ctx: OAuthContext): Handler {
       default:
         throw new OAuthError('unsupported_grant_type', `Unsupported grant_type: ${grantType}`)
     }
+    await noteClientUsed(ctx, client)
     return c.json(response, 200, { 'Cache-Control': 'no-store', Pragma: 'no-cache' })
   }
 }
@@ -177,6 +179,7 @@ async function pollDevice(
           userId: outcome.userId,
           tenantId: outcome.tenantId,
           approvedAt: outcome.approvedAt,
+          credentialStamp: outcome.credentialStamp,
         },
         {
           familyId: ctx.families.newFamilyId(),

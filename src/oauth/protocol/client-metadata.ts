@@ -16,6 +16,8 @@ export interface RegisteredClient {
   metadata: Record<string, unknown>
   /** Seconds since the epoch. */
   issuedAt: number
+  /** When the client last got a token (ms since the epoch; registered clients only). */
+  lastUsedAt?: number | undefined
   /**
    * For a client identified by its metadata document's URL (CIMD): that URL's host, which
    * the client proved it controls by serving the document. Undefined for registered clients.

@@ -9,7 +9,13 @@ export type PollOutcome =
   | { kind: 'slow_down'; poll: PollState }
   | { kind: 'pending'; poll: PollState }
   | { kind: 'denied'; poll: PollState }
-  | { kind: 'approved'; userId: string; tenantId: string | undefined; approvedAt: number }
+  | {
+      kind: 'approved'
+      userId: string
+      tenantId: string | undefined
+      approvedAt: number
+      credentialStamp?: string
+    }
 
 /**
  * The device-grant polling state machine, over plain data:
@@ -44,5 +50,8 @@ export function decidePoll(input: {
     userId: decision.userId,
     tenantId: decision.tenantId,
     approvedAt: decision.approvedAt,
+    ...(decision.credentialStamp !== undefined
+      ? { credentialStamp: decision.credentialStamp }
+      : {}),
   }
 }

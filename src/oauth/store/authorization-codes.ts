@@ -12,10 +12,12 @@ export interface GrantBinding {
   tenantId: string | undefined
   /** When the person approved (ms since the epoch): checked against a user's cut-off. */
   approvedAt: number
+  /** Digest of the user's credential stamp at approval (with `credentialStamp` configured). */
+  credentialStamp?: string
 }
 
 /** An authorization request shown on the consent page, waiting for Approve or Deny. */
-export interface PendingAuthorization extends Omit<GrantBinding, 'approvedAt'> {
+export interface PendingAuthorization extends Omit<GrantBinding, 'approvedAt' | 'credentialStamp'> {
   redirectUri: string
   /** Whether the request named `redirect_uri` (then /token must repeat it). @see RFC 6749 §4.1.3 */
   redirectUriSent: boolean

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { and, eq, inArray, isNull, lt } from 'drizzle-orm'
 import { DependencyError } from '../../core/errors.ts'
 import type { Database } from '../../db/database.ts'
 import { oauthClientsPg, oauthClientsSqlite } from '../../db/tables/oauth-clients.ts'
@@ -8,6 +8,10 @@ import type { RegisteredClient } from '../protocol/client-metadata.ts'
 export interface ClientStore {
   get(clientId: string): Promise<RegisteredClient | undefined>
   register(client: RegisteredClient): Promise<void>
+  /** Records that the client got a token (kiln calls it at most once a day per client). */
+  markUsed?(clientId: string, at: Date): Promise<void>
+  /** Removes up to `limit` clients registered before `before` that never got a token. */
+  pruneUnused?(before: Date, limit: number): Promise<number>
 }
 
 export class MemoryClientStore implements ClientStore {
@@ -19,6 +23,19 @@ export class MemoryClientStore implements ClientStore {
 
   async register(client: RegisteredClient): Promise<void> {
     this.#clients.set(client.clientId, client)
+  }
+
+  async markUsed(clientId: string, at: Date): Promise<void> {
+    const client = this.#clients.get(clientId)
+    if (client) client.lastUsedAt = at.getTime()
+  }
+
+  async pruneUnused(before: Date, limit: number): Promise<number> {
+    const unused = [...this.#clients.values()]
+      .filter((c) => c.lastUsedAt === undefined && c.issuedAt * 1000 < before.getTime())
+      .slice(0, limit)
+    for (const client of unused) this.#clients.delete(client.clientId)
+    return unused.length
   }
 }
 
@@ -32,6 +49,7 @@ type Row = {
   scope: string | null
   metadata: string
   createdAt: Date
+  lastUsedAt?: Date | null
 }
 
 /** Clients in the `oauth_clients` table, on Postgres or SQLite. */
@@ -67,6 +85,48 @@ export function createDatabaseClientStore(database: Database): ClientStore {
         } else {
           await database.db.insert(oauthClientsSqlite).values(row)
         }
+      })
+    },
+    async markUsed(clientId, at) {
+      await wrap('write', async () => {
+        if (database.dialect === 'postgres') {
+          const t = oauthClientsPg
+          await database.db.update(t).set({ lastUsedAt: at }).where(eq(t.clientId, clientId))
+        } else {
+          const t = oauthClientsSqlite
+          await database.db.update(t).set({ lastUsedAt: at }).where(eq(t.clientId, clientId))
+        }
+      })
+    },
+    async pruneUnused(before, limit) {
+      // Bounded: one sweep removes at most `limit` rows, oldest first (partial index).
+      return wrap('prune', async () => {
+        if (database.dialect === 'postgres') {
+          const t = oauthClientsPg
+          const unused = and(isNull(t.lastUsedAt), lt(t.createdAt, before))
+          const rows = await database.db
+            .select({ id: t.clientId })
+            .from(t)
+            .where(unused)
+            .orderBy(t.createdAt)
+            .limit(limit)
+          if (rows.length === 0) return 0
+          const ids = rows.map((row) => row.id)
+          await database.db.delete(t).where(and(unused, inArray(t.clientId, ids)))
+          return ids.length
+        }
+        const t = oauthClientsSqlite
+        const unused = and(isNull(t.lastUsedAt), lt(t.createdAt, before))
+        const rows = await database.db
+          .select({ id: t.clientId })
+          .from(t)
+          .where(unused)
+          .orderBy(t.createdAt)
+          .limit(limit)
+        if (rows.length === 0) return 0
+        const ids = rows.map((row) => row.id)
+        await database.db.delete(t).where(and(unused, inArray(t.clientId, ids)))
+        return ids.length
       })
     },
   }
@@ -108,5 +168,6 @@ function fromRow(row: Row): RegisteredClient {
     scope: row.scope ?? undefined,
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     issuedAt: Math.floor(row.createdAt.getTime() / 1000),
+    lastUsedAt: row.lastUsedAt ? row.lastUsedAt.getTime() : undefined,
   }
 }

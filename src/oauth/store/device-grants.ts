@@ -19,7 +19,13 @@ export interface DeviceGrant {
 
 /** Set once by the person on the device page: approvable (or deniable) once. */
 export type DeviceDecision =
-  | { status: 'approved'; userId: string; tenantId: string | undefined; approvedAt: number }
+  | {
+      status: 'approved'
+      userId: string
+      tenantId: string | undefined
+      approvedAt: number
+      credentialStamp?: string
+    }
   | { status: 'denied' }
 
 export interface PollState {

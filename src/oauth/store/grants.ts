@@ -14,6 +14,8 @@ export interface GrantRecord {
   /** The host a client-metadata-document client proved it controls. */
   verifiedHost: string | undefined
   scope: string[]
+  /** Digest of the user's credential stamp at approval, when one is configured. */
+  credentialStamp?: string | undefined
   /** Milliseconds since the epoch. */
   createdAt: number
   lastUsedAt: number
@@ -116,4 +118,9 @@ export class GrantIndex {
     const cutoff = await this.#store.get(cutoffKey(userId))
     return cutoff !== undefined && approvedAt <= Number(cutoff)
   }
+}
+
+/** One grant's record, for the bearer check of credential stamps. */
+export function readGrant(store: KeyValueStore, grantId: string) {
+  return getJson<GrantRecord>(store, grantKey(grantId))
 }

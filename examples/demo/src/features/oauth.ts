@@ -6,6 +6,7 @@ import {
   oauthServer,
   type ValidateBearer,
 } from 'kiln/oauth'
+import { userCredentialStamp } from '../auth.ts'
 import type { DemoContext } from '../context.ts'
 
 export interface DemoOAuth {
@@ -43,6 +44,8 @@ export function demoOAuth(ctx: DemoContext): DemoOAuth {
         issuer: config.issuer,
         resource,
         store: ctx.shared.kv,
+        // A deleted user, or a new password, ends their access tokens at once.
+        credentialStamp: userCredentialStamp(ctx.database),
       }),
     }
     configured.set(ctx, oauth)
@@ -67,6 +70,8 @@ export function mountOAuth(app: Hono, ctx: DemoContext): void {
       logger: ctx.logger,
       rateLimiters: ctx.limiters,
       allowedOrigins: { hosts: ctx.config.allowedHosts },
+      // …and their codes and refresh tokens: the same stamp the sessions are bound to.
+      credentialStamp: userCredentialStamp(ctx.database),
       // Development only: lets a client metadata document be served from loopback (tests).
       clientIdMetadataDocuments: {
         allowLoopback:

@@ -1,0 +1,5 @@
+-- When a registered client last got a token (written at most once a day), so clients that
+-- never got one can be removed after a while.
+ALTER TABLE `oauth_clients` ADD COLUMN `last_used_at` integer;
+--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS `oauth_clients_unused_idx` ON `oauth_clients` (`created_at`) WHERE `last_used_at` IS NULL;
