@@ -57,7 +57,7 @@ describeEachDatabase(
         }),
       )
       auth = {
-        authorization: `Bearer ${(await createApiKey(test.database, { name: 't' })).rawKey}`,
+        authorization: `Bearer ${(await createApiKey(test.database, { name: 't', scopes: ['*'] })).rawKey}`,
       }
       await sql(`INSERT INTO users (email, name, password_hash) VALUES ('a@example.com', 'A', 'x')`)
       await insertPosts(30)
