@@ -244,7 +244,7 @@ function oauthLimiters(options: OAuthServerOptions): RateLimiters {
     window(options.userCodeLimits?.perIp ?? { max: 30, windowMs: minutes15 }),
   )
   const perUser = window(options.userCodeLimits?.perSession ?? { max: 10, windowMs: minutes15 })
-  limiters.define('oauth-register-all', (request) => ({
+  limiters.define('oauth-register-all', () => ({
     key: 'all',
     ...window(options.globalRegistrationLimit ?? { max: 500, windowMs: 3600_000 }),
   }))

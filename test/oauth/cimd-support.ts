@@ -41,7 +41,7 @@ export function documentRoute(
   fields: (origin: string) => Record<string, unknown>,
   headers: Record<string, string> = { 'cache-control': 'max-age=300' },
 ): DocumentRoute {
-  return (req, res, origin) => {
+  return (_req, res, origin) => {
     const body = JSON.stringify(fields(origin))
     res.writeHead(200, { 'content-type': 'application/json', ...headers })
     res.end(body)
