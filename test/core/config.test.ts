@@ -25,6 +25,7 @@ describe('loadAppConfig', () => {
       redisUrl: undefined,
       logLevel: 'info',
       trustProxy: false,
+      allowedHosts: [],
     })
   })
 
@@ -39,6 +40,7 @@ describe('loadAppConfig', () => {
       REDIS_URL: 'redis://cache:6379',
       LOG_LEVEL: 'warn',
       TRUST_PROXY: 'yes',
+      ALLOWED_HOSTS: 'node-1.internal:3000,[::1]:3000',
     })
     expect(config).toEqual({
       env: 'production',
@@ -51,7 +53,12 @@ describe('loadAppConfig', () => {
       redisUrl: 'redis://cache:6379',
       logLevel: 'warn',
       trustProxy: true,
+      allowedHosts: ['node-1.internal:3000', '[::1]:3000'],
     })
+  })
+
+  it('refuses an ALLOWED_HOSTS that is not a list of host names', () => {
+    expect(() => loadAppConfig({ ALLOWED_HOSTS: 'https://evil.example/' })).toThrow(/ALLOWED_HOSTS/)
   })
 
   it('takes the APP_URL default from PORT', () => {
