@@ -5,23 +5,27 @@
  *
  * - `hono`: Hono on @hono/node-server, `pool.query` like the floor, `c.json` — the framework;
  * - `controller`: the demo's generated posts controller alone (prepared Drizzle query,
- *   resource, envelope) — no auth, no limiter;
+ *   resource, envelope) — no auth, no limiter (a fixed key is set, so its scope check passes);
  * - `auth`: the controller behind `apiKeyAuth`;
  * - `throttle`: the controller behind `throttle(limiters, 'api')` (memory);
  * - `full`: `apiRoutes` as the demo mounts it (both, as in bench/servers/rest-kiln.ts).
  *
  * Run by the benchmarks with `startServer`; DATABASE_URL and KILN_BENCH_POOL (default 10).
  */
-import { Hono } from 'hono'
+import { Hono, type MiddlewareHandler } from 'hono'
 import pg from 'pg'
 import { apiRoutes, postsController } from '../../examples/demo/src/api/index.ts'
 import { hashPassword } from '../../examples/demo/src/auth.ts'
 import {
+  type ApiEnv,
   apiKeyAuth,
+  bodyLimit,
   createDatabaseApiKeyProvider,
   createRateLimiters,
   createRecordCounter,
+  privateCache,
   throttle,
+  twoStageThrottle,
 } from '../../src/api/index.ts'
 import { errorHandler, silentLogger } from '../../src/core/index.ts'
 import { createDatabase } from '../../src/db/index.ts'
@@ -36,6 +40,12 @@ pool.on('error', () => {})
 const limiters = createRateLimiters({ limiters: { api: { points: 1_000_000_000 } }, logger })
 const apiKeys = createDatabaseApiKeyProvider({ database, logger })
 const context = { db: database.db, counts: createRecordCounter(), hashPassword }
+
+/** Stands in for `apiKeyAuth` where a layer leaves it out: the controller checks scopes. */
+const fixedKey: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  c.set('apiKey', { id: 0, name: 'bench', scopes: ['*'] })
+  await next()
+}
 
 const app = (build: (root: Hono) => void) => {
   const root = new Hono()
@@ -52,7 +62,12 @@ const ports = {
       return c.json({ data: rows[0] })
     }),
   ),
-  controller: await app((root) => root.route('/api/v1/posts', postsController(context))),
+  controller: await app((root) =>
+    root.route(
+      '/api/v1/posts',
+      new Hono<ApiEnv>().use(fixedKey).route('/', postsController(context)),
+    ),
+  ),
   auth: await app((root) =>
     root.route(
       '/api/v1/posts',
@@ -62,9 +77,30 @@ const ports = {
   throttle: await app((root) =>
     root.route(
       '/api/v1/posts',
-      new Hono().use(throttle(limiters, 'api')).route('/', postsController(context)),
+      new Hono<ApiEnv>()
+        .use(fixedKey)
+        .use(throttle(limiters, 'api'))
+        .route('/', postsController(context)),
     ),
   ),
+  cache: await app((root) =>
+    root.route(
+      '/api/v1/posts',
+      new Hono<ApiEnv>().use(fixedKey).use(privateCache()).route('/', postsController(context)),
+    ),
+  ),
+  stages: await app((root) => {
+    const limit = twoStageThrottle(limiters, 'api')
+    root.route(
+      '/api/v1/posts',
+      new Hono<ApiEnv>()
+        .use(limit.beforeAuth)
+        .use(apiKeyAuth({ provider: apiKeys }))
+        .use(limit.afterAuth)
+        .use(bodyLimit())
+        .route('/', postsController(context)),
+    )
+  }),
   full: await app((root) =>
     root.route('/', apiRoutes({ database, apiKeys, limiters, ...context })),
   ),

@@ -1,6 +1,7 @@
 import type { Context, ErrorHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { KilnError, TooManyRequestsError } from './errors.ts'
+import { hasResponseHeader } from './http/plain-response.ts'
 import type { Logger } from './logger.ts'
 import { MIGRATE_HINT, missingTable } from './missing-table.ts'
 
@@ -24,7 +25,7 @@ export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
       if (err instanceof TooManyRequestsError) {
         c.header('Retry-After', String(err.retryAfterSeconds))
       }
-      if (err.status === 401 && !c.res.headers.has('WWW-Authenticate')) {
+      if (err.status === 401 && !hasResponseHeader(c, 'WWW-Authenticate')) {
         c.header('WWW-Authenticate', 'Bearer')
       }
       const body =

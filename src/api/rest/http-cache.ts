@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto'
-import type { MiddlewareHandler } from 'hono'
+import { hash } from 'node:crypto'
+import type { Context } from 'hono'
+import { type PlainHeaders, plainResponses } from '../../core/http/index.ts'
 
 /**
  * HTTP caching for an authenticated API, as one middleware:
@@ -8,27 +9,26 @@ import type { MiddlewareHandler } from 'hono'
  * - a 200 answer to GET carries a weak `ETag` (a digest of the body, so it works on lists and
  *   single records alike); a request whose `If-None-Match` names it is answered 304 without a
  *   body, which saves the transfer and the client's parsing (the query still runs).
+ *
+ * It is also where the group's responses are built (`plainResponses`): the digest is taken of
+ * the JSON text `c.json()` writes, so a body is serialized once and never read back.
  * @see RFC 9110 §8.8.3 (ETag), §13.1.2 (If-None-Match), RFC 9111 §5.2.2 (private, no-cache)
  */
-export function privateCache(): MiddlewareHandler {
-  return async function privateCache(c, next) {
-    await next()
-    const headers = c.res.headers
-    if (!headers.has('cache-control')) headers.set('Cache-Control', 'private, no-cache')
-    if (!headers.get('vary')?.toLowerCase().includes('authorization'))
-      headers.append('Vary', 'Authorization')
-    if ((c.req.method !== 'GET' && c.req.method !== 'HEAD') || c.res.status !== 200 || !c.res.body)
-      return
-    const body = new Uint8Array(await c.res.clone().arrayBuffer())
-    const tag = `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
-    headers.set('ETag', tag)
-    if (matches(c.req.header('if-none-match'), tag)) {
-      const kept = new Headers(headers)
-      kept.delete('content-length')
-      kept.delete('content-type')
-      c.res = new Response(null, { status: 304, headers: kept })
-    }
-  }
+export function privateCache() {
+  return plainResponses({
+    cacheControl: 'private, no-cache',
+    vary: 'Authorization',
+    beforeJson: tagJson,
+  })
+}
+
+function tagJson(c: Context, text: string, status: number, headers: PlainHeaders) {
+  if (status !== 200 || (c.req.method !== 'GET' && c.req.method !== 'HEAD')) return undefined
+  const tag = `W/"${hash('sha256', text, 'base64url').slice(0, 27)}"`
+  headers.etag = tag
+  if (!matches(c.req.header('if-none-match'), tag)) return undefined
+  const { 'content-type': _type, 'content-length': _length, ...kept } = headers
+  return new Response(null, { status: 304, headers: kept as HeadersInit })
 }
 
 /** Weak comparison of If-None-Match against a tag: `*`, or any listed tag with or without `W/`. */

@@ -58,7 +58,9 @@ export function bodyLimit(options: BodyLimitOptions = {}): MiddlewareHandler {
   }
   return async function bodyLimitMiddleware(c, next) {
     const raw = c.req.raw
-    if (raw.body) {
+    // GET and HEAD carry no body; asking for `raw.body` would make the Node adapter build a
+    // full web Request (streams, abort signal) for nothing.
+    if (raw.method !== 'GET' && raw.method !== 'HEAD' && raw.body) {
       const bytes = await readBodyBytes(raw, maxBytes)
       c.req.raw = new Request(raw, { body: bytes as Uint8Array<ArrayBuffer> })
     }

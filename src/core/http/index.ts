@@ -24,6 +24,13 @@ export {
   originRefusal,
 } from './origin-guard.ts'
 export {
+  hasResponseHeader,
+  type PlainHeaders,
+  type PlainResponsesOptions,
+  plainResponses,
+  setRateLimitHeaders,
+} from './plain-response.ts'
+export {
   createRateLimiters,
   DEFAULT_API_LIMIT,
   type LimitedApiKey,

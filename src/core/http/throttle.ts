@@ -1,6 +1,8 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { TooManyRequestsError } from '../errors.ts'
 import { clientAddress } from './client-ip.ts'
+import { contextValue, setContextValue } from './context-value.ts'
+import { setRateLimitHeaders } from './plain-response.ts'
 import type { LimitedApiKey, LimitRequest, LimitResult, RateLimiters } from './rate-limiters.ts'
 
 /**
@@ -22,16 +24,18 @@ export function throttle(limiters: RateLimiters, name: string): MiddlewareHandle
   }
   return async function throttleMiddleware(c, next) {
     const result = await limiters.consume(name, limitRequest(c, limiters))
-    const headers = rateLimitHeaders(result)
-    const lowest = tightest.get(c)
+    const lowest = contextValue<number>(c, TIGHTEST)
     const ours = lowest === undefined || result.remaining <= lowest
+    let onResponse = false
     if (ours) {
-      tightest.set(c, result.remaining)
-      for (const [header, value] of headers) c.header(header, value)
+      setContextValue(c, TIGHTEST, result.remaining)
+      onResponse = setRateLimitHeaders(c, rateLimitValues(result))
     }
     if (!result.allowed) throw new TooManyRequestsError(Math.max(result.resetSeconds, 1))
     await next()
-    if (ours && tightest.get(c) === result.remaining) applyHeaders(c, headers)
+    if (ours && !onResponse && contextValue<number>(c, TIGHTEST) === result.remaining) {
+      applyHeaders(c, rateLimitValues(result))
+    }
   }
 }
 
@@ -56,19 +60,20 @@ export function assertAllowed(result: LimitResult): void {
 }
 
 /** The fewest remaining requests any throttle of this request reported. */
-const tightest = new WeakMap<Context, number>()
+const TIGHTEST = 'kiln.throttle.tightest'
 
-function rateLimitHeaders(result: LimitResult): [string, string][] {
-  return [
-    ['RateLimit-Limit', String(result.limit)],
-    ['RateLimit-Remaining', String(result.remaining)],
-    ['RateLimit-Reset', String(result.resetSeconds)],
-  ]
+function rateLimitValues(result: LimitResult): [string, string, string] {
+  return [String(result.limit), String(result.remaining), String(result.resetSeconds)]
 }
 
 /** Handlers may return a fresh `Response` without the prepared headers: add them. */
-function applyHeaders(c: Context, headers: [string, string][]): void {
+function applyHeaders(c: Context, values: [string, string, string]): void {
   if (c.res.headers.has('RateLimit-Remaining')) return
+  const headers: [string, string][] = [
+    ['RateLimit-Limit', values[0]],
+    ['RateLimit-Remaining', values[1]],
+    ['RateLimit-Reset', values[2]],
+  ]
   try {
     for (const [header, value] of headers) c.res.headers.set(header, value)
   } catch {
