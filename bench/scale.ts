@@ -3,8 +3,8 @@
  * limiter in memory, limit raised) on PostgreSQL tables of 10^4, 10^5 and 10^6 posts, beside the
  * hand-written node:http + pg floor (bench/servers/rest-floor.ts) on the same table, each server
  * its own child process, loaded by wrk in interleaved rounds (bench/http). Per size: one post by
- * random id, page 1 with kiln's exact total against the floor's page 1 without any count and
- * with `count(*)` per request, and a page half-way into the table. Then local storage streaming
+ * random id, page 1 with kiln's exact total against the same page with `count=none` and the
+ * floor's page 1 without any count and with `count(*)` per request, and a page half-way into the table. Then local storage streaming
  * at growing file sizes beside plain fs streams (in process: no server involved).
  *
  * `npm run bench -- scale` (`--quick`: 10^4 and 10^5 rows, one short round). Needs wrk and
@@ -74,6 +74,9 @@ async function size(rows: number, quick: boolean): Promise<{ ratios: Ratio[]; rs
         on(kiln, 'kiln page 1 (exact total)', [
           { path: `/api/v1/posts?page=1&per_page=${PER_PAGE}`, headers: auth },
         ]),
+        on(kiln, 'kiln page 1 (count=none)', [
+          { path: `/api/v1/posts?page=1&per_page=${PER_PAGE}&count=none`, headers: auth },
+        ]),
         on(floor, 'floor page 1, no count', [{ path: '/posts?page=1' }]),
         on(floor, 'floor page 1 + count(*)', [{ path: '/posts?page=1&count=1' }]),
         on(kiln, `kiln page ${deep}`, [
@@ -87,6 +90,7 @@ async function size(rows: number, quick: boolean): Promise<{ ratios: Ratio[]; rs
     return {
       ratios: [
         ratio(result, `${n} kiln show`, `${n} floor show`),
+        ratio(result, `${n} kiln page 1 (exact total)`, `${n} kiln page 1 (count=none)`),
         ratio(result, `${n} kiln page 1 (exact total)`, `${n} floor page 1, no count`),
         ratio(result, `${n} floor page 1 + count(*)`, `${n} floor page 1, no count`),
         ratio(result, `${n} kiln page ${deep}`, `${n} floor page ${deep}`),

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto'
-import { constantTimeEqual } from '../core/http/constant-time.ts'
+import { digestsEqual } from '../core/http/constant-time.ts'
 
 /** The header the provider signs webhook bodies in: `sha256=<hex HMAC-SHA256 of the raw body>`. */
 export const SIGNATURE_HEADER = 'x-hub-signature-256'
@@ -24,5 +24,5 @@ export function verifyWebhookSignature(
   const match = header ? SIGNATURE_FORMAT.exec(header.trim()) : null
   if (!match?.[1]) return false
   const expected = createHmac('sha256', appSecret).update(body).digest()
-  return constantTimeEqual(Buffer.from(match[1], 'hex'), expected)
+  return digestsEqual(Buffer.from(match[1], 'hex'), expected)
 }

@@ -21,6 +21,11 @@ export async function readBodyBytes(request: Request, maxBytes: number): Promise
     if (!Number.isFinite(length) || length < 0 || length > maxBytes) {
       throw new PayloadTooLargeError()
     }
+    // Node's HTTP parser stops at the declared length, so the body fits: read it in one go
+    // (the Node adapter does that straight from the socket, without a web stream).
+    const bytes = new Uint8Array(await request.arrayBuffer())
+    if (bytes.byteLength > maxBytes) throw new PayloadTooLargeError()
+    return bytes
   }
   if (!request.body) return new Uint8Array(0)
   const reader = request.body.getReader()

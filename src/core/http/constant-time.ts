@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { hash, timingSafeEqual } from 'node:crypto'
 
 /**
  * Compares two secrets (tokens, signatures, digests) in constant time. Both sides are hashed
@@ -7,7 +7,17 @@ import { createHash, timingSafeEqual } from 'node:crypto'
  */
 export function constantTimeEqual(a: string | Uint8Array, b: string | Uint8Array): boolean {
   if (a.length === 0 || b.length === 0) return false
-  const left = createHash('sha256').update(a).digest()
-  const right = createHash('sha256').update(b).digest()
-  return timingSafeEqual(left, right)
+  return timingSafeEqual(sha256(a), sha256(b))
+}
+
+/**
+ * Compares two digests whose length is public (an HMAC-SHA256 is 32 bytes whatever the key):
+ * in constant time, without hashing them again. Different lengths never match.
+ */
+export function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {
+  return a.byteLength === b.byteLength && a.byteLength > 0 && timingSafeEqual(a, b)
+}
+
+function sha256(value: string | Uint8Array): Buffer {
+  return Buffer.from(hash('sha256', value, 'buffer'))
 }

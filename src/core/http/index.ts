@@ -14,7 +14,7 @@ export {
   type TrustProxy,
   UNKNOWN_CLIENT,
 } from './client-ip.ts'
-export { constantTimeEqual } from './constant-time.ts'
+export { constantTimeEqual, digestsEqual } from './constant-time.ts'
 export { escapeHtml } from './html.ts'
 export {
   type OriginGuardOptions,

@@ -8,6 +8,7 @@ import {
   defaultRetryPolicy,
   type EnqueueOptions,
   type FailedJob,
+  isPlainJson,
   type JobHandlers,
   type Queue,
   type QueueWorker,
@@ -135,7 +136,9 @@ export class BullMqQueue implements Queue {
     if (this.#closed) return Promise.reject(new Error('queue is closed'))
     let data: unknown
     try {
-      data = toPlainJson(payload)
+      // BullMQ serializes the data itself when the batch is sent (before `enqueue` resolves):
+      // only a payload that JSON would change is copied first.
+      data = isPlainJson(payload) ? payload : toPlainJson(payload)
     } catch (error) {
       return Promise.reject(error)
     }

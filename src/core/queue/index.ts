@@ -6,6 +6,7 @@ export {
   defaultRetryPolicy,
   type EnqueueOptions,
   type FailedJob,
+  isPlainJson,
   type JobContext,
   type JobHandler,
   type JobHandlers,

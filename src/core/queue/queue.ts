@@ -107,3 +107,31 @@ export function toPlainJson(payload: unknown): unknown {
   const json = JSON.stringify(payload)
   return json === undefined ? null : JSON.parse(json)
 }
+
+/**
+ * True when a JSON round trip would give `value` back unchanged (strings, finite numbers,
+ * booleans, null, arrays and plain objects of those): such a payload needs no copy before a
+ * queue serializes it. The check is cheaper than the round trip it saves, on every message.
+ */
+export function isPlainJson(value: unknown, depth = 0): boolean {
+  if (depth > 32) return false
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true
+    case 'number':
+      return Number.isFinite(value)
+    case 'object': {
+      if (value === null) return true
+      if (Array.isArray(value)) return value.every((item) => isPlainJson(item, depth + 1))
+      const proto = Object.getPrototypeOf(value)
+      if (proto !== Object.prototype && proto !== null) return false
+      for (const key in value) {
+        if (!isPlainJson((value as Record<string, unknown>)[key], depth + 1)) return false
+      }
+      return true
+    }
+    default:
+      return false
+  }
+}

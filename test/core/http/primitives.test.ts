@@ -3,11 +3,13 @@ import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
 import {
   constantTimeEqual,
+  digestsEqual,
   escapeHtml,
   Secret,
   securityHeaders,
   securityHeaderValues,
 } from '../../../src/core/index.ts'
+import { isPlainJson } from '../../../src/core/queue/index.ts'
 
 describe('constantTimeEqual', () => {
   it('compares strings and bytes of any length', () => {
@@ -20,6 +22,33 @@ describe('constantTimeEqual', () => {
   it('never matches an empty value', () => {
     expect(constantTimeEqual('', '')).toBe(false)
     expect(constantTimeEqual('', 'x')).toBe(false)
+  })
+})
+
+describe('digestsEqual', () => {
+  it('compares digests of a public length, and nothing else', () => {
+    const digest = new Uint8Array(32).fill(7)
+    expect(digestsEqual(digest, new Uint8Array(32).fill(7))).toBe(true)
+    expect(digestsEqual(digest, new Uint8Array(32).fill(8))).toBe(false)
+    expect(digestsEqual(digest, new Uint8Array(31).fill(7))).toBe(false)
+    expect(digestsEqual(new Uint8Array(0), new Uint8Array(0))).toBe(false)
+  })
+})
+
+describe('isPlainJson (what a queue may store without a JSON round trip)', () => {
+  it('accepts what JSON gives back unchanged', () => {
+    expect(
+      isPlainJson({ payload_json: '{"a":1}', n: 1, ok: true, none: null, list: [1, 'x'] }),
+    ).toBe(true)
+  })
+
+  it('refuses what a round trip would change', () => {
+    expect(isPlainJson({ at: new Date() })).toBe(false)
+    expect(isPlainJson({ missing: undefined })).toBe(false)
+    expect(isPlainJson({ n: Number.NaN })).toBe(false)
+    expect(isPlainJson({ big: 1n })).toBe(false)
+    expect(isPlainJson(new Map())).toBe(false)
+    expect(isPlainJson({ toJSON: () => 'x' })).toBe(false)
   })
 })
 
