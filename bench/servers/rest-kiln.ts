@@ -4,7 +4,8 @@
  * raised so nothing is refused. KILN_BENCH_LIMITER=redis counts the limit (and caches list
  * totals) in Redis (REDIS_URL), as the demo does with REDIS_URL set; the default is memory.
  *
- * Run by the benchmarks with `startServer`; DATABASE_URL and KILN_BENCH_POOL (default 10).
+ * Run by the benchmarks with `startServer`; DATABASE_URL, KILN_BENCH_POOL (default 10), and
+ * KILN_BENCH_REDIS_PIPELINING=off for the Redis client without auto pipelining.
  */
 import { Hono } from 'hono'
 import { apiRoutes } from '../../examples/demo/src/api/index.ts'
@@ -28,6 +29,7 @@ const shared = redis
   ? await createSharedState({
       redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       prefix: `kiln-bench-${process.pid}:`,
+      autoPipelining: process.env.KILN_BENCH_REDIS_PIPELINING !== 'off',
     })
   : undefined
 const limiters = createRateLimiters({

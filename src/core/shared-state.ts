@@ -19,6 +19,11 @@ export interface SharedStateOptions {
   bullmq?: Omit<BullMqQueueOptions, 'connections' | 'name' | 'prefix' | 'retry' | 'logger'>
   /** How long the start-up ping may take before it fails (default 5 s). */
   connectTimeoutMs?: number
+  /**
+   * Whether `client` pipelines the commands of one event-loop turn (default true): rate-limit
+   * counts and cache reads of concurrent requests share a write (docs/performance.md).
+   */
+  autoPipelining?: boolean
 }
 
 /**
@@ -58,7 +63,10 @@ export async function createSharedState(options: SharedStateOptions = {}): Promi
     }
   }
   const redis = new RedisConnections(options.redisUrl)
-  const client = redis.connect({ name: 'kiln' })
+  const client = redis.connect({
+    name: 'kiln',
+    autoPipelining: options.autoPipelining ?? true,
+  })
   try {
     await pingRedis(client, options.redisUrl, options.connectTimeoutMs)
   } catch (error) {
