@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, hash, timingSafeEqual } from 'node:crypto'
 
 /** What a cursor says: the sort-key values of a boundary record and which way to read. */
 export interface CursorPosition {
@@ -66,5 +66,5 @@ function mac(payload: string, secret: string): string {
 
 /** A short, stable digest of a query's shape (sort, filters, search), for cursors and count keys. */
 export function fingerprintOf(parts: unknown): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 16)
+  return hash('sha256', JSON.stringify(parts), 'base64url').slice(0, 16)
 }

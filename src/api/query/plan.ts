@@ -47,7 +47,7 @@ export interface ListQueryPlan {
   /** The position a `cursor=` points at (values parsed by field); undefined on a first page. */
   cursor: CursorPosition | undefined
   count: CountStrategy
-  /** Digest of sort + filters + search: what a cursor belongs to. */
+  /** Digest of sort + filters + search: what a cursor belongs to ('' in offset mode). */
   fingerprint: string
   /** Digest of filters + search: the cache key of their count ('' without any). */
   whereKey: string
@@ -105,7 +105,9 @@ export function planListQuery(
   }
   const where = [filters.map((f) => [f.field.name, f.op, f.values.map(String)]), search ?? null]
   const whereKey = filters.length === 0 && search === undefined ? '' : fingerprintOf(where)
-  const fingerprint = fingerprintOf([where, sort.map((key) => [key.field.name, key.desc])])
+  // Only cursors carry it: an offset page does not pay for the digest.
+  const fingerprint =
+    mode === 'cursor' ? fingerprintOf([where, sort.map((key) => [key.field.name, key.desc])]) : ''
   let cursor: CursorPosition | undefined
   if (raw.cursor) cursor = planCursor(definition, raw.cursor, fingerprint, sort, problems)
   problems.throwIfAny()

@@ -225,8 +225,11 @@ function toRecord(
   plan: ListQueryPlan,
   row: Row,
 ): Record<string, unknown> {
-  if (!plan.partial && definition.resource)
-    return { ...(definition.resource as (row: Row) => object)(row) }
+  if (!plan.partial && definition.resource) {
+    const resource = (definition.resource as (row: Row) => Record<string, unknown>)(row)
+    // Included relations are added to the record: never to an object the resource may share.
+    return plan.includes.length === 0 ? resource : { ...resource }
+  }
   return serializeFields(plan.output, row)
 }
 
@@ -297,5 +300,7 @@ class LinkBuilder {
 
 /** Encodes a query component but keeps `[`, `]` and `,` readable (they are valid in a query). */
 function encode(text: string): string {
-  return encodeURIComponent(text).replace(/%5B/g, '[').replace(/%5D/g, ']').replace(/%2C/g, ',')
+  const encoded = encodeURIComponent(text)
+  if (!encoded.includes('%')) return encoded
+  return encoded.replace(/%5B/g, '[').replace(/%5D/g, ']').replace(/%2C/g, ',')
 }
