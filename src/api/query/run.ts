@@ -158,13 +158,12 @@ async function readPage(
 
 /** A page with no filter, search or sort: the default list, answered by a prepared statement. */
 function isPlainPage(definition: ListQueryDefinition, plan: ListQueryPlan, where: SQL | undefined) {
-  const [only] = plan.sort
+  const { tieBreaker } = definition
   return (
     plan.mode === 'offset' &&
     where === undefined &&
-    plan.sort.length === 1 &&
-    only!.field === definition.primaryKey &&
-    !only!.desc
+    plan.sort.length === tieBreaker.length &&
+    plan.sort.every((key, i) => key.field === tieBreaker[i] && !key.desc)
   )
 }
 
@@ -192,7 +191,7 @@ function plainPage(
     const query = db
       .select(selection)
       .from(definition.table)
-      .orderBy(...orderOf([{ field: definition.primaryKey, desc: false }]))
+      .orderBy(...orderOf(definition.tieBreaker.map((field) => ({ field, desc: false }))))
       .limit(sql.placeholder('limit'))
       .offset(sql.placeholder('offset'))
     // Named by its text: one name never stands for two statements on a shared connection.
