@@ -3,6 +3,9 @@
  * on PostgreSQL, as one demo instance serves it: API-key auth and the `api` limiter, its limit
  * raised so nothing is refused. KILN_BENCH_LIMITER=redis counts the limit (and caches list
  * totals) in Redis (REDIS_URL), as the demo does with REDIS_URL set; the default is memory.
+ * KILN_BENCH_COUNT_TTL sets how long list totals are cached (ms; 0 counts on every request).
+ * KILN_BENCH_COUNT_QUERIES=1 counts the statements sent to PostgreSQL (every `pool.query`,
+ * i.e. every round trip) and answers the count at `GET /bench/queries`, outside the API.
  *
  * Run by the benchmarks with `startServer`; DATABASE_URL, KILN_BENCH_POOL (default 10), and
  * KILN_BENCH_REDIS_PIPELINING=off for the Redis client without auto pipelining.
@@ -16,6 +19,7 @@ import {
   createRecordCounter,
 } from '../../src/api/index.ts'
 import { createSharedState, errorHandler, silentLogger } from '../../src/core/index.ts'
+import { postgresPool } from '../../src/db/database.ts'
 import { createDatabase } from '../../src/db/index.ts'
 import { serveFetch, serverReady } from '../http/index.ts'
 
@@ -37,10 +41,25 @@ const limiters = createRateLimiters({
   limiters: { api: { points: 1_000_000_000 } },
   logger,
 })
-const counts = createRecordCounter(shared ? { store: shared.kv } : {})
+const ttl = process.env.KILN_BENCH_COUNT_TTL
+const counts = createRecordCounter({
+  ...(shared ? { store: shared.kv } : {}),
+  ...(ttl === undefined ? {} : { ttlMs: Number(ttl) }),
+})
 const apiKeys = createDatabaseApiKeyProvider({ database, logger })
 const app = new Hono()
 app.onError(errorHandler({ logger }))
+if (process.env.KILN_BENCH_COUNT_QUERIES === '1') {
+  const pool = postgresPool(database)
+  if (!pool) throw new TypeError('expected a pg pool')
+  let queries = 0
+  const query = pool.query.bind(pool)
+  pool.query = ((...args: Parameters<typeof query>) => {
+    queries++
+    return query(...args)
+  }) as typeof pool.query
+  app.get('/bench/queries', (c) => c.json({ queries }))
+}
 app.route('/', apiRoutes({ database, apiKeys, limiters, counts, hashPassword }))
 
 serverReady({ port: await serveFetch(app.fetch) }, async () => {

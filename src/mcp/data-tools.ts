@@ -76,7 +76,8 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             description:
               'Lists records of a model one page at a time, with the grammar of the REST API: ' +
               'filters with operators, sort, fields, include (related records), search, cursor ' +
-              'pages and count strategies. Ordered by primary key unless sort says otherwise; ' +
+              'pages and count strategies. Ordered by primary key (every field for a model without ' +
+              'one) unless sort says otherwise; ' +
               `per_page is capped at ${MAX_PER_PAGE}. Returns records, total, page and per_page ` +
               '(and next_cursor / prev_cursor when cursor is given).',
             inputSchema: list,
@@ -171,7 +172,8 @@ function buildSchemas(policy: AccessPolicy) {
           .optional()
           .describe(
             'Comma-separated fields, "-" for descending: "-created_at,title" ' +
-              `(at most ${DEFAULT_QUERY_LIMITS.maxSortKeys}). The primary key breaks ties.`,
+              `(at most ${DEFAULT_QUERY_LIMITS.maxSortKeys}). The primary key (all its columns, or every ` +
+              'field for a model without one) breaks ties.',
           ),
         fields: z.array(z.string()).optional().describe('Only these fields in each record'),
         include: z
@@ -191,7 +193,7 @@ function buildSchemas(policy: AccessPolicy) {
           .optional()
           .describe(
             'Cursor paging: "" for the first page, then next_cursor or prev_cursor of the last ' +
-              'result. Not with page.',
+              'result. Not with page; only on models with a primary key.',
           ),
         count: z
           .enum(COUNT_STRATEGIES)

@@ -50,8 +50,8 @@ export function listQueryParameters(definition: ListQueryDefinition): OpenApiPar
       style: 'form',
       explode: false,
       description:
-        `Comma-separated sort fields, \`-\` for descending (at most ${limits.maxSortKeys}); the ` +
-        `primary key \`${definition.primaryKey.name}\` is always added as the last key.`,
+        `Comma-separated sort fields, \`-\` for descending (at most ${limits.maxSortKeys}); ` +
+        tieBreakerText(definition),
       schema: { ...commaList(sortKeys), maxItems: limits.maxSortKeys },
     },
     {
@@ -84,8 +84,9 @@ export function listQueryParameters(definition: ListQueryDefinition): OpenApiPar
       schema: { type: 'string', maxLength: limits.maxValueLength },
     })
   }
-  parameters.push(
-    {
+  // Cursors need a primary key: a resource without one pages by number only.
+  if (definition.keyed) {
+    parameters.push({
       name: 'cursor',
       in: 'query',
       required: false,
@@ -93,18 +94,26 @@ export function listQueryParameters(definition: ListQueryDefinition): OpenApiPar
         'Cursor paging: empty for the first page, then `meta.next_cursor` / `meta.prev_cursor`. ' +
         'Cannot be combined with `page`.',
       schema: { type: 'string' },
-    },
-    {
-      name: 'count',
-      in: 'query',
-      required: false,
-      description:
-        '`exact` (default for page numbers), `estimated` (the planner estimate on Postgres above ' +
-        `${definition.estimateThreshold} rows, exact below) or \`none\` (default with cursors).`,
-      schema: { type: 'string', enum: [...COUNT_STRATEGIES] },
-    },
-  )
+    })
+  }
+  parameters.push({
+    name: 'count',
+    in: 'query',
+    required: false,
+    description:
+      '`exact` (default for page numbers), `estimated` (the planner estimate on Postgres above ' +
+      `${definition.estimateThreshold} rows, exact below) or \`none\` (default with cursors).`,
+    schema: { type: 'string', enum: [...COUNT_STRATEGIES] },
+  })
   return parameters
+}
+
+/** How the sort parameter's description names the keys always added last. */
+function tieBreakerText({ tieBreaker, keyed }: ListQueryDefinition): string {
+  const names = tieBreaker.map((field) => `\`${field.name}\``).join(', ')
+  if (!keyed) return `without a primary key, the fields ${names} are always added as the last keys.`
+  if (tieBreaker.length > 1) return `the primary key (${names}) is always added as the last keys.`
+  return `the primary key ${names} is always added as the last key.`
 }
 
 /** The operators a field accepts, as `filter[field][op]`. */

@@ -1,5 +1,6 @@
 import { type Column, getTableColumns, getTableName, is, type SQL, type Table } from 'drizzle-orm'
-import { PgTable } from 'drizzle-orm/pg-core'
+import { getTableConfig as getPgTableConfig, PgTable } from 'drizzle-orm/pg-core'
+import { getTableConfig as getSqliteTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core'
 import { type ColumnInfo, describeColumn } from '../../db/models/columns.ts'
 import { isExcludedField } from '../rest/resources.ts'
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.ts'
@@ -93,7 +94,8 @@ export interface ResolvedRelation {
   remote: QueryField
   /** The related table's fields that included records show (never sensitive ones). */
   fields: QueryField[]
-  primaryKey: QueryField
+  /** The order of has-many records: the related table's key (see `orderKeyOf`). */
+  order: QueryField[]
   limit: number
   /** A condition every related record must meet too (a caller's tenant), set per request. */
   where?: SQL | undefined
@@ -104,7 +106,16 @@ export interface ListQueryDefinition {
   table: Table
   tableName: string
   dialect: 'postgres' | 'sqlite'
-  primaryKey: QueryField
+  /** The single-column primary key; undefined for a composite key or none (see `tieBreaker`). */
+  primaryKey: QueryField | undefined
+  /**
+   * The fields that end every order, so that pages never overlap: the primary key, the
+   * columns of a composite one, or for a table without a primary key every comparable field
+   * records show.
+   */
+  tieBreaker: QueryField[]
+  /** `tieBreaker` identifies one record (it is a primary key): cursors need that. */
+  keyed: boolean
   /** Every column of the table, by wire name. */
   columns: Map<string, QueryField>
   fields: QueryField[]
@@ -168,16 +179,17 @@ export function defineListQuery<T extends Table>(
         throw new TypeError(`defineListQuery(${tableName}): ${what} field "${name}" ${problem}`)
       return field
     })
-  const primaryKeys = all.filter((field) => field.column.primary)
-  if (primaryKeys.length !== 1) {
-    throw new TypeError(
-      `defineListQuery(${tableName}): the table needs a single-column primary key`,
-    )
-  }
   const comparable = (field: QueryField) =>
     field.kind === 'other' ? `is of a type that cannot be compared` : undefined
   const visible = all.filter((field) => !isSensitive(field))
   const fields = options.fields ? pick(options.fields, 'fields') : visible
+  const key = orderKeyOf(table, all, fields)
+  if (key.fields.length === 0) {
+    throw new TypeError(
+      `defineListQuery(${tableName}): the table has no primary key and no comparable field to order by`,
+    )
+  }
+  const primaryKey = key.keyed && key.fields.length === 1 ? key.fields[0] : undefined
   const defaults = fields.filter((field) => field.kind !== 'other').map((field) => field.name)
   const filterable = pick(options.filter ?? defaults, 'filter', comparable)
   const sortable = pick(options.sort ?? defaults, 'sort', comparable)
@@ -188,7 +200,9 @@ export function defineListQuery<T extends Table>(
     table,
     tableName,
     dialect: is(table, PgTable) ? 'postgres' : 'sqlite',
-    primaryKey: primaryKeys[0]!,
+    primaryKey,
+    tieBreaker: key.fields,
+    keyed: key.keyed,
     columns,
     fields,
     filterable: new Map(filterable.map((field) => [field.name, field])),
@@ -202,6 +216,11 @@ export function defineListQuery<T extends Table>(
     cursorSecret: options.cursorSecret ?? `kiln-cursor:${tableName}`,
     estimateThreshold: options.estimateThreshold ?? 1_000,
     resource: options.resource as ListQueryDefinition['resource'],
+  }
+  if (typeof definition.searchMode === 'object' && !primaryKey) {
+    throw new TypeError(
+      `defineListQuery(${tableName}): FTS5 search needs a single-column primary key (the FTS5 rowid)`,
+    )
   }
   if (definition.searchMode === 'tsvector' && definition.dialect !== 'postgres') {
     throw new TypeError(`defineListQuery(${tableName}): searchMode 'tsvector' needs Postgres`)
@@ -231,16 +250,39 @@ function resolveRelation(
     if (!field) throw new TypeError(`${where}: its ${side} column is not a column of that table`)
     return field
   }
-  const primaryKey = related.find((field) => field.column.primary)
-  if (!primaryKey) throw new TypeError(`${where}: the related table has no primary key`)
+  const fields = related.filter((field) => !isSensitive(field))
+  const order = orderKeyOf(spec.table, related, fields).fields
+  if (order.length === 0) throw new TypeError(`${where}: the related table has nothing to order by`)
   return {
     name,
     kind: spec.kind,
     table: spec.table,
     local: find([...definition.columns.values()], spec.local, 'local'),
     remote: find(related, spec.remote, 'related'),
-    fields: related.filter((field) => !isSensitive(field)),
-    primaryKey,
+    fields,
+    order,
     limit: spec.limit,
   }
+}
+
+/**
+ * What makes an order total: the primary key (one column, or a composite key's columns in
+ * their declared order), `keyed`; for a table without one, every comparable field of `shown`
+ * (rows equal in all of them are duplicates anyway, and no hidden value enters an order).
+ */
+export function orderKeyOf(
+  table: Table,
+  all: QueryField[],
+  shown: QueryField[],
+): { fields: QueryField[]; keyed: boolean } {
+  const single = all.filter((field) => field.column.primary)
+  if (single.length > 0) return { fields: single, keyed: true }
+  const config = is(table, PgTable)
+    ? getPgTableConfig(table)
+    : getSqliteTableConfig(table as SQLiteTable)
+  // getTableConfig builds the columns of constraints separately: match them by name.
+  const names = config.primaryKeys.flatMap((key) => key.columns.map((column) => column.name))
+  const composite = names.flatMap((name) => all.filter((field) => field.name === name))
+  if (composite.length > 0) return { fields: composite, keyed: true }
+  return { fields: shown.filter((field) => field.kind !== 'other'), keyed: false }
 }

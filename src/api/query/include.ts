@@ -6,7 +6,8 @@ import { serializeFields } from './serialize.ts'
 /**
  * Loads one relation for a page of records in one query, whatever the page size (no N+1):
  * belongs-to by the page's foreign keys (`WHERE id IN (…)`), has-many by the page's keys with
- * at most `limit` related records per record (`row_number() OVER (PARTITION BY …)`).
+ * at most `limit` related records per record (`row_number() OVER (PARTITION BY …)`), in the
+ * order of the related table's key.
  * Returns, per page record, the related record (or null) or the list of related records.
  */
 export async function loadRelation(
@@ -17,7 +18,8 @@ export async function loadRelation(
   const keys = [...new Set(rows.map((row) => row[relation.local.key]).filter((k) => k != null))]
   const many = relation.kind === 'has-many'
   if (keys.length === 0) return rows.map(() => (many ? [] : null))
-  const selection = selectionOf([...relation.fields, relation.remote])
+  // The order's fields are read even when records do not show them (only `fields` are shown).
+  const selection = selectionOf([...relation.fields, relation.remote, ...relation.order])
   let related: Row[]
   if (!many) {
     related = await db
@@ -25,7 +27,11 @@ export async function loadRelation(
       .from(relation.table)
       .where(and(inArray(relation.remote.column, keys), relation.where))
   } else {
-    const rank = sql<number>`row_number() over (partition by ${relation.remote.column} order by ${relation.primaryKey.column})`
+    const order = sql.join(
+      relation.order.map((field) => sql`${field.column}`),
+      sql`, `,
+    )
+    const rank = sql<number>`row_number() over (partition by ${relation.remote.column} order by ${order})`
     const ranked = db
       .select({ ...selection, kiln_rank: rank.as('kiln_rank') })
       .from(relation.table)
@@ -35,7 +41,7 @@ export async function loadRelation(
       .select()
       .from(ranked)
       .where(lte(ranked.kiln_rank as SQL, relation.limit))
-      .orderBy(ranked[relation.primaryKey.key] as Column)
+      .orderBy(...relation.order.map((field) => ranked[field.key] as Column))
   }
   const byKey = new Map<string, unknown[]>()
   for (const record of related) {

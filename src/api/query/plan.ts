@@ -33,7 +33,7 @@ export interface SortKey {
 export interface ListQueryPlan {
   filters: FilterClause[]
   search: string | undefined
-  /** The order, ending with the primary key as a tie-breaker. */
+  /** The order, ending with the tie-breaker (the primary key's fields). */
   sort: SortKey[]
   /** The fields records show, in order. */
   output: QueryField[]
@@ -87,6 +87,9 @@ export function planListQuery(
   const mode = raw.cursor === undefined ? 'offset' : 'cursor'
   if (mode === 'cursor' && raw.page !== undefined)
     problems.add('page', 'cannot be combined with cursor')
+  // Without a key, records equal in every field are indistinguishable: a keyset would skip some.
+  if (mode === 'cursor' && !definition.keyed)
+    problems.add('cursor', 'needs a primary key; this resource pages by page number only')
   const page = readPositive(raw.page, 1, 'page', problems)
   const perPage = Math.min(
     readPositive(raw.perPage, defaultPerPage, 'per_page', problems),
@@ -109,7 +112,8 @@ export function planListQuery(
   const fingerprint =
     mode === 'cursor' ? fingerprintOf([where, sort.map((key) => [key.field.name, key.desc])]) : ''
   let cursor: CursorPosition | undefined
-  if (raw.cursor) cursor = planCursor(definition, raw.cursor, fingerprint, sort, problems)
+  if (raw.cursor && definition.keyed)
+    cursor = planCursor(definition, raw.cursor, fingerprint, sort, problems)
   problems.throwIfAny()
   return {
     filters,
@@ -184,7 +188,7 @@ function planFilter(
   }
 }
 
-/** `-created_at,title` → keys, with the primary key appended as the tie-breaker. */
+/** `-created_at,title` → keys, with the tie-breaker (the primary key) appended. */
 export function planSort(
   definition: ListQueryDefinition,
   value: string | undefined,
@@ -207,8 +211,9 @@ export function planSort(
   if (keys.length > definition.limits.maxSortKeys) {
     problems.add(param, `at most ${definition.limits.maxSortKeys} sort fields`)
   }
-  if (!keys.some((key) => key.field === definition.primaryKey)) {
-    keys.push({ field: definition.primaryKey, desc: keys.at(-1)?.desc ?? false })
+  for (const field of definition.tieBreaker) {
+    if (!keys.some((key) => key.field === field))
+      keys.push({ field, desc: keys.at(-1)?.desc ?? false })
   }
   return keys
 }

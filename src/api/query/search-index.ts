@@ -24,6 +24,8 @@ export function searchIndexMigration(definition: ListQueryDefinition): string {
   }
   const fts = quote(mode.fts5)
   const table = quote(tableName)
+  if (!definition.primaryKey)
+    throw new TypeError(`${tableName}: FTS5 needs a single-column primary key`)
   const key = quote(definition.primaryKey.name)
   const list = columns.map(quote).join(', ')
   const values = (prefix: string) => columns.map((name) => `${prefix}.${quote(name)}`).join(', ')

@@ -100,7 +100,8 @@ export function searchCondition(definition: ListQueryDefinition, term: string): 
   }
   if (typeof mode === 'object') {
     const fts = sql.identifier(mode.fts5)
-    return sql`${definition.primaryKey.column} in (select rowid from ${fts} where ${fts} match ${fts5Query(term)})`
+    // defineListQuery refuses FTS5 without a single-column primary key: it is the FTS5 rowid.
+    return sql`${definition.primaryKey!.column} in (select rowid from ${fts} where ${fts} match ${fts5Query(term)})`
   }
   const pattern = `%${escapeLike(term)}%`
   const operator = definition.dialect === 'postgres' ? sql.raw('ilike') : sql.raw('like')
