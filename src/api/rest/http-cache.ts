@@ -6,7 +6,7 @@ import { type PlainHeaders, plainResponses } from '../../core/http/index.ts'
  * HTTP caching for an authenticated API, as one middleware:
  * - every response gets `Cache-Control: private, no-cache` (unless the handler set its own)
  *   and `Vary: Authorization`: shared caches never store a key's data, private ones revalidate;
- * - a 200 answer to GET carries a weak `ETag` (a digest of the body, so it works on lists and
+ * - a 200 JSON answer to GET carries a weak `ETag` (a digest of the body, so it works on lists and
  *   single records alike); a request whose `If-None-Match` names it is answered 304 without a
  *   body, which saves the transfer and the client's parsing (the query still runs).
  *
