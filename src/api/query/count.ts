@@ -17,7 +17,8 @@ export interface CountResult {
  *   and filter digest, invalidated by API writes, trusted `ttlMs` at most); a partial offset
  *   page gives it without any count;
  * - `estimated`: on Postgres the planner's row estimate for the filtered query (one EXPLAIN,
- *   no table scan), or an exact count when the estimate is below the definition's threshold;
+ *   no table scan, cached as the exact counts are), or an exact count when the estimate is
+ *   below the definition's threshold;
  *   SQLite has no estimate and counts exactly;
  * - `none`: no count at all.
  */
@@ -44,8 +45,14 @@ export async function countRecords(
   }
   if (plan.count === 'exact' || definition.dialect !== 'postgres') return exact()
   if (plan.mode === 'offset' && isLastPage(plan, rowsOnPage)) return exact()
-  const estimate = await estimateRows(db, definition, where)
-  if (estimate === undefined || estimate < definition.estimateThreshold) return exact()
+  // Cached like the exact counts (per filter, ttlMs, dropped by API writes): a planner call
+  // per request would cost more than the cached exact count it stands in for. -1: no estimate.
+  const estimate = await counts.count(
+    definition.tableName,
+    `estimate:${variant}`,
+    async () => (await estimateRows(db, definition, where)) ?? -1,
+  )
+  if (estimate < 0 || estimate < definition.estimateThreshold) return exact()
   return { total: estimate, kind: 'estimated' }
 }
 

@@ -44,6 +44,29 @@ describeEachDatabase('list counts and search indexes', (backend) => {
     expect(body.meta.last_page).toBe(Math.ceil(total / 5))
   })
 
+  it('count=estimated is cached like the exact count (per filter, until ttl or an API write)', async () => {
+    if (backend.dialect === 'sqlite') return
+    q.mount('estimated-cached', defineListQuery(q.schema.posts, { estimateThreshold: 10 }))
+    const url = '/x/estimated-cached?count=estimated&filter[published]=false&per_page=5'
+    const first = await get(url)
+    // The planner's figure moves once the table's statistics do: a cached estimate does not.
+    await execSql(
+      q.database,
+      `UPDATE pg_class SET reltuples = reltuples * 4 WHERE relname = 'posts'`,
+    )
+    try {
+      const second = await get(url)
+      expect(second.body.meta).toMatchObject({ count: 'estimated', total: first.body.meta.total })
+      await q.counts.invalidate('posts')
+      const third = await get(url)
+      expect(third.body.meta.count).toBe('estimated')
+      expect(third.body.meta.total).not.toBe(first.body.meta.total)
+    } finally {
+      await execSql(q.database, 'ANALYZE posts')
+      await q.counts.invalidate('posts')
+    }
+  })
+
   it('count=estimated below the threshold counts exactly', async () => {
     const { body } = await get('/posts?count=estimated&filter[token_count]=0&per_page=5')
     expect(body.meta.count).toBe('exact')
