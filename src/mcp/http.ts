@@ -81,20 +81,38 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     onerror,
   })
 
-  /** 2025-era: one server and one transport for this request, answering with JSON. */
+  /**
+   * 2025-era: one server and one transport for this request. The answer is JSON, unless the
+   * call can carry notifications before its result (a `progressToken`, or a server that
+   * declares `logging`) and the client accepts a stream: then it is an SSE stream, since a
+   * JSON answer would drop them.
+   */
   async function serveLegacy(request: Request, body: unknown, authInfo: AuthInfo) {
     const server = createServer(callerOf(authInfo))
+    const streams =
+      acceptsEventStream(request) &&
+      (hasProgressToken(body) ||
+        (isToolCall(body) && server.server.getCapabilities().logging !== undefined))
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
-      enableJsonResponse: true,
+      enableJsonResponse: !streams,
     })
     transport.onerror = onerror
     try {
       await server.connect(transport)
-      // With JSON responses the body is complete when handleRequest resolves.
-      return await transport.handleRequest(request, { parsedBody: body, authInfo })
-    } finally {
+      if (!streams) {
+        // With JSON responses the body is complete when handleRequest resolves.
+        try {
+          return await transport.handleRequest(request, { parsedBody: body, authInfo })
+        } finally {
+          await server.close()
+        }
+      }
+      const response = await transport.handleRequest(request, { parsedBody: body, authInfo })
+      return closingWhenDone(response, () => void server.close().catch(() => {}))
+    } catch (error) {
       await server.close()
+      throw error
     }
   }
 
@@ -145,6 +163,70 @@ function isPlainLegacyCall(request: Request, body: unknown): boolean {
   const meta = (params as { _meta?: unknown })._meta
   if (meta === undefined) return true
   return meta !== null && typeof meta === 'object' && !(PROTOCOL_VERSION_META_KEY in meta)
+}
+
+/**
+ * The response with `done` called once its body has been read to the end or cancelled: an SSE
+ * answer ends with the call's result, and only then may the request's server be closed.
+ */
+function closingWhenDone(response: Response, done: () => void): Response {
+  if (response.body === null) {
+    done()
+    return response
+  }
+  const reader = response.body.getReader()
+  let finished = false
+  const finish = () => {
+    if (!finished) {
+      finished = true
+      done()
+    }
+  }
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done: ended, value } = await reader.read()
+        if (ended) {
+          controller.close()
+          finish()
+        } else {
+          controller.enqueue(value)
+        }
+      } catch (error) {
+        controller.error(error)
+        finish()
+      }
+    },
+    async cancel(reason) {
+      finish()
+      await reader.cancel(reason)
+    },
+  })
+  return new Response(body, { status: response.status, headers: response.headers })
+}
+
+function acceptsEventStream(request: Request): boolean {
+  return (request.headers.get('accept') ?? '').includes('text/event-stream')
+}
+
+function paramsOf(message: unknown): Record<string, unknown> | undefined {
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) return undefined
+  const params = (message as { params?: unknown }).params
+  return params !== null && typeof params === 'object'
+    ? (params as Record<string, unknown>)
+    : undefined
+}
+
+/** A request (or one of a batch) asking for progress notifications. */
+function hasProgressToken(body: unknown): boolean {
+  if (Array.isArray(body)) return body.some(hasProgressToken)
+  const meta = paramsOf(body)?._meta
+  return meta !== null && typeof meta === 'object' && 'progressToken' in meta
+}
+
+function isToolCall(body: unknown): boolean {
+  if (Array.isArray(body)) return body.some(isToolCall)
+  return (body as { method?: unknown } | null)?.method === 'tools/call'
 }
 
 /**
