@@ -101,12 +101,11 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     try {
       await server.connect(transport)
       if (!streams) {
-        // With JSON responses the body is complete when handleRequest resolves.
-        try {
-          return await transport.handleRequest(request, { parsedBody: body, authInfo })
-        } finally {
-          await server.close()
-        }
+        // With JSON responses the exchange is over when handleRequest resolves: no handler,
+        // stream or timer is left, and the server and transport are dropped with the request.
+        // They are not closed: closing builds a "connection closed" error (with its stack) to
+        // settle pending requests there are none of, a measurable share of a call's CPU.
+        return await transport.handleRequest(request, { parsedBody: body, authInfo })
       }
       const response = await transport.handleRequest(request, { parsedBody: body, authInfo })
       return closingWhenDone(response, () => void server.close().catch(() => {}))
