@@ -1,33 +1,32 @@
 /**
  * The server both MCP benchmarks load (`bench/mcp.ts` in process, `bench/mcp-wrk.ts` with wrk):
  * the demo's REST API and kiln's `/mcp` endpoint with the data tools, as an app mounts them,
- * over 10,000 demo posts on PostgreSQL (KILN_BENCH_DATABASE_URL, else KILN_TEST_DATABASE_URL,
- * else the local server; a scratch database is created and dropped by `close`).
+ * over 10,000 demo posts in a scratch PostgreSQL database (`demo-database.ts`), dropped by
+ * `close`.
  *
  * - `GET /api/v1/posts`: the REST list with its default cached total;
  * - `GET /exact/api/v1/posts`: the REST list counting the total on every request, as
  *   `crud_list` does;
  * - `POST /mcp`: bearer-token auth and the data tools.
  */
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
-import pg from 'pg'
 import { apiRoutes } from '../../examples/demo/src/api/index.ts'
 import { hashPassword } from '../../examples/demo/src/auth.ts'
 import * as schema from '../../examples/demo/src/schema.ts'
 import {
-  createApiKey,
   createDatabaseApiKeyProvider,
   createRateLimiters,
   createRecordCounter,
 } from '../../src/api/index.ts'
 import { errorHandler, silentLogger } from '../../src/core/index.ts'
-import { createDatabase, createModelRegistry, migrate } from '../../src/db/index.ts'
+import { createDatabase, createModelRegistry } from '../../src/db/index.ts'
 import { createDataTools, createMcpServer, mcpEndpoint } from '../../src/mcp/index.ts'
 import { createBearerValidator, signAccessToken } from '../../src/oauth/index.ts'
+import { createDemoDatabase } from './demo-database.ts'
 
 export const ROWS = 10_000
 const SECRET = 'bench-mcp-secret-0123456789-abcdefghijkl'
@@ -43,17 +42,8 @@ export interface McpListServer {
 }
 
 export async function startMcpListServer(options: { poolMax: number }): Promise<McpListServer> {
-  const adminUrl =
-    process.env.KILN_BENCH_DATABASE_URL ||
-    process.env.KILN_TEST_DATABASE_URL ||
-    'postgres://postgres@127.0.0.1:5432/postgres'
-  const name = `kiln_bench_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE "${name}"`)
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  const database = await createDatabase(url.toString(), { poolMax: options.poolMax })
+  const scratch = await createDemoDatabase(ROWS)
+  const database = await createDatabase(scratch.url, { poolMax: options.poolMax })
   let server: Server | undefined
   let closeKeys = async () => {}
   const close = async () => {
@@ -63,18 +53,11 @@ export async function startMcpListServer(options: { poolMax: number }): Promise<
       await new Promise((resolve) => server!.close(() => resolve(null)))
     }
     await database.close()
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-    await admin.end()
+    await scratch.drop()
   }
   try {
     if (database.dialect !== 'postgres') throw new TypeError('expected a Postgres database')
-    await migrate(database, {
-      appMigrationsDir: new URL('../../examples/demo/migrations', import.meta.url).pathname,
-      logger: { info() {}, warn() {} } as never,
-    })
-    await seed(url.toString())
     const logger = silentLogger()
-    const { rawKey } = await createApiKey(database, { name: 'bench', scopes: ['*'] })
     const apiKeys = createDatabaseApiKeyProvider({ database, logger })
     closeKeys = () => apiKeys.close()
     const limiters = createRateLimiters({ limiters: { api: { points: 1_000_000_000 } } })
@@ -137,27 +120,9 @@ export async function startMcpListServer(options: { poolMax: number }): Promise<
       },
       new TextEncoder().encode(SECRET),
     )
-    return { origin, port, restKey: rawKey, token, close }
+    return { origin, port, restKey: scratch.apiKey, token, close }
   } catch (error) {
     await close()
     throw error
-  }
-}
-
-async function seed(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    await client.query(
-      `INSERT INTO users (email, name, password_hash) VALUES ('bench@example.com', 'Bench', 'x')`,
-    )
-    await client.query(
-      `INSERT INTO posts (title, body, published, token_count, author_id)
-       SELECT 'Post ' || n, repeat('lorem ipsum ', 20), n % 2 = 0, n % 1000, 1
-       FROM generate_series(1, ${ROWS}) AS n`,
-    )
-    await client.query('ANALYZE posts')
-  } finally {
-    await client.end()
   }
 }

@@ -11,6 +11,7 @@ import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createMcpServer, type McpServer, mcpHttpHandler } from '../../src/mcp/index.ts'
+import { INITIALIZE } from './support/client.ts'
 
 /** An app's own tool: counts down, reporting progress and logging each step. */
 function registerCountdown(server: McpServer): void {
@@ -34,17 +35,6 @@ function registerCountdown(server: McpServer): void {
       return { content: [{ type: 'text', text: `counted down from ${from}` }] }
     },
   )
-}
-
-const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'curl', version: '1' },
-  },
 }
 
 describe("an app's own tools on the stateless HTTP endpoint", () => {
