@@ -9,33 +9,14 @@
  * scratch database is created and dropped), 10,000 posts, page 1 of 20.
  */
 import { execFile } from 'node:child_process'
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs, promisify } from 'node:util'
-import { serve } from '@hono/node-server'
-import { Hono } from 'hono'
-import pg from 'pg'
-import { apiRoutes } from '../examples/demo/src/api/index.ts'
-import { hashPassword } from '../examples/demo/src/auth.ts'
-import * as schema from '../examples/demo/src/schema.ts'
-import {
-  createApiKey,
-  createDatabaseApiKeyProvider,
-  createRateLimiters,
-  createRecordCounter,
-} from '../src/api/index.ts'
-import { errorHandler, silentLogger } from '../src/core/index.ts'
-import { createDatabase, createModelRegistry, migrate } from '../src/db/index.ts'
-import { createDataTools, createMcpServer, mcpEndpoint } from '../src/mcp/index.ts'
-import { createBearerValidator, signAccessToken } from '../src/oauth/index.ts'
+import { startMcpListServer } from './servers/mcp-list.ts'
 
-const ROWS = 10_000
 const PER_PAGE = 20
-const SECRET = 'bench-mcp-secret-0123456789-abcdefghijkl'
 const run = promisify(execFile)
 
 const { values: flags } = parseArgs({
@@ -55,83 +36,9 @@ interface Target {
 }
 
 async function main(): Promise<void> {
-  const adminUrl =
-    process.env.KILN_BENCH_DATABASE_URL ||
-    process.env.KILN_TEST_DATABASE_URL ||
-    'postgres://postgres@127.0.0.1:5432/postgres'
-  const name = `kiln_bench_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE "${name}"`)
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  const database = await createDatabase(url.toString(), { poolMax: 10 })
-  if (database.dialect !== 'postgres') throw new TypeError('expected a Postgres database')
+  const { origin, restKey: rawKey, token, close } = await startMcpListServer({ poolMax: 10 })
   const scripts = mkdtempSync(join(tmpdir(), 'kiln-wrk-'))
-  let server: Server | undefined
   try {
-    await migrate(database, {
-      appMigrationsDir: new URL('../examples/demo/migrations', import.meta.url).pathname,
-      logger: { info() {}, warn() {} } as never,
-    })
-    await seed(url.toString())
-    const logger = silentLogger()
-    const { rawKey } = await createApiKey(database, { name: 'bench', scopes: ['*'] })
-    const apiKeys = createDatabaseApiKeyProvider({ database, logger })
-    const limiters = createRateLimiters({ limiters: { api: { points: 1_000_000_000 } } })
-    const models = createModelRegistry(schema, 'postgres')
-    let handler: Hono | undefined
-    server = serve({
-      fetch: (req) => (handler ? handler.fetch(req) : new Response(null, { status: 503 })),
-      port: 0,
-      hostname: '127.0.0.1',
-    }) as Server
-    await new Promise((r) => (server!.listening ? r(null) : server!.once('listening', r)))
-    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    const app = new Hono()
-    app.onError(errorHandler({ logger }))
-    const exact = new Hono()
-    exact.route(
-      '/',
-      apiRoutes({
-        database,
-        apiKeys,
-        limiters,
-        hashPassword,
-        counts: createRecordCounter({ ttlMs: 0 }),
-      }),
-    )
-    app.route('/exact', exact)
-    const tools = createDataTools({ database, models, logger })
-    app.route(
-      '/mcp',
-      mcpEndpoint({
-        validator: createBearerValidator({
-          secret: SECRET,
-          issuer: origin,
-          resource: `${origin}/mcp`,
-        }),
-        resourceMetadataUrl: `${origin}/.well-known/oauth-protected-resource/mcp`,
-        createServer: (caller) => createMcpServer({ dataTools: { tools, caller } }),
-      }),
-    )
-    handler = app
-
-    const now = Math.floor(Date.now() / 1000)
-    const token = await signAccessToken(
-      {
-        sub: '1',
-        client_id: 'bench',
-        grant_id: 'bench-grant',
-        scope: 'mcp:read mcp:write',
-        aud: `${origin}/mcp`,
-        iss: origin,
-        iat: now,
-        exp: now + 3600,
-        jti: randomUUID(),
-      },
-      new TextEncoder().encode(SECRET),
-    )
     const call = { name: 'crud_list', arguments: { model: 'posts', page: 1, per_page: PER_PAGE } }
     const mcpHeaders = {
       Authorization: `Bearer ${token}`,
@@ -182,7 +89,9 @@ async function main(): Promise<void> {
     // machine shared with other work the second is the steadier measure of what a call costs.
     const rates = new Map<string, number[]>(targets.map((t) => [t.name, []]))
     const perCpu = new Map<string, number[]>(targets.map((t) => [t.name, []]))
+    const loads: number[] = []
     for (let round = 0; round < Number(flags.rounds); round++) {
+      loads.push(loadavg()[0]!)
       for (const target of targets) {
         const cpu = process.cpuUsage()
         const { rate, requests } = await wrk(origin, target, scripts)
@@ -194,8 +103,10 @@ async function main(): Promise<void> {
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!
     const rest = median(rates.get(targets[0]!.name)!)
     const restCpu = median(perCpu.get(targets[0]!.name)!)
+    loads.push(loadavg()[0]!)
     console.log(
-      `\n${flags.rounds} rounds × ${flags.seconds} s, ${flags.connections} connections (medians)`,
+      `\n${flags.rounds} rounds × ${flags.seconds} s, ${flags.connections} connections (medians); ` +
+        `1-minute load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
     )
     console.log(
       `${'target'.padEnd(52)} ${'req/s'.padStart(7)} ratio ${'req/cpu-s'.padStart(9)} ratio`,
@@ -207,16 +118,9 @@ async function main(): Promise<void> {
         `${target.name.padEnd(52)} ${value.toFixed(0).padStart(7)} ${(value / rest).toFixed(2)}× ${cpu.toFixed(0).padStart(9)} ${(cpu / restCpu).toFixed(2)}×`,
       )
     }
-    await apiKeys.close()
   } finally {
     rmSync(scripts, { recursive: true, force: true })
-    if (server) {
-      ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
-      await new Promise((r) => server!.close(() => r(null)))
-    }
-    await database.close()
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-    await admin.end()
+    await close()
   }
 }
 
@@ -260,24 +164,6 @@ async function wrk(
   const requests = /(\d+) requests in/.exec(stdout)
   if (!rate || !requests) throw new Error(`wrk: no rate in\n${stdout}`)
   return { rate: Number(rate[1]), requests: Number(requests[1]) }
-}
-
-async function seed(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    await client.query(
-      `INSERT INTO users (email, name, password_hash) VALUES ('bench@example.com', 'Bench', 'x')`,
-    )
-    await client.query(
-      `INSERT INTO posts (title, body, published, token_count, author_id)
-       SELECT 'Post ' || n, repeat('lorem ipsum ', 20), n % 2 = 0, n % 1000, 1
-       FROM generate_series(1, ${ROWS}) AS n`,
-    )
-    await client.query('ANALYZE posts')
-  } finally {
-    await client.end()
-  }
 }
 
 await main()

@@ -5,12 +5,16 @@
  *    suite needs Node 22; kiln itself stays on Node 20).
  * 2. Starts the demo on loopback (embedded PGlite) and gets an access token through the real
  *    flow: registration, the login form, the consent page, the token endpoint.
- * 3. Puts a loopback proxy in front of `/mcp` that adds the bearer token (the suite's server
+ * 3. Runs `authorization` against the demo's authorization server: a client registered for
+ *    the suite's callback, the suite's authorization URL opened and approved as a signed-in
+ *    person would, and every check required to pass (no warning, no skip).
+ * 4. Puts a loopback proxy in front of `/mcp` that adds the bearer token (the suite's server
  *    mode has no header option), and runs `server --requirements <revision>` for 2025-11-25
- *    and 2026-07-28 with the baseline of this folder.
+ *    and 2026-07-28 with the baseline of this folder. The demo's `/mcp` serves the suite's
+ *    fixture tools here (`fixture-tools.ts`), beside its data tools, and declares `logging`.
  */
-import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFile, spawn } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -23,7 +27,8 @@ import { createDemoApp } from '../../examples/demo/src/app.ts'
 import { createDemoContext } from '../../examples/demo/src/context.ts'
 import { silentLogger } from '../../src/core/index.ts'
 import { signIn } from '../../test/demo/support.ts'
-import { HeadlessOAuthProvider } from '../../test/mcp/support/http-app.ts'
+import { approveConsent, HeadlessOAuthProvider } from '../../test/mcp/support/http-app.ts'
+import { registerFixtureTools } from './fixture-tools.ts'
 
 const run = promisify(execFile)
 const here = fileURLToPath(new URL('.', import.meta.url))
@@ -53,7 +58,10 @@ async function main(): Promise<number> {
   const cleanups: Array<() => Promise<void>> = kept
     ? []
     : [async () => rmSync(dir, { recursive: true })]
-  const extra = process.argv.slice(2)
+  // `npm run conformance -- authorization` runs only the authorization mode; other arguments
+  // go to the server mode instead of the requirement sets and their baselines.
+  const onlyAuthorization = process.argv[2] === 'authorization'
+  const extra = onlyAuthorization ? [] : process.argv.slice(2)
   try {
     console.log(`installing node@22 and ${SUITE}`)
     const suite = await installSuite(dir)
@@ -74,7 +82,9 @@ async function main(): Promise<number> {
         DEMO_PASSWORD: PASSWORD,
       },
     })
-    const app = await createDemoApp(ctx)
+    const app = await createDemoApp(ctx, {
+      mcp: { register: [registerFixtureTools], logging: true },
+    })
     const server = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' })
     cleanups.push(async () => {
       server.close()
@@ -98,7 +108,17 @@ async function main(): Promise<number> {
     const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`
 
     let failed = 0
-    for (const revision of REVISIONS) {
+    if (extra.length === 0) {
+      console.log('\n== authorization')
+      const passed = await runAuthorization(suite, origin, jar.header(), dir).catch(
+        (error: Error) => {
+          console.log(`authorization: ${error.message}`)
+          return false
+        },
+      )
+      if (!passed) failed++
+    }
+    for (const revision of onlyAuthorization ? [] : REVISIONS) {
       console.log(`\n== server --requirements ${revision}`)
       try {
         const { stdout } = await run(
@@ -133,6 +153,122 @@ async function main(): Promise<number> {
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
   }
+}
+
+/**
+ * The suite's `authorization` mode against the demo's authorization server. Its
+ * authorization-code scenario prints an authorization URL and waits for the browser to come
+ * back to its callback: here the signed-in person's cookie opens it and approves, and the
+ * redirect is followed to the callback. Every check must be a success: a warning or a skipped
+ * check fails the run too.
+ */
+async function runAuthorization(
+  suite: { node: string; cli: string },
+  origin: string,
+  cookie: string,
+  dir: string,
+): Promise<boolean> {
+  const callbackPort = await freePort()
+  const redirectUri = `http://127.0.0.1:${callbackPort}/callback`
+  const metadata = (await (
+    await fetch(`${origin}/.well-known/oauth-authorization-server`)
+  ).json()) as { registration_endpoint: string }
+  const registration = await fetch(metadata.registration_endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'MCP conformance suite',
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      application_type: 'native',
+    }),
+  })
+  if (registration.status !== 201) throw new Error(`registration answered ${registration.status}`)
+  const { client_id } = (await registration.json()) as { client_id: string }
+
+  const results = mkdtempSync(join(dir, 'authorization-'))
+  const child = spawn(
+    suite.node,
+    [
+      suite.cli,
+      'authorization',
+      '--url',
+      origin,
+      '--client-id',
+      client_id,
+      '--port',
+      String(callbackPort),
+      '--output-dir',
+      results,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve))
+  let approval: Promise<void> | undefined
+  let buffered = ''
+  child.stderr.on('data', (chunk: Buffer) => process.stderr.write(chunk))
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8')
+    const lines = buffered.split('\n')
+    buffered = lines.pop() ?? ''
+    for (const line of lines) {
+      console.log(`  ${line}`)
+      if (!approval && line.startsWith(`${origin}/`) && line.includes('response_type=code')) {
+        approval = approveConsent(line.trim(), cookie).then(followToCallback)
+        approval.catch((error: Error) => {
+          console.log(`approval failed: ${error.message}`)
+          child.kill()
+        })
+      }
+    }
+  })
+  await exited
+  await approval?.catch(() => {})
+
+  const checks: Array<{ id: string; status: string; description: string; errorMessage?: string }> =
+    []
+  for (const entry of readdirSync(results, { withFileTypes: true })) {
+    if (!entry.isDirectory()) continue
+    checks.push(...JSON.parse(readFileSync(join(results, entry.name, 'checks.json'), 'utf8')))
+  }
+  for (const check of checks) {
+    console.log(
+      `  ${check.status.padEnd(8)} ${check.id}: ${check.description}${check.errorMessage ? ` (${check.errorMessage})` : ''}`,
+    )
+  }
+  const others = checks.filter((check) => check.status !== 'SUCCESS')
+  const scenarios = new Set(checks.map((check) => check.id))
+  const complete =
+    scenarios.has('authorization-server-metadata') && scenarios.has('authorization-code-grant')
+  console.log(
+    `authorization: ${checks.length - others.length} of ${checks.length} checks succeeded, ${others.length} did not${complete ? '' : ', scenarios missing'}`,
+  )
+  return others.length === 0 && complete
+}
+
+/** The suite's callback server listens once it has printed the URL: a few tries to reach it. */
+async function followToCallback(location: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const answer = await fetch(location)
+      if (answer.status !== 200) throw new Error(`callback answered ${answer.status}`)
+      return
+    } catch (error) {
+      if (attempt >= 20) throw error
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer()
+  probe.listen(0, '127.0.0.1')
+  await new Promise((resolve) => probe.once('listening', resolve))
+  const { port } = probe.address() as AddressInfo
+  await new Promise((resolve) => probe.close(resolve))
+  return port
 }
 
 /**

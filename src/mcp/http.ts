@@ -4,8 +4,6 @@ import {
   isJsonContentType,
   isLegacyRequest,
   type McpServer,
-  PROTOCOL_VERSION_META_KEY,
-  readRequestBody,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server'
 import { type Context, type Handler, Hono, type MiddlewareHandler } from 'hono'
@@ -20,6 +18,15 @@ import {
   type ValidateBearer,
 } from '../oauth/index.ts'
 import type { McpCaller } from './access.ts'
+import {
+  acceptsEventStream,
+  closingWhenDone,
+  hasProgressToken,
+  isPlainLegacyCall,
+  isPlainModernCall,
+  isToolCall,
+  readBody,
+} from './http-request.ts'
 
 export interface McpHttpHandlerOptions {
   /** Builds the MCP server that answers one request, acting as `caller`. */
@@ -81,20 +88,37 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     onerror,
   })
 
-  /** 2025-era: one server and one transport for this request, answering with JSON. */
+  /**
+   * 2025-era: one server and one transport for this request. The answer is JSON, unless the
+   * call can carry notifications before its result (a `progressToken`, or a server that
+   * declares `logging`) and the client accepts a stream: then it is an SSE stream, since a
+   * JSON answer would drop them.
+   */
   async function serveLegacy(request: Request, body: unknown, authInfo: AuthInfo) {
     const server = createServer(callerOf(authInfo))
+    const streams =
+      acceptsEventStream(request) &&
+      (hasProgressToken(body) ||
+        (isToolCall(body) && server.server.getCapabilities().logging !== undefined))
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
-      enableJsonResponse: true,
+      enableJsonResponse: !streams,
     })
     transport.onerror = onerror
     try {
       await server.connect(transport)
-      // With JSON responses the body is complete when handleRequest resolves.
-      return await transport.handleRequest(request, { parsedBody: body, authInfo })
-    } finally {
+      if (!streams) {
+        // With JSON responses the exchange is over when handleRequest resolves: no handler,
+        // stream or timer is left, and the server and transport are dropped with the request.
+        // They are not closed: closing builds a "connection closed" error (with its stack) to
+        // settle pending requests there are none of, a measurable share of a call's CPU.
+        return await transport.handleRequest(request, { parsedBody: body, authInfo })
+      }
+      const response = await transport.handleRequest(request, { parsedBody: body, authInfo })
+      return closingWhenDone(response, () => void server.close().catch(() => {}))
+    } catch (error) {
       await server.close()
+      throw error
     }
   }
 
@@ -113,7 +137,7 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
       )
     }
     // The body is read once, within the limit, and handed to whichever era answers.
-    const read = await readRequestBody(request, maxRequestBodySize)
+    const read = await readBody(request, maxRequestBodySize)
     if (read.tooLarge) return jsonRpcError(413, -32000, 'Request body too large')
     let body: unknown
     try {
@@ -123,28 +147,14 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     }
     const authInfo = authInfoOf(c, caller(c))
     if (options.resourceMetadataUrl) authInfo.resourceMetadataUrl = options.resourceMetadataUrl
-    if (isPlainLegacyCall(request, body) || (await isLegacyRequest(request, body))) {
+    if (
+      !isPlainModernCall(request, body) &&
+      (isPlainLegacyCall(request, body) || (await isLegacyRequest(request, body)))
+    ) {
       return serveLegacy(request, body, authInfo)
     }
     return modern.fetch(request, { parsedBody: body, authInfo })
   }
-}
-
-/**
- * A 2025-era call for sure, without the SDK's full classification (which the modern leg runs
- * again): one JSON-RPC message with no 2026 envelope claim in `params._meta` and no 2026
- * `MCP-Protocol-Version` header. Anything else is left to `isLegacyRequest`.
- */
-function isPlainLegacyCall(request: Request, body: unknown): boolean {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false
-  const header = request.headers.get('mcp-protocol-version')
-  if (header !== null && !/^(2024|2025)-/.test(header)) return false
-  const params = (body as { params?: unknown }).params
-  if (params === undefined) return true
-  if (params === null || typeof params !== 'object') return false
-  const meta = (params as { _meta?: unknown })._meta
-  if (meta === undefined) return true
-  return meta !== null && typeof meta === 'object' && !(PROTOCOL_VERSION_META_KEY in meta)
 }
 
 /**

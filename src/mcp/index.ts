@@ -60,7 +60,7 @@ export {
   operationsFromDocument,
   toolName,
 } from './openapi-bridge.ts'
-export { type CreateMcpServerOptions, createMcpServer } from './server.ts'
+export { type CreateMcpServerOptions, createMcpServer, type McpServer } from './server.ts'
 export { serveStdio } from './stdio.ts'
 export {
   CODE_TEMPLATES,

@@ -1,4 +1,8 @@
 import { McpServer } from '@modelcontextprotocol/server'
+
+/** The SDK's server, which an app's own tools are registered on (`server.registerTool`). */
+export type { McpServer }
+
 import type { McpCaller } from './access.ts'
 import { type DataTools, type DataToolsOptions, registerDataTools } from './data-tools.ts'
 
@@ -10,8 +14,18 @@ export interface CreateMcpServerOptions {
   data?: DataToolsOptions | undefined
   /** Data tools resolved once with `createDataTools`, registered for `caller`. */
   dataTools?: { tools: DataTools; caller?: McpCaller | undefined } | undefined
-  /** Further tools (developer tools, the OpenAPI bridge) registered after the data tools. */
-  register?: ReadonlyArray<(server: McpServer) => void>
+  /**
+   * The app's own tools, registered after the data tools: each function receives the server
+   * and calls the SDK's `server.registerTool(name, config, handler)` (kiln's developer tools
+   * and the OpenAPI bridge are registered this way too).
+   */
+  register?: ReadonlyArray<(server: McpServer) => void> | undefined
+  /**
+   * Declares the `logging` capability (2025-era `logging/setLevel`; deprecated in 2026-07-28,
+   * where a request's `_meta` carries its log level): tools may then send log messages with
+   * `ctx.mcpReq.log(level, data)`. Default false.
+   */
+  logging?: boolean | undefined
 }
 
 /**
@@ -22,7 +36,12 @@ export interface CreateMcpServerOptions {
 export function createMcpServer(options: CreateMcpServerOptions = {}): McpServer {
   const server = new McpServer(
     { name: options.name ?? 'kiln', version: options.version ?? '0.1.0' },
-    { capabilities: { tools: { listChanged: false } } },
+    {
+      capabilities: {
+        tools: { listChanged: false },
+        ...(options.logging ? { logging: {} } : {}),
+      },
+    },
   )
   if (options.data) registerDataTools(server, options.data)
   if (options.dataTools) options.dataTools.tools.register(server, options.dataTools.caller)

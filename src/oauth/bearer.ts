@@ -63,6 +63,7 @@ export function createBearerValidator(options: BearerValidatorOptions): Validate
     throw new TypeError('createBearerValidator: `credentialStamp` needs the `store` of the grants')
   }
   const key = hmacKey(secret)
+  const verified = new VerifiedTokens()
   return async function validateBearer(request: Request): Promise<BearerResult> {
     const header = request.headers.get('authorization')
     if (header === null) return { kind: 'missing' }
@@ -71,19 +72,51 @@ export function createBearerValidator(options: BearerValidatorOptions): Validate
     const token = match[1]?.trim()
     if (!token) return { kind: 'invalid', reason: 'The bearer token is empty' }
     if (/\s/.test(token)) return { kind: 'invalid', reason: 'The token is malformed' }
-    const result = await verifyAccessToken(token, key, {
-      issuer,
-      audience: resource,
-      now: clock.now(),
-    })
-    if (!result.ok) return { kind: 'invalid', reason: result.reason }
-    if (store && (await isFamilyRevoked(store, result.claims.grant_id))) {
+    const now = clock.now()
+    let claims = verified.get(token, now)
+    if (!claims) {
+      const result = await verifyAccessToken(token, key, { issuer, audience: resource, now })
+      if (!result.ok) return { kind: 'invalid', reason: result.reason }
+      claims = result.claims
+      verified.add(token, claims)
+    }
+    // Revocation is checked on every request, cached signature or not.
+    if (store && (await isFamilyRevoked(store, claims.grant_id))) {
       return { kind: 'invalid', reason: 'The token has been revoked' }
     }
-    if (credentialStamp && store && !(await stampHolds(store, credentialStamp, result.claims))) {
+    if (credentialStamp && store && !(await stampHolds(store, credentialStamp, claims))) {
       return { kind: 'invalid', reason: 'The token has been revoked' }
     }
-    return { kind: 'valid', claims: result.claims }
+    return { kind: 'valid', claims: { ...claims } }
+  }
+}
+
+/**
+ * The claims of tokens this validator has verified, until they expire: a client sends the same
+ * token with every call for up to an hour, and checking its HMAC signature (an asynchronous
+ * WebCrypto job) was the largest cost of a bearer check. The signature, `typ`, `iss` and `aud`
+ * of a token never change, so only `exp` is checked again. At most `MAX` tokens are kept; the
+ * oldest is dropped first. A token is the key as it came: it never leaves this map.
+ */
+class VerifiedTokens {
+  static readonly MAX = 10_000
+  readonly #claims = new Map<string, AccessTokenClaims>()
+
+  get(token: string, now: number): AccessTokenClaims | undefined {
+    const claims = this.#claims.get(token)
+    if (claims && claims.exp * 1000 <= now) {
+      this.#claims.delete(token)
+      return undefined
+    }
+    return claims
+  }
+
+  add(token: string, claims: AccessTokenClaims): void {
+    if (this.#claims.size >= VerifiedTokens.MAX) {
+      const oldest = this.#claims.keys().next().value
+      if (oldest !== undefined) this.#claims.delete(oldest)
+    }
+    this.#claims.set(token, claims)
   }
 }
 

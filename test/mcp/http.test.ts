@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createModelRegistry, type Database } from '../../src/db/index.ts'
 import { hmacKey, signAccessToken } from '../../src/oauth/protocol/access-token.ts'
 import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
-import { call, ok, snapshot } from './support/client.ts'
+import { call, INITIALIZE, ok, snapshot } from './support/client.ts'
 import {
   HeadlessOAuthProvider,
   type McpTestApp,
@@ -20,17 +20,6 @@ import {
 import { createTestTables, schemaFor } from './support/schema.ts'
 
 type Page = { records: Array<Record<string, unknown>>; total: number }
-
-const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'curl', version: '1' },
-  },
-}
 
 describeEachDatabase('the /mcp endpoint over Streamable HTTP', (backend) => {
   let test: TestDatabase

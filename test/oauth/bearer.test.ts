@@ -130,6 +130,19 @@ describe('createBearerValidator', () => {
     })
   })
 
+  it('refuses a token it accepted before once the token has expired', async () => {
+    const expiring = new ManualClock()
+    const check = createBearerValidator({ secret, issuer, resource, clock: expiring })
+    const token = await signAccessToken(claims(expiring), key)
+    expect((await check(request(`Bearer ${token}`))).kind).toBe('valid')
+    expect((await check(request(`Bearer ${token}`))).kind).toBe('valid')
+    expiring.advance(3600_000)
+    expect(await check(request(`Bearer ${token}`))).toEqual({
+      kind: 'invalid',
+      reason: 'The token has expired',
+    })
+  })
+
   it('rejects a wrong issuer', async () => {
     const token = await signAccessToken(claims(clock, { iss: 'http://evil.test' }), key)
     expect(await validate(request(`Bearer ${token}`))).toEqual({

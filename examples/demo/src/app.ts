@@ -2,11 +2,11 @@ import { Hono } from 'hono'
 import { errorHandler, loginRoutes } from 'kiln/core'
 import { verifyUserCredentials } from './auth.ts'
 import type { DemoContext } from './context.ts'
-import { features } from './features/index.ts'
+import { type DemoAppOptions, features } from './features/index.ts'
 import { homeRoutes } from './pages/home.ts'
 
 /** The demo's Hono app: pages, login, and every capability's routes. */
-export async function createDemoApp(ctx: DemoContext): Promise<Hono> {
+export async function createDemoApp(ctx: DemoContext, options: DemoAppOptions = {}): Promise<Hono> {
   const app = new Hono()
   app.onError(errorHandler({ logger: ctx.logger }))
   app.notFound((c) => c.json({ error: 'Not Found' }, 404))
@@ -25,6 +25,6 @@ export async function createDemoApp(ctx: DemoContext): Promise<Hono> {
       appName: ctx.config.appName,
     }),
   )
-  for (const mount of features) await mount(app, ctx)
+  for (const mount of features) await mount(app, ctx, options)
   return app
 }

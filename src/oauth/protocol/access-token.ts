@@ -30,6 +30,29 @@ export function hmacKey(secret: string): Uint8Array {
 }
 
 /**
+ * The WebCrypto key of an HMAC secret, imported once per key. Given raw bytes, jose imports
+ * them into a `CryptoKey` on every sign and verify: that import was the largest single cost
+ * of a bearer check (docs/performance/mcp.md). The bytes of a key are never changed after
+ * `hmacKey` makes them, so the import is kept beside them for as long as they live.
+ */
+const imported = new WeakMap<Uint8Array, Promise<CryptoKey>>()
+
+function cryptoKeyOf(key: Uint8Array): Promise<CryptoKey> {
+  let cryptoKey = imported.get(key)
+  if (!cryptoKey) {
+    cryptoKey = crypto.subtle.importKey(
+      'raw',
+      key as Uint8Array<ArrayBuffer>,
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign', 'verify'],
+    )
+    imported.set(key, cryptoKey)
+  }
+  return cryptoKey
+}
+
+/**
  * Signs an access token: HS256, `typ: at+jwt`. @see RFC 9068 §2
  */
 export async function signAccessToken(claims: AccessTokenClaims, key: Uint8Array): Promise<string> {
@@ -48,7 +71,7 @@ export async function signAccessToken(claims: AccessTokenClaims, key: Uint8Array
     .setIssuedAt(iat)
     .setExpirationTime(exp)
     .setJti(jti)
-    .sign(key)
+    .sign(await cryptoKeyOf(key))
 }
 
 export type VerifyResult = { ok: true; claims: AccessTokenClaims } | { ok: false; reason: string }
@@ -64,7 +87,7 @@ export async function verifyAccessToken(
   expected: { issuer: string; audience: string; now: number },
 ): Promise<VerifyResult> {
   try {
-    const { payload } = await jwtVerify(token, key, {
+    const { payload } = await jwtVerify(token, await cryptoKeyOf(key), {
       algorithms: ['HS256'],
       typ: 'at+jwt',
       issuer: expected.issuer,

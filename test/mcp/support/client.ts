@@ -66,3 +66,15 @@ export async function snapshot(database: Database): Promise<unknown> {
   }
   return JSON.parse(JSON.stringify(out))
 }
+
+/** A 2025-era `initialize` request as a client without an SDK (curl) sends it. */
+export const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'curl', version: '1' },
+  },
+}

@@ -140,31 +140,41 @@ export class HeadlessOAuthProvider implements OAuthClientProvider {
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {
-    const page = await fetch(url, { headers: { cookie: this.cookie }, redirect: 'manual' })
-    if (page.status !== 200) throw new Error(`consent page answered ${page.status}`)
-    const html = await page.text()
-    const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1]
-    const fields = new URLSearchParams()
-    for (const [, name, value] of html.matchAll(
-      /<input type="hidden" name="([^"]+)" value="([^"]*)">/g,
-    )) {
-      fields.set(name!, decodeEntities(value!))
-    }
-    fields.set('decision', 'approve')
-    if (!action) throw new Error('no consent form')
-    const decision = await fetch(new URL(decodeEntities(action), url), {
-      method: 'POST',
-      headers: { cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: fields,
-      redirect: 'manual',
-    })
-    const location = decision.headers.get('location')
-    if (decision.status < 300 || decision.status > 399 || !location)
-      throw new Error(`consent answered ${decision.status}`)
+    const location = await approveConsent(url, this.cookie)
     const code = new URL(location).searchParams.get('code')
     if (!code) throw new Error(`no code in ${location}`)
     this.code = code
   }
+}
+
+/**
+ * What a person does in the browser: opens the authorization URL with their session cookie and
+ * presses Approve on the consent page. Returns the redirect's location (the client's redirect
+ * URI with the code, state and iss).
+ */
+export async function approveConsent(url: URL | string, cookie: string): Promise<string> {
+  const page = await fetch(url, { headers: { cookie }, redirect: 'manual' })
+  if (page.status !== 200) throw new Error(`consent page answered ${page.status}`)
+  const html = await page.text()
+  const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1]
+  const fields = new URLSearchParams()
+  for (const [, name, value] of html.matchAll(
+    /<input type="hidden" name="([^"]+)" value="([^"]*)">/g,
+  )) {
+    fields.set(name!, decodeEntities(value!))
+  }
+  fields.set('decision', 'approve')
+  if (!action) throw new Error('no consent form')
+  const decision = await fetch(new URL(decodeEntities(action), url), {
+    method: 'POST',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: fields,
+    redirect: 'manual',
+  })
+  const location = decision.headers.get('location')
+  if (decision.status < 300 || decision.status > 399 || !location)
+    throw new Error(`consent answered ${decision.status}`)
+  return location
 }
 
 function decodeEntities(value: string): string {

@@ -3,6 +3,7 @@ import type { Hono } from 'hono'
 import { type Authorize, createDataTools, createMcpServer, mcpEndpoint } from 'kiln/mcp'
 import type { DemoContext } from '../context.ts'
 import { posts } from '../schema.ts'
+import type { DemoAppOptions } from './index.ts'
 import { demoOAuth } from './oauth.ts'
 
 /**
@@ -10,7 +11,7 @@ import { demoOAuth } from './oauth.ts'
  * OAuth bearer middleware. An assistant a user approved acts as that user: it reads posts and
  * comments, writes posts as their author and comments, and sees nothing of the users table.
  */
-export function mountMcp(app: Hono, ctx: DemoContext): void {
+export function mountMcp(app: Hono, ctx: DemoContext, options: DemoAppOptions = {}): void {
   const { validator, resourceMetadataUrl } = demoOAuth(ctx)
   const tools = createDataTools({
     database: ctx.database,
@@ -39,7 +40,12 @@ export function mountMcp(app: Hono, ctx: DemoContext): void {
       origins: { appUrl: ctx.config.appUrl, hosts: ctx.config.allowedHosts },
       logger: ctx.logger,
       createServer: (caller) =>
-        createMcpServer({ name: ctx.config.appName, dataTools: { tools, caller } }),
+        createMcpServer({
+          name: ctx.config.appName,
+          dataTools: { tools, caller },
+          register: options.mcp?.register,
+          logging: options.mcp?.logging,
+        }),
     }),
   )
 }
