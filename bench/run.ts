@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- [name…] [--quick]`: runs the named benchmarks (every bench/*.ts but lib,
- * run and soak when none is named) and prints one markdown table per benchmark, ready for
+ * run, soak and mcp-wrk, which run on their own, when none is named) and prints one markdown table per benchmark, ready for
  * docs/performance.md.
  */
 import { readdirSync } from 'node:fs'
@@ -12,7 +12,7 @@ const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const here = fileURLToPath(new URL('.', import.meta.url))
 const available = readdirSync(here)
-  .filter((file) => file.endsWith('.ts') && !['lib.ts', 'run.ts', 'soak.ts'].includes(file))
+  .filter((file) => file.endsWith('.ts') && !['lib.ts', 'run.ts', 'soak.ts', 'mcp-wrk.ts'].includes(file))
   .map((file) => file.replace(/\.ts$/, ''))
   .sort()
 const wanted = args.filter((arg) => !arg.startsWith('--'))
