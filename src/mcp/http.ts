@@ -5,12 +5,16 @@ import {
   isLegacyRequest,
   type McpServer,
   PROTOCOL_VERSION_META_KEY,
-  readRequestBody,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server'
 import { type Context, type Handler, Hono, type MiddlewareHandler } from 'hono'
-import { type OriginGuardOptions, originPolicy, originRefusal } from '../core/http/index.ts'
-import type { Logger } from '../core/index.ts'
+import {
+  type OriginGuardOptions,
+  originPolicy,
+  originRefusal,
+  readBodyBytes,
+} from '../core/http/index.ts'
+import { type Logger, PayloadTooLargeError } from '../core/index.ts'
 import {
   type AccessTokenClaims,
   type BearerEnv,
@@ -113,11 +117,18 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
       )
     }
     // The body is read once, within the limit, and handed to whichever era answers.
-    const read = await readRequestBody(request, maxRequestBodySize)
-    if (read.tooLarge) return jsonRpcError(413, -32000, 'Request body too large')
+    let text: string
+    try {
+      text = utf8.decode(await readBodyBytes(request, maxRequestBodySize))
+    } catch (error) {
+      if (error instanceof PayloadTooLargeError) {
+        return jsonRpcError(413, -32000, 'Request body too large')
+      }
+      throw error
+    }
     let body: unknown
     try {
-      body = JSON.parse(read.text)
+      body = JSON.parse(text)
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: the request body is not valid JSON')
     }
@@ -129,6 +140,8 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     return modern.fetch(request, { parsedBody: body, authInfo })
   }
 }
+
+const utf8 = new TextDecoder()
 
 /**
  * A 2025-era call for sure, without the SDK's full classification (which the modern leg runs
