@@ -35,6 +35,13 @@ export {
   RedisConnections,
   redisAddress,
 } from './redis.ts'
-export { revealSecret, Secret } from './secret.ts'
+export {
+  type BackoffOptions,
+  backoffDelayMs,
+  type RetryOptions,
+  retry,
+  type TryOutcome,
+} from './retry.ts'
+export { redactSecrets, revealSecret, Secret } from './secret.ts'
 export * from './session/index.ts'
 export { createSharedState, type SharedState, type SharedStateOptions } from './shared-state.ts'

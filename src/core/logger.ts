@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino'
+import { Secret } from './secret.ts'
 
 export type Logger = PinoLogger
 
@@ -46,8 +47,9 @@ const SECRET_KEY_PATTERN = new RegExp(
 export class Redactor {
   readonly #values = new Set<string>()
 
-  add(...values: (string | undefined)[]): this {
-    for (const value of values) {
+  add(...secrets: (Secret | string | undefined)[]): this {
+    for (const secret of secrets) {
+      const value = secret instanceof Secret ? secret.reveal() : secret
       // Very short values would scrub ordinary words; configuration validates real secrets' length.
       if (!value || value.length < 6) continue
       this.#values.add(value)

@@ -55,3 +55,16 @@ export class Secret {
 export function revealSecret(value: Secret | string): string {
   return value instanceof Secret ? value.reveal() : value
 }
+
+/**
+ * `text` with every secret's value replaced by `<redacted>`: for text that comes from outside
+ * (a provider's error quoting the credential it refused, a queue's error message).
+ */
+export function redactSecrets(text: string, secrets: Iterable<Secret | undefined>): string {
+  let out = text
+  for (const secret of secrets) {
+    const value = secret?.reveal()
+    if (value && out.includes(value)) out = out.split(value).join(REDACTED)
+  }
+  return out
+}

@@ -6,10 +6,11 @@ import { BullMqQueue, type BullMqQueueOptions } from './queue/bullmq-queue.ts'
 import { MemoryQueue } from './queue/memory-queue.ts'
 import type { Queue, RetryPolicy } from './queue/queue.ts'
 import { pingRedis, type Redis, RedisConnections } from './redis.ts'
+import { revealSecret, type Secret } from './secret.ts'
 
 export interface SharedStateOptions {
   /** Redis for everything shared between instances; memory in this process without it. */
-  redisUrl?: string | undefined
+  redisUrl?: Secret | string | undefined
   logger?: Logger
   /** Key and queue prefix, so several apps or test runs can share one Redis. */
   prefix?: string
@@ -47,7 +48,8 @@ export interface SharedState {
  */
 export async function createSharedState(options: SharedStateOptions = {}): Promise<SharedState> {
   const prefix = options.prefix ?? 'kiln'
-  if (!options.redisUrl) {
+  const redisUrl = options.redisUrl === undefined ? '' : revealSecret(options.redisUrl)
+  if (!redisUrl) {
     const kv = new MemoryKeyValueStore()
     const queue = new MemoryQueue({ retry: options.retry, logger: options.logger })
     return {
@@ -62,13 +64,13 @@ export async function createSharedState(options: SharedStateOptions = {}): Promi
       },
     }
   }
-  const redis = new RedisConnections(options.redisUrl)
+  const redis = new RedisConnections(redisUrl)
   const client = redis.connect({
     name: 'kiln',
     autoPipelining: options.autoPipelining ?? true,
   })
   try {
-    await pingRedis(client, options.redisUrl, options.connectTimeoutMs)
+    await pingRedis(client, redisUrl, options.connectTimeoutMs)
   } catch (error) {
     await redis.close()
     throw error

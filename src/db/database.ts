@@ -8,6 +8,7 @@ import type { NodePgDatabase } from 'drizzle-orm/node-postgres'
 import type { PgliteDatabase } from 'drizzle-orm/pglite'
 import type pg from 'pg'
 import { importOptional } from '../core/optional-package.ts'
+import { revealSecret, type Secret } from '../core/secret.ts'
 
 export type Dialect = 'postgres' | 'sqlite'
 
@@ -51,9 +52,11 @@ export interface CreateDatabaseOptions {
  * - no URL: embedded Postgres in `storage/pgdata`, the zero-setup default of a Postgres app.
  */
 export async function createDatabase(
-  url?: string,
+  given?: Secret | string,
   options: CreateDatabaseOptions = {},
 ): Promise<Database> {
+  // A postgres:// URL may carry a password: `DATABASE_URL` is a Secret in the app's config.
+  const url = given === undefined ? undefined : revealSecret(given)
   if (!url) return openPglite(options.pgliteDir ?? 'storage/pgdata')
   switch (databaseUrlKind(url)) {
     case 'pglite':

@@ -13,6 +13,11 @@ export {
   type SqliteDb,
   sqlitePath,
 } from './database.ts'
+export {
+  classifyDatabaseError,
+  type DatabaseDataError,
+  type DatabaseErrorKind,
+} from './database-errors.ts'
 export { postgresDb, sqliteDb } from './dialect-db.ts'
 export { defineConfig, type KilnConfig, kilnConfigSchema } from './kiln-config.ts'
 export {

@@ -1,21 +1,19 @@
 import { DrizzleQueryError } from 'drizzle-orm'
 import type { Logger } from '../core/index.ts'
+import { classifyDatabaseError, type DatabaseErrorKind } from '../db/database-errors.ts'
 import { ToolError } from './tool-error.ts'
 
-const CONSTRAINT_MESSAGES: Array<[RegExp, string]> = [
-  [
-    /^(23505|SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY))$/,
-    'a record with the same unique value already exists',
-  ],
-  [
-    /^(23503|SQLITE_CONSTRAINT_FOREIGNKEY)$/,
-    'a referenced record does not exist, or other records still reference this one',
-  ],
-  [/^(23502|SQLITE_CONSTRAINT_NOTNULL)$/, 'a required field is missing'],
-  [/^(23514|SQLITE_CONSTRAINT_CHECK)$/, 'a check constraint failed'],
-  [/^(22\w{3}|SQLITE_MISMATCH|SQLITE_TOOBIG)$/, 'a value does not fit its column'],
-  [/^(23\w{3}|SQLITE_CONSTRAINT\w*)$/, 'a constraint failed'],
-]
+/** What a tool says for each kind of data error (never the statement or its parameters). */
+const MESSAGES: Record<DatabaseErrorKind, string> = {
+  unique: 'a record with the same unique value already exists',
+  'foreign-key': 'a referenced record does not exist, or other records still reference this one',
+  'not-null': 'a required field is missing',
+  check: 'a check constraint failed',
+  'out-of-range': 'a value does not fit its column',
+  data: 'a value does not fit its column',
+  restrict: 'a constraint failed',
+  constraint: 'a constraint failed',
+}
 
 /**
  * Runs a statement; a constraint or data error becomes a tool error that names the kind of
@@ -31,13 +29,10 @@ export async function guardDatabase<T>(
     return await work()
   } catch (error) {
     if (error instanceof ToolError) throw error
+    const classified = classifyDatabaseError(error)
+    if (classified) throw new ToolError(`Could not ${action}: ${MESSAGES[classified.kind]}`)
     const cause = error instanceof DrizzleQueryError ? error.cause : error
     const code = (cause as { code?: unknown } | undefined)?.code
-    if (typeof code === 'string') {
-      for (const [pattern, message] of CONSTRAINT_MESSAGES) {
-        if (pattern.test(code)) throw new ToolError(`Could not ${action}: ${message}`)
-      }
-    }
     logger?.error(
       { code, error: cause instanceof Error ? cause.message : String(cause) },
       `mcp: ${action} failed`,

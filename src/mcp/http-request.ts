@@ -1,9 +1,8 @@
 /**
- * What the MCP endpoint reads off a request before any server sees it: the body within its
- * limit, which era a message plainly belongs to, and whether its answer may carry
+ * What the MCP endpoint reads off a request before any server sees it: which era a message plainly belongs to, and whether its answer may carry
  * notifications; and the wrapper that closes a streamed exchange's server when it ends.
  */
-import { PROTOCOL_VERSION_META_KEY, readRequestBody } from '@modelcontextprotocol/server'
+import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server'
 
 /** The revision whose requests the shortcut below sends to the modern entry unclassified. */
 const MODERN_REVISION = '2026-07-28'
@@ -79,22 +78,6 @@ export function closingWhenDone(response: Response, done: () => void): Response 
     },
   })
   return new Response(body, { status: response.status, headers: response.headers })
-}
-
-/**
- * The body as text, within the limit. A body with a `Content-Length` is read whole by the
- * runtime (`request.text()`: on Node, @hono/node-server reads the socket directly instead of
- * through a web stream, a measurable share of a call's CPU); HTTP framing holds it to that
- * length. A body without one (chunked) is read as a stream that stops past the limit.
- */
-export async function readBody(
-  request: Request,
-  maxBytes: number,
-): Promise<{ tooLarge: true } | { tooLarge: false; text: string }> {
-  const declared = request.headers.get('content-length')
-  if (declared === null || !/^\d+$/.test(declared)) return readRequestBody(request, maxBytes)
-  if (Number(declared) > maxBytes) return { tooLarge: true }
-  return { tooLarge: false, text: await request.text() }
 }
 
 export function acceptsEventStream(request: Request): boolean {

@@ -7,8 +7,13 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server'
 import { type Context, type Handler, Hono, type MiddlewareHandler } from 'hono'
-import { type OriginGuardOptions, originPolicy, originRefusal } from '../core/http/index.ts'
-import type { Logger } from '../core/index.ts'
+import {
+  type OriginGuardOptions,
+  originPolicy,
+  originRefusal,
+  readBodyBytes,
+} from '../core/http/index.ts'
+import { type Logger, PayloadTooLargeError } from '../core/index.ts'
 import {
   type AccessTokenClaims,
   type BearerEnv,
@@ -25,7 +30,6 @@ import {
   isPlainLegacyCall,
   isPlainModernCall,
   isToolCall,
-  readBody,
 } from './http-request.ts'
 
 export interface McpHttpHandlerOptions {
@@ -137,11 +141,18 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
       )
     }
     // The body is read once, within the limit, and handed to whichever era answers.
-    const read = await readBody(request, maxRequestBodySize)
-    if (read.tooLarge) return jsonRpcError(413, -32000, 'Request body too large')
+    let text: string
+    try {
+      text = utf8.decode(await readBodyBytes(request, maxRequestBodySize))
+    } catch (error) {
+      if (error instanceof PayloadTooLargeError) {
+        return jsonRpcError(413, -32000, 'Request body too large')
+      }
+      throw error
+    }
     let body: unknown
     try {
-      body = JSON.parse(read.text)
+      body = JSON.parse(text)
     } catch {
       return jsonRpcError(400, -32700, 'Parse error: the request body is not valid JSON')
     }
@@ -156,6 +167,8 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     return modern.fetch(request, { parsedBody: body, authInfo })
   }
 }
+
+const utf8 = new TextDecoder()
 
 /**
  * The SDK's view of the request's credentials: the token's client, scopes and expiry (which

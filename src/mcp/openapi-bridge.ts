@@ -1,4 +1,5 @@
 import { type CallToolResult, Server, type Tool } from '@modelcontextprotocol/server'
+import { redactSecrets, Secret } from '../core/secret.ts'
 import {
   isObject,
   type JsonObject,
@@ -34,7 +35,7 @@ export interface OpenApiBridgeOptions {
   /** The API's base URL, e.g. `http://localhost:3000`. */
   apiUrl: string
   /** Sent as `Authorization: Bearer <key>`; never logged nor returned. */
-  apiKey: string
+  apiKey: Secret | string
   /** Where the OpenAPI document is served. Default `/api/openapi.json`. */
   specPath?: string
   fetch?: typeof globalThis.fetch
@@ -52,12 +53,12 @@ export async function fetchOpenApiDocument(options: OpenApiBridgeOptions): Promi
   let response: Response
   try {
     response = await fetcher(url, {
-      headers: { Accept: 'application/json', Authorization: `Bearer ${options.apiKey}` },
+      headers: { Accept: 'application/json', Authorization: authorization(options) },
       signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
     })
   } catch (error) {
     throw new OpenApiBridgeError(
-      `Could not reach ${url.origin}: ${redact(errorMessage(error), options.apiKey)}`,
+      `Could not reach ${url.origin}: ${redact(errorMessage(error), options)}`,
     )
   }
   if (!response.ok) throw new OpenApiBridgeError(`${url} answered ${response.status}`)
@@ -202,7 +203,7 @@ export function createOpenApiBridgeServer(
     try {
       return await callOperation(operation, request.params.arguments ?? {}, options)
     } catch (error) {
-      return toolError(redact(errorMessage(error), options.apiKey))
+      return toolError(redact(errorMessage(error), options))
     }
   })
   return server
@@ -252,7 +253,7 @@ export async function callOperation(
   url.search = query.toString()
   const headers: Record<string, string> = {
     Accept: 'application/json',
-    Authorization: `Bearer ${options.apiKey}`,
+    Authorization: authorization(options),
   }
   let body: string | undefined
   if (operation.hasBody && !isAbsent(args.body)) {
@@ -265,7 +266,7 @@ export async function callOperation(
     ...(body === undefined ? {} : { body }),
     signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
   })
-  const text = redact(await response.text(), options.apiKey)
+  const text = redact(await response.text(), options)
   let pretty = text
   try {
     pretty = JSON.stringify(JSON.parse(text), null, 2)
@@ -297,6 +298,11 @@ function errorMessage(error: unknown): string {
   return String(error)
 }
 
-function redact(text: string, secret: string): string {
-  return secret ? text.split(secret).join('[redacted]') : text
+function authorization(options: OpenApiBridgeOptions): string {
+  return `Bearer ${Secret.from(options.apiKey).reveal()}`
+}
+
+/** The API's text without the key (an error may quote the credential it refused). */
+function redact(text: string, options: OpenApiBridgeOptions): string {
+  return redactSecrets(text, [Secret.from(options.apiKey)])
 }

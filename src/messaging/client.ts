@@ -1,5 +1,7 @@
 import { ValidationError } from '../core/errors.ts'
 import type { Logger } from '../core/logger.ts'
+import { backoffDelayMs, retry } from '../core/retry.ts'
+import { redactSecrets, type Secret } from '../core/secret.ts'
 import { GRAPH_API_VERSION, type MessagingConfig } from './config.ts'
 import {
   AccessTokenExpiredError,
@@ -64,18 +66,17 @@ export function createMessagingClient(options: MessagingClientOptions): Messagin
   const attempts = Math.max(1, options.retry?.attempts ?? 3)
   const baseDelayMs = options.retry?.baseDelayMs ?? 500
   const maxDelayMs = options.retry?.maxDelayMs ?? 8_000
-  const sleep = options.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)))
   const random = options.random ?? Math.random
   const url = `${config.graphApiUrl}/${GRAPH_API_VERSION}/${encodeURIComponent(config.phoneNumberId)}/messages`
 
-  async function attempt(body: string): Promise<SendResult> {
+  async function sendOnce(body: string): Promise<SendResult> {
     let response: Response
     let text: string
     try {
       response = await doFetch(url, {
         method: 'POST',
         headers: {
-          authorization: `Bearer ${config.accessToken}`,
+          authorization: `Bearer ${config.accessToken.reveal()}`,
           'content-type': 'application/json',
           accept: 'application/json',
         },
@@ -102,24 +103,29 @@ export function createMessagingClient(options: MessagingClientOptions): Messagin
     async send(phone, message) {
       validate(phone, message)
       const body = JSON.stringify(buildSendRequest(phone, message))
-      for (let n = 1; ; n++) {
-        try {
-          return await attempt(body)
-        } catch (error) {
-          if (n >= attempts || !isRetryable(error)) throw finalError(error)
-          const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** (n - 1))
-          const delay = Math.round(ceiling / 2 + random() * (ceiling / 2))
-          logger?.warn(
-            {
-              attempt: n,
-              delayMs: delay,
-              providerCode: (error as Partial<MessagingApiError>).providerCode,
-              fbtraceId: (error as Partial<MessagingApiError>).fbtraceId,
-            },
-            `messaging send failed, retrying: ${(error as Error).message}`,
-          )
-          await sleep(delay)
-        }
+      try {
+        return await retry(() => sendOnce(body), {
+          attempts,
+          sleep: options.sleep,
+          retryDelay: (outcome, n) =>
+            outcome.ok || !isRetryable(outcome.error)
+              ? undefined
+              : backoffDelayMs(n, { baseMs: baseDelayMs, maxMs: maxDelayMs, random }),
+          onRetry(outcome, n, delay) {
+            const error = outcome.ok ? undefined : (outcome.error as Partial<MessagingApiError>)
+            logger?.warn(
+              {
+                attempt: n,
+                delayMs: delay,
+                providerCode: error?.providerCode,
+                fbtraceId: error?.fbtraceId,
+              },
+              `messaging send failed, retrying: ${error?.message}`,
+            )
+          },
+        })
+      } catch (error) {
+        throw finalError(error)
       }
     },
   }
@@ -170,10 +176,9 @@ function finalError(error: unknown): unknown {
   return error
 }
 
-function toProviderError(httpStatus: number, json: unknown, secrets: string[]): MessagingError {
+function toProviderError(httpStatus: number, json: unknown, secrets: Secret[]): MessagingError {
   // A provider may quote the credential it refused ("Malformed access token EAA…").
-  const scrub = (text: string) =>
-    secrets.reduce((out, secret) => (secret ? out.split(secret).join('<redacted>') : out), text)
+  const scrub = (text: string) => redactSecrets(text, secrets)
   const error = isObject(json) && isObject(json.error) ? json.error : undefined
   if (!error)
     return new MessagingApiError(`Graph API answered ${httpStatus}`, emptyFields(httpStatus))

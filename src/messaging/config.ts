@@ -1,7 +1,7 @@
-import { inspect } from 'node:util'
 import { z } from 'zod'
 import { type Env, envUrl, parseEnv } from '../core/config/index.ts'
 import type { Redactor } from '../core/logger.ts'
+import { Secret } from '../core/secret.ts'
 
 /** The variables messaging needs; all four are required once messaging is enabled. */
 export const MESSAGING_ENV_VARS = [
@@ -26,89 +26,47 @@ export const messagingEnvSchema = z.object({
 })
 
 export interface MessagingConfigInput {
-  appSecret: string
-  accessToken: string
-  verifyToken: string
+  appSecret: Secret | string
+  accessToken: Secret | string
+  verifyToken: Secret | string
   phoneNumberId: string
   /** Base URL of the Graph API; the provider's by default. */
   graphApiUrl?: string | undefined
 }
 
-interface Secrets {
-  appSecret: string
-  accessToken: string
-  verifyToken: string
-}
-
-// Kept outside the objects: a copy (a logger's redaction clone, a spread) carries no secret.
-const SECRETS = new WeakMap<object, Secrets>()
-const REDACTED: Secrets = {
-  appSecret: '<redacted>',
-  accessToken: '<redacted>',
-  verifyToken: '<redacted>',
-}
-
-function secretsOf(config: object): Secrets {
-  return SECRETS.get(config) ?? REDACTED
-}
-
 /**
- * Messaging configuration, read once at start-up. The secrets are reachable through getters
- * only: the object prints, logs and serializes with `<redacted>` in their place.
+ * Messaging configuration, read once at start-up. The three secrets are `Secret`s: the object
+ * prints, logs and serializes with `<redacted>` in their place; `reveal()` reads one where it
+ * is used (the send's header, the webhook's signature check, the handshake).
  */
 export class MessagingConfig {
+  /** Signs and verifies webhook bodies (HMAC-SHA256). */
+  readonly appSecret: Secret
+  /** Authenticates sends to the Graph API. */
+  readonly accessToken: Secret
+  /** Answers the provider's subscription handshake. */
+  readonly verifyToken: Secret
   readonly phoneNumberId: string
   /** Base URL of the Graph API without a trailing slash. */
   readonly graphApiUrl: string
 
   constructor(input: MessagingConfigInput) {
     for (const key of ['appSecret', 'accessToken', 'verifyToken', 'phoneNumberId'] as const) {
-      if (typeof input[key] !== 'string' || input[key].length === 0) {
+      const value = input[key]
+      if (!(value instanceof Secret) && (typeof value !== 'string' || value.length === 0)) {
         throw new TypeError(`MessagingConfig: ${key} is required`)
       }
     }
-    SECRETS.set(this, {
-      appSecret: input.appSecret,
-      accessToken: input.accessToken,
-      verifyToken: input.verifyToken,
-    })
+    this.appSecret = Secret.from(input.appSecret)
+    this.accessToken = Secret.from(input.accessToken)
+    this.verifyToken = Secret.from(input.verifyToken)
     this.phoneNumberId = input.phoneNumberId
     this.graphApiUrl = (input.graphApiUrl ?? DEFAULT_GRAPH_API_URL).replace(/\/+$/, '')
   }
 
-  /** Signs and verifies webhook bodies (HMAC-SHA256). */
-  get appSecret(): string {
-    return secretsOf(this).appSecret
-  }
-
-  /** Authenticates sends to the Graph API. */
-  get accessToken(): string {
-    return secretsOf(this).accessToken
-  }
-
-  /** Answers the provider's subscription handshake. */
-  get verifyToken(): string {
-    return secretsOf(this).verifyToken
-  }
-
-  /** The secret values, e.g. to scrub them from text. */
-  secrets(): string[] {
-    const { appSecret, accessToken, verifyToken } = secretsOf(this)
-    return [appSecret, accessToken, verifyToken]
-  }
-
-  toJSON(): Record<string, string> {
-    return {
-      appSecret: '<redacted>',
-      accessToken: '<redacted>',
-      verifyToken: '<redacted>',
-      phoneNumberId: this.phoneNumberId,
-      graphApiUrl: this.graphApiUrl,
-    }
-  }
-
-  [inspect.custom](): string {
-    return `MessagingConfig ${inspect(this.toJSON())}`
+  /** The three secrets, e.g. to scrub them from a provider's text with `redactSecrets`. */
+  secrets(): Secret[] {
+    return [this.appSecret, this.accessToken, this.verifyToken]
   }
 }
 

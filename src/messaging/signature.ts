@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { digestsEqual } from '../core/http/constant-time.ts'
+import { revealSecret, type Secret } from '../core/secret.ts'
 
 /** The header the provider signs webhook bodies in: `sha256=<hex HMAC-SHA256 of the raw body>`. */
 export const SIGNATURE_HEADER = 'x-hub-signature-256'
@@ -7,8 +8,8 @@ export const SIGNATURE_HEADER = 'x-hub-signature-256'
 const SIGNATURE_FORMAT = /^sha256=([0-9a-fA-F]{64})$/
 
 /** The header value for `body` signed with `appSecret` (tests, benchmarks, local replays). */
-export function signWebhookBody(appSecret: string, body: Uint8Array | string): string {
-  return `sha256=${createHmac('sha256', appSecret).update(body).digest('hex')}`
+export function signWebhookBody(appSecret: Secret | string, body: Uint8Array | string): string {
+  return `sha256=${createHmac('sha256', revealSecret(appSecret)).update(body).digest('hex')}`
 }
 
 /**
@@ -17,12 +18,12 @@ export function signWebhookBody(appSecret: string, body: Uint8Array | string): s
  * constant time; a missing or malformed header is simply invalid.
  */
 export function verifyWebhookSignature(
-  appSecret: string,
+  appSecret: Secret | string,
   body: Uint8Array,
   header: string | null | undefined,
 ): boolean {
   const match = header ? SIGNATURE_FORMAT.exec(header.trim()) : null
   if (!match?.[1]) return false
-  const expected = createHmac('sha256', appSecret).update(body).digest()
+  const expected = createHmac('sha256', revealSecret(appSecret)).update(body).digest()
   return digestsEqual(Buffer.from(match[1], 'hex'), expected)
 }

@@ -1,9 +1,9 @@
 import { Hono } from 'hono'
 import { ForbiddenError, KilnError } from '../core/errors.ts'
 import { readBodyBytes } from '../core/http/body-limit.ts'
-import { constantTimeEqual } from '../core/http/constant-time.ts'
 import type { Logger, Redactor } from '../core/logger.ts'
 import type { Queue } from '../core/queue/queue.ts'
+import { redactSecrets } from '../core/secret.ts'
 import type { MessagingConfig } from './config.ts'
 import { type DeduplicationStore, QueueDeduplicationStore } from './dedup.ts'
 import { PROCESS_MESSAGING_WEBHOOK, type ProcessMessagingWebhookPayload } from './job.ts'
@@ -78,7 +78,7 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
     const mode = c.req.query('hub.mode')
     const token = c.req.query('hub.verify_token')
     const challenge = c.req.query('hub.challenge')
-    const tokenMatches = token !== undefined && constantTimeEqual(token, config.verifyToken)
+    const tokenMatches = token !== undefined && config.verifyToken.equals(token)
     if (mode !== 'subscribe' || !tokenMatches || challenge === undefined) {
       throw new ForbiddenError('Forbidden')
     }
@@ -198,7 +198,7 @@ function safeDetail(
   redactor: Redactor | undefined,
 ): string {
   let detail = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
-  for (const secret of config.secrets()) detail = detail.split(secret).join('<redacted>')
+  detail = redactSecrets(detail, config.secrets())
   detail = detail.replace(/(\w+:\/\/)[^/@\s]+@/g, '$1<redacted>@')
   if (redactor) detail = redactor.scrub(detail)
   detail = detail.trim() || (error instanceof Error ? error.name : 'unknown failure')

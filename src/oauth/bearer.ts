@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { type Clock, systemClock } from '../core/clock.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
+import { Secret } from '../core/secret.ts'
 import { OAuthError } from './errors.ts'
 import {
   bearerChallenge,
@@ -24,7 +25,7 @@ export type BearerResult =
 
 export interface BearerValidatorOptions {
   /** The `MCP_TOKEN_SECRET` the authorization server signs with. */
-  secret: string
+  secret: Secret | string
   /** The issuer, byte for byte as in the authorization server's metadata. */
   issuer: string
   /** This resource's canonical URL; tokens whose `aud` differs are invalid. */
@@ -52,8 +53,9 @@ export type ValidateBearer = (request: Request) => Promise<BearerResult>
  * access token. @see RFC 6750 §2.1, RFC 9068 §4
  */
 export function createBearerValidator(options: BearerValidatorOptions): ValidateBearer {
-  const { secret, issuer, resource, clock = systemClock, store, credentialStamp } = options
-  if (typeof secret !== 'string' || secret.length === 0) {
+  const { issuer, resource, clock = systemClock, store, credentialStamp } = options
+  const secret = options.secret === undefined ? undefined : Secret.from(options.secret)
+  if (!secret || secret.reveal().length === 0) {
     throw new TypeError('createBearerValidator: `secret` is required (MCP_TOKEN_SECRET)')
   }
   if (!issuer || !resource) {

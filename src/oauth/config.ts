@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { inspect } from 'node:util'
 import { z } from 'zod'
 import { ConfigError, type Env, parseEnv } from '../core/config/parse-env.ts'
 import type { Logger } from '../core/logger.ts'
+import { Secret } from '../core/secret.ts'
 
 export interface OAuthConfig {
-  /** HMAC-SHA256 secret that signs access tokens. */
-  secret: string
+  /** HMAC-SHA256 secret that signs access tokens; prints as `<redacted>`, `reveal()` reads it. */
+  secret: Secret
   /** The issuer and base URL: an origin without a trailing slash, e.g. `https://app.example.com`. */
   issuer: string
   /** True when no `MCP_TOKEN_SECRET` was set and a random one was made for this process. */
@@ -70,22 +70,15 @@ export function loadOAuthConfig(env: Env, options: LoadOAuthConfigOptions): OAut
     throw new ConfigError({ APP_URL: 'expected an absolute http(s) origin' }, 'OAuth configuration')
   }
   if (parsed.MCP_TOKEN_SECRET) {
-    return hideSecret({ secret: parsed.MCP_TOKEN_SECRET, issuer, secretGenerated: false })
+    return { secret: new Secret(parsed.MCP_TOKEN_SECRET), issuer, secretGenerated: false }
   }
   options.logger?.warn(
     'MCP_TOKEN_SECRET is not set: using a random secret for this process only. Access tokens ' +
       'stop working when it restarts; set MCP_TOKEN_SECRET (32+ random characters) to keep them.',
   )
-  return hideSecret({
-    secret: randomBytes(32).toString('base64url'),
+  return {
+    secret: new Secret(randomBytes(32).toString('base64url')),
     issuer,
     secretGenerated: true,
-  })
-}
-
-/** The config prints and serializes with `<redacted>` for its secret (`config.secret` still reads it). */
-function hideSecret(config: OAuthConfig): OAuthConfig {
-  const shown = () => ({ ...config, secret: '<redacted>' })
-  Object.defineProperties(config, { toJSON: { value: shown }, [inspect.custom]: { value: shown } })
-  return config
+  }
 }

@@ -6,6 +6,7 @@ import { type OriginGuardOptions, originGuard } from '../core/http/origin-guard.
 import { createRateLimiters, type RateLimiters } from '../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
+import { Secret } from '../core/secret.ts'
 import type { Database } from '../db/database.ts'
 import {
   type ClientMetadataDocumentOptions,
@@ -45,7 +46,7 @@ export interface OAuthServerOptions {
   /** Codes, device grants, refresh-token families and throttles. Redis for many instances. */
   store: KeyValueStore
   /** `MCP_TOKEN_SECRET`: signs access tokens (HS256). At least 32 characters. */
-  secret: string
+  secret: Secret | string
   /** `APP_URL`: the origin the app is served at; the issuer and the base of every endpoint. */
   issuer: string
   /** Path of the protected MCP endpoint. Default `/mcp`. */
@@ -159,7 +160,8 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
   if (!issuer) {
     throw new TypeError('oauthServer: `issuer` must be the http(s) origin of the app (APP_URL)')
   }
-  if (typeof options.secret !== 'string' || options.secret.length < MIN_SECRET) {
+  const secret = options.secret === undefined ? undefined : Secret.from(options.secret)
+  if (!secret || secret.reveal().length < MIN_SECRET) {
     throw new TypeError(
       `oauthServer: \`secret\` (MCP_TOKEN_SECRET) needs ${MIN_SECRET}+ characters`,
     )
@@ -203,9 +205,9 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
     devices: new DeviceGrantStore(store, clock, random),
     families,
     grants,
-    accessTokenKey: hmacKey(options.secret),
+    accessTokenKey: hmacKey(secret),
     issuer: new TokenIssuer({
-      key: hmacKey(options.secret),
+      key: hmacKey(secret),
       issuer,
       clock,
       random,

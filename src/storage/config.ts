@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ConfigError, type Env, envBoolean, envUrl, parseEnv } from '../core/config/index.ts'
 import type { Redactor } from '../core/logger.ts'
+import { Secret } from '../core/secret.ts'
 import { local } from './local.ts'
 import { s3 } from './s3.ts'
 import {
@@ -38,7 +39,8 @@ export interface StorageConfig {
         bucket: string
         region: string
         accessKeyId: string | undefined
-        secretAccessKey: string | undefined
+        /** Prints as `<redacted>`; the disk reveals it to the S3 client only. */
+        secretAccessKey: Secret | undefined
         url: string | undefined
         endpoint: string | undefined
         forcePathStyle: boolean
@@ -59,7 +61,9 @@ export function loadStorageConfig(env: Env = process.env): StorageConfig {
           bucket: parsed.OBJSTORE_BUCKET,
           region: parsed.OBJSTORE_DEFAULT_REGION,
           accessKeyId: parsed.OBJSTORE_ACCESS_KEY_ID,
-          secretAccessKey: parsed.OBJSTORE_SECRET_ACCESS_KEY,
+          secretAccessKey: parsed.OBJSTORE_SECRET_ACCESS_KEY
+            ? new Secret(parsed.OBJSTORE_SECRET_ACCESS_KEY)
+            : undefined,
           url: parsed.OBJSTORE_URL,
           endpoint: parsed.OBJSTORE_ENDPOINT,
           forcePathStyle: parsed.OBJSTORE_USE_PATH_STYLE_ENDPOINT ?? false,

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
 import { Hono } from 'hono'
+import { FILE_SECURITY_HEADERS } from '../core/http/security-headers.ts'
 import { errorHandler } from '../core/http-errors.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
 import { FileNotFound, InvalidPath } from './errors.ts'
@@ -40,9 +41,7 @@ export function publicDiskRoutes(options: PublicDiskRoutesOptions): Hono {
       'Last-Modified': meta.lastModified.toUTCString(),
       ETag: etag,
       'Cache-Control': cacheControl,
-      'X-Content-Type-Options': 'nosniff',
-      // Uploaded HTML or SVG served from the app's origin must not run scripts there.
-      'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+      ...FILE_SECURITY_HEADERS,
     }
     if (notModified(c.req.raw.headers, etag, meta.lastModified)) {
       return new Response(null, { status: 304, headers })

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream'
 import { Hono } from 'hono'
 import { ForbiddenError } from '../core/errors.ts'
+import { FILE_SECURITY_HEADERS } from '../core/http/security-headers.ts'
 import { errorHandler } from '../core/http-errors.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
 import { FileNotFound, UnknownDisk } from './errors.ts'
@@ -50,9 +51,7 @@ export function storageRoutes({ storage, logger = silentLogger() }: StorageRoute
         'Content-Length': String(meta.size),
         'Last-Modified': meta.lastModified.toUTCString(),
         'Cache-Control': `private, max-age=${Math.min(remaining, 3600)}`,
-        'X-Content-Type-Options': 'nosniff',
-        // Uploaded HTML or SVG served from the app's origin must not run scripts there.
-        'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+        ...FILE_SECURITY_HEADERS,
       },
     })
   })

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream'
+import { revealSecret, type Secret } from '../core/secret.ts'
 import {
   type Content,
   type Disk,
@@ -21,7 +22,7 @@ export interface S3DiskOptions {
   bucket: string
   region?: string
   accessKeyId?: string
-  secretAccessKey?: string
+  secretAccessKey?: Secret | string | undefined
   /** An S3-compatible endpoint (MinIO, DigitalOcean Spaces, R2, …); AWS when omitted. */
   endpoint?: string
   /** Path-style URLs (`endpoint/bucket/key`), needed by most S3-compatible stores. */
@@ -394,7 +395,7 @@ class S3Disk implements Disk {
         ...(endpoint ? { endpoint } : {}),
         forcePathStyle: forcePathStyle ?? false,
         ...(accessKeyId && secretAccessKey
-          ? { credentials: { accessKeyId, secretAccessKey } }
+          ? { credentials: { accessKeyId, secretAccessKey: revealSecret(secretAccessKey) } }
           : {}),
         // S3-compatible stores reject the SDK's default CRC checksums on every request.
         requestChecksumCalculation: 'WHEN_REQUIRED',

@@ -1,10 +1,11 @@
 import { createHmac } from 'node:crypto'
 import { type Clock, systemClock } from '../core/clock.ts'
 import { constantTimeEqual } from '../core/http/constant-time.ts'
+import { Secret } from '../core/secret.ts'
 
 export interface UrlSignerOptions {
   /** At least 32 characters; keep it out of source control. */
-  secret: string
+  secret: Secret | string
   clock?: Clock
 }
 
@@ -15,19 +16,20 @@ export type SignatureCheck = 'valid' | 'expired' | 'invalid'
  * the disk name, the normalized path and the expiry (Unix seconds), compared in constant time.
  */
 export class UrlSigner {
-  readonly #secret: string
+  readonly #secret: Secret
   readonly clock: Clock
 
   constructor({ secret, clock = systemClock }: UrlSignerOptions) {
-    if (typeof secret !== 'string' || secret.length < 32) {
+    const valid = secret instanceof Secret || typeof secret === 'string'
+    if (!valid || Secret.from(secret).reveal().length < 32) {
       throw new TypeError('temporaryUrls.secret: expected a secret of at least 32 characters')
     }
-    this.#secret = secret
+    this.#secret = Secret.from(secret)
     this.clock = clock
   }
 
   sign(disk: string, path: string, expires: number): string {
-    return createHmac('sha256', this.#secret)
+    return createHmac('sha256', this.#secret.reveal())
       .update(`${disk}\n${path}\n${expires}`)
       .digest('base64url')
   }

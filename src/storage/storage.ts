@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream'
 import type { Clock } from '../core/clock.ts'
+import type { Secret } from '../core/secret.ts'
 import type { Content, Disk, FileMetadata, PutOptions, Visibility } from './disk.ts'
 import { InvalidPath, UnknownDisk, Unsupported } from './errors.ts'
 import { encodePath, joinUrl, normalizePath } from './path.ts'
@@ -15,7 +16,7 @@ export interface DiskConfig {
 
 export interface TemporaryUrlOptions {
   /** HMAC key for signed URLs (at least 32 characters). */
-  secret: string
+  secret: Secret | string
   /** Where `storageRoutes()` is mounted, e.g. `https://app.example.com/storage/signed`. */
   baseUrl: string
   clock?: Clock

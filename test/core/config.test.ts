@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { ConfigError, envBoolean, envUrl, loadAppConfig, parseEnv } from '../../src/core/index.ts'
+import {
+  ConfigError,
+  envBoolean,
+  envUrl,
+  loadAppConfig,
+  parseEnv,
+  Secret,
+} from '../../src/core/index.ts'
 
 function configError(run: () => unknown): ConfigError {
   try {
@@ -42,6 +49,9 @@ describe('loadAppConfig', () => {
       TRUST_PROXY: 'yes',
       ALLOWED_HOSTS: 'node-1.internal:3000,[::1]:3000',
     })
+    expect(config.databaseUrl?.reveal()).toBe('postgres://u:p@db:5432/shop')
+    expect(config.redisUrl?.reveal()).toBe('redis://cache:6379')
+    expect(JSON.stringify(config)).not.toContain('u:p@')
     expect(config).toEqual({
       env: 'production',
       port: 8080,
@@ -49,8 +59,8 @@ describe('loadAppConfig', () => {
       appUrl: 'https://app.example.com',
       appUrlFromEnv: true,
       appName: 'shop',
-      databaseUrl: 'postgres://u:p@db:5432/shop',
-      redisUrl: 'redis://cache:6379',
+      databaseUrl: expect.any(Secret),
+      redisUrl: expect.any(Secret),
       logLevel: 'warn',
       trustProxy: true,
       allowedHosts: ['node-1.internal:3000', '[::1]:3000'],
@@ -73,7 +83,7 @@ describe('loadAppConfig', () => {
       'file:x.db',
       'pglite:',
     ]) {
-      expect(loadAppConfig({ DATABASE_URL: url }).databaseUrl).toBe(url)
+      expect(loadAppConfig({ DATABASE_URL: url }).databaseUrl?.reveal()).toBe(url)
     }
   })
 

@@ -66,7 +66,7 @@ describe('fuzz regressions', () => {
   it('the OAuth config prints and serializes without MCP_TOKEN_SECRET', () => {
     const secret = 'regression-mcp-token-secret-0123456789abcdef'
     const config = loadOAuthConfig({ MCP_TOKEN_SECRET: secret }, { production: false })
-    expect(config.secret).toBe(secret)
+    expect(config.secret.reveal()).toBe(secret)
     expect(inspect(config)).not.toContain(secret)
     expect(JSON.stringify(config)).not.toContain(secret)
     expect(JSON.stringify({ config })).toContain('<redacted>')

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, createLogger, Redactor } from '../../src/core/index.ts'
+import { ConfigError, createLogger, Redactor, Secret } from '../../src/core/index.ts'
 import {
   isMessagingConfigured,
   loadMessagingConfig,
@@ -18,9 +18,9 @@ const env = {
 describe('loadMessagingConfig', () => {
   it('reads the four variables and defaults the Graph API URL', () => {
     const config = loadMessagingConfig(env)
-    expect(config.appSecret).toBe(env.MSG_APP_SECRET)
-    expect(config.accessToken).toBe(env.MSG_ACCESS_TOKEN)
-    expect(config.verifyToken).toBe(env.MSG_VERIFY_TOKEN)
+    expect(config.appSecret.reveal()).toBe(env.MSG_APP_SECRET)
+    expect(config.accessToken.reveal()).toBe(env.MSG_ACCESS_TOKEN)
+    expect(config.verifyToken.reveal()).toBe(env.MSG_VERIFY_TOKEN)
     expect(config.phoneNumberId).toBe('100000000000001')
     expect(config.graphApiUrl).toBe('https://graph.facebook.com')
   })
@@ -61,7 +61,7 @@ describe('loadMessagingConfig', () => {
     )
   })
 
-  it('registers the secrets with the redactor: they never reach a log line', () => {
+  it('registers the secrets with the redactor: even revealed, they never reach a log line', () => {
     const redactor = new Redactor()
     const config = loadMessagingConfig(env, { redactor })
     const lines: string[] = []
@@ -70,8 +70,8 @@ describe('loadMessagingConfig', () => {
       destination: { write: (l: string) => void lines.push(l) },
     })
     logger.info(
-      { secret: config.appSecret, nested: { value: config.accessToken } },
-      `token ${config.verifyToken}`,
+      { secret: config.appSecret.reveal(), nested: { value: config.accessToken.reveal() } },
+      `token ${config.verifyToken.reveal()}`,
     )
     const text = lines.join('')
     for (const value of [env.MSG_APP_SECRET, env.MSG_ACCESS_TOKEN, env.MSG_VERIFY_TOKEN]) {
@@ -95,7 +95,7 @@ describe('loadMessagingConfig', () => {
       }
       expect(out).toContain('100000000000001')
     }
-    expect(Object.keys(config)).not.toContain('appSecret')
+    for (const secret of config.secrets()) expect(secret).toBeInstanceOf(Secret)
   })
 
   it('MessagingConfig refuses an empty secret at start-up', () => {

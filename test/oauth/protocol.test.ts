@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ConfigError } from '../../src/core/index.ts'
+import { ConfigError, Secret } from '../../src/core/index.ts'
 import { loadOAuthConfig, normalizeUserCode, safeReturnTo } from '../../src/oauth/index.ts'
 import { decidePoll } from '../../src/oauth/protocol/device-poll.ts'
 import { s256Challenge, verifyCodeVerifier } from '../../src/oauth/protocol/pkce.ts'
@@ -155,8 +155,9 @@ describe('loadOAuthConfig', () => {
       { MCP_TOKEN_SECRET: 's'.repeat(32), APP_URL: 'https://app.example.com/' },
       { production: true },
     )
+    expect(config.secret.reveal()).toBe('s'.repeat(32))
     expect(config).toEqual({
-      secret: 's'.repeat(32),
+      secret: expect.any(Secret),
       issuer: 'https://app.example.com',
       secretGenerated: false,
     })
@@ -198,7 +199,7 @@ describe('loadOAuthConfig', () => {
       { production: false, logger: { warn: (m: string) => warnings.push(m) } as never },
     )
     expect(config.secretGenerated).toBe(true)
-    expect(config.secret.length).toBeGreaterThanOrEqual(32)
+    expect(config.secret.reveal().length).toBeGreaterThanOrEqual(32)
     expect(config.issuer).toBe('http://localhost:3000')
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toContain('MCP_TOKEN_SECRET')

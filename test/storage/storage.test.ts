@@ -1,6 +1,6 @@
 import { inspect } from 'node:util'
 import { Hono } from 'hono'
-import { ConfigError, ManualClock, Redactor } from 'kiln/core'
+import { ConfigError, ManualClock, Redactor, Secret } from 'kiln/core'
 import {
   createStorage,
   createStorageFromEnv,
@@ -206,11 +206,12 @@ describe('storage configuration from the environment', () => {
       OBJSTORE_USE_PATH_STYLE_ENDPOINT: 'true',
     })
     expect(config.defaultDisk).toBe('s3')
+    expect(config.objectStore?.secretAccessKey?.reveal()).toBe('secret')
     expect(config.objectStore).toEqual({
       bucket: 'media',
       region: 'us-east-1',
       accessKeyId: 'AKIA',
-      secretAccessKey: 'secret',
+      secretAccessKey: expect.any(Secret),
       url: 'https://media.example.com',
       endpoint: 'https://fra1.digitaloceanspaces.com',
       forcePathStyle: true,

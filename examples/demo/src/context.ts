@@ -72,12 +72,9 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
   let shared: SharedState | undefined
   try {
     await migrate(database, { appMigrationsDir: migrationsDir, logger })
-    shared = await createSharedState({
-      redisUrl: config.redisUrl,
-      logger,
-      // Several apps (or test runs) can share one Redis under different prefixes.
-      prefix: options.redisPrefix ?? env.REDIS_PREFIX ?? 'kiln-demo',
-    })
+    // Several apps (or test runs) can share one Redis under different prefixes.
+    const redisPrefix = options.redisPrefix ?? env.REDIS_PREFIX ?? 'kiln-demo'
+    shared = await createSharedState({ redisUrl: config.redisUrl, logger, prefix: redisPrefix })
     const demoUser = await ensureDemoUser(database, env)
     const sessions = createSessionStore({
       store: shared.kv,
@@ -87,6 +84,8 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
     const models = createModelRegistry(schema, 'postgres')
     const limiters = createRateLimiters({
       redis: shared.client,
+      // The limits' counters too: another app on the same Redis keeps its own.
+      prefix: `${redisPrefix}:rl`,
       trustProxy: config.trustProxy,
       logger,
     })

@@ -1,4 +1,6 @@
-import { createHmac, hash, timingSafeEqual } from 'node:crypto'
+import { createHmac, hash } from 'node:crypto'
+import { constantTimeEqual } from '../../core/http/constant-time.ts'
+import type { Secret } from '../../core/secret.ts'
 
 /** What a cursor says: the sort-key values of a boundary record and which way to read. */
 export interface CursorPosition {
@@ -18,7 +20,7 @@ const MAC_LENGTH = 16
 export function encodeCursor(
   position: CursorPosition,
   fingerprint: string,
-  secret: string,
+  secret: Secret,
 ): string {
   const payload = Buffer.from(
     JSON.stringify([
@@ -37,13 +39,11 @@ export type CursorProblem = 'malformed' | 'other-query'
 export function decodeCursor(
   cursor: string,
   fingerprint: string,
-  secret: string,
+  secret: Secret,
 ): CursorPosition | CursorProblem {
   const [payload, signature, extra] = cursor.split('.')
   if (!payload || !signature || extra !== undefined || cursor.length > 4096) return 'malformed'
-  const expected = Buffer.from(mac(payload, secret))
-  const given = Buffer.from(signature)
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'malformed'
+  if (!constantTimeEqual(signature, mac(payload, secret))) return 'malformed'
   let decoded: unknown
   try {
     decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))
@@ -57,8 +57,8 @@ export function decodeCursor(
   return { values, direction: direction === 'n' ? 'next' : 'prev' }
 }
 
-function mac(payload: string, secret: string): string {
-  return createHmac('sha256', secret)
+function mac(payload: string, secret: Secret): string {
+  return createHmac('sha256', secret.reveal())
     .update(payload)
     .digest('base64url')
     .slice(0, MAC_LENGTH * 2)

@@ -1,6 +1,7 @@
 import { type Column, getTableColumns, getTableName, is, type SQL, type Table } from 'drizzle-orm'
 import { getTableConfig as getPgTableConfig, PgTable } from 'drizzle-orm/pg-core'
 import { getTableConfig as getSqliteTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core'
+import { Secret } from '../../core/secret.ts'
 import { type ColumnInfo, describeColumn } from '../../db/models/columns.ts'
 import { isExcludedField } from '../rest/resources.ts'
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.ts'
@@ -79,7 +80,7 @@ export interface ListQueryOptions<Row = Record<string, unknown>> {
   defaultSort?: string
   limits?: Partial<QueryLimits>
   /** Signs cursors (HMAC-SHA256). Without it they are checksummed: edits are still caught. */
-  cursorSecret?: string
+  cursorSecret?: Secret | string
   /** `count=estimated` counts exactly below this many estimated rows (default 1,000). */
   estimateThreshold?: number
   /** Turns a full row into its resource; records of `fields=` requests are built column by column. */
@@ -127,7 +128,7 @@ export interface ListQueryDefinition {
   relations: Map<string, ResolvedRelation>
   defaultSort: string | undefined
   limits: QueryLimits
-  cursorSecret: string
+  cursorSecret: Secret
   estimateThreshold: number
   resource: ((row: never) => object) | undefined
 }
@@ -213,7 +214,7 @@ export function defineListQuery<T extends Table>(
     relations: new Map(),
     defaultSort: options.defaultSort,
     limits: { ...DEFAULT_QUERY_LIMITS, ...options.limits },
-    cursorSecret: options.cursorSecret ?? `kiln-cursor:${tableName}`,
+    cursorSecret: Secret.from(options.cursorSecret ?? `kiln-cursor:${tableName}`),
     estimateThreshold: options.estimateThreshold ?? 1_000,
     resource: options.resource as ListQueryDefinition['resource'],
   }

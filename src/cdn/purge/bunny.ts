@@ -42,7 +42,7 @@ export function bunnyPurge(options: BunnyPurgeOptions): PurgeApi {
       await runBatches(batches, {
         ...options,
         provider: 'bunny',
-        secrets: [token],
+        secrets: [options.token],
         check: ({ status, text }) => {
           if (status >= 200 && status < 300) return true
           if (status === 401) return 'the AccessKey was refused (check CDN_PURGE_TOKEN)'

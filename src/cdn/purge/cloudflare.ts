@@ -64,7 +64,7 @@ export function cloudflarePurge(options: CloudflarePurgeOptions): PurgeApi {
       await runBatches(batches, {
         ...options,
         provider: 'cloudflare',
-        secrets: [token],
+        secrets: [options.token],
         check: ({ status, text }) => {
           let success = false
           try {

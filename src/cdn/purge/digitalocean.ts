@@ -73,7 +73,7 @@ export function digitalOceanPurge(options: DigitalOceanPurgeOptions): PurgeApi {
         ...options,
         sleep,
         provider: 'digitalocean',
-        secrets: [token],
+        secrets: [options.token!],
         beforeRequest: () => window.acquire(),
         check: ({ status, text }) =>
           status >= 200 && status < 300 ? true : excerpt(text, `unexpected status ${status}`),

@@ -1,5 +1,7 @@
 import { type Clock, systemClock } from '../../core/clock.ts'
 import { type Logger, silentLogger } from '../../core/logger.ts'
+import { backoffDelayMs, retry } from '../../core/retry.ts'
+import { redactSecrets, type Secret } from '../../core/secret.ts'
 import { type FailedBatch, PurgeFailed } from '../errors.ts'
 import type { PurgeHttpOptions } from './types.ts'
 
@@ -20,17 +22,17 @@ export interface ProviderAnswer {
   text: string
 }
 
+type SentRequest = (ProviderAnswer & { retryAfter: string | null }) | { error: unknown }
+
 export interface BatchRunnerOptions extends PurgeHttpOptions {
   provider: string
   /** Values to scrub from provider answers before they reach an error or a log. */
-  secrets: string[]
+  secrets: Secret[]
   /** Called before every HTTP request, retries included (the rate window). */
   beforeRequest?: () => Promise<void>
   /** Whether a provider answer means success; a string is the failure reason. */
   check: (answer: ProviderAnswer) => true | string
 }
-
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /**
  * Sends the batches one after another. A 429 is retried after its `Retry-After` (bounded);
@@ -40,64 +42,73 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export async function runBatches(batches: Batch[], options: BatchRunnerOptions): Promise<void> {
   const logger: Logger = options.logger ?? silentLogger()
   const clock: Clock = options.clock ?? systemClock
-  const sleep = options.sleep ?? defaultSleep
   const doFetch = options.fetch ?? fetch
   const maxRetries = options.maxRetries ?? 3
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000
   const timeoutMs = options.timeoutMs ?? 15_000
-  const scrub = (text: string) =>
-    options.secrets.reduce(
-      (out, secret) => (secret ? out.split(secret).join('<redacted>') : out),
-      text,
-    )
+  const scrub = (text: string) => redactSecrets(text, options.secrets)
+
+  /** One request; a network failure is an outcome too (never retried), not an exception. */
+  const send = async (request: PurgeRequest): Promise<SentRequest> => {
+    try {
+      const response = await doFetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        signal: AbortSignal.timeout(timeoutMs),
+      })
+      const retryAfter = response.headers.get('retry-after')
+      return { status: response.status, text: await response.text(), retryAfter }
+    } catch (error) {
+      return { error }
+    }
+  }
 
   const failures: FailedBatch[] = []
   for (const batch of batches) {
-    let attempt = 0
-    for (;;) {
-      await options.beforeRequest?.()
-      let answer: ProviderAnswer
-      let retryAfter: string | null = null
-      try {
-        const response = await doFetch(batch.request.url, {
-          method: batch.request.method,
-          headers: batch.request.headers,
-          body: batch.request.body,
-          signal: AbortSignal.timeout(timeoutMs),
-        })
-        retryAfter = response.headers.get('retry-after')
-        answer = { status: response.status, text: await response.text() }
-      } catch (error) {
-        const reason = scrub(`request failed: ${(error as Error).message}`)
-        failures.push({ paths: batch.paths, reason })
-        logger.error(
-          { provider: options.provider, paths: batch.paths.length, reason },
-          'CDN purge request failed',
-        )
-        break
-      }
-      if (answer.status === 429 && attempt < maxRetries) {
-        const wait = retryAfterMs(retryAfter, clock) ?? 1_000 * 2 ** attempt
-        if (wait <= maxRetryAfterMs) {
-          attempt++
+    const sent = await retry(
+      async () => {
+        await options.beforeRequest?.()
+        return send(batch.request)
+      },
+      {
+        attempts: maxRetries + 1,
+        sleep: options.sleep,
+        // Only a 429 is retried, after its Retry-After unless that is too long to wait.
+        retryDelay(outcome, attempt) {
+          if (!outcome.ok || 'error' in outcome.value || outcome.value.status !== 429) {
+            return undefined
+          }
+          const wait =
+            retryAfterMs(outcome.value.retryAfter, clock) ??
+            backoffDelayMs(attempt, { baseMs: 1_000 })
+          return wait <= maxRetryAfterMs ? wait : undefined
+        },
+        onRetry(_outcome, attempt, wait) {
           logger.warn(
             { provider: options.provider, retryInMs: wait, attempt },
             'CDN purge rate limited; retrying after Retry-After',
           )
-          await sleep(wait)
-          continue
-        }
-      }
-      const verdict = options.check(answer)
-      if (verdict !== true) {
-        const reason = scrub(verdict)
-        failures.push({ paths: batch.paths, status: answer.status, reason })
-        logger.error(
-          { provider: options.provider, status: answer.status, paths: batch.paths.length, reason },
-          'CDN purge request failed',
-        )
-      }
-      break
+        },
+      },
+    )
+    if ('error' in sent) {
+      const reason = scrub(`request failed: ${(sent.error as Error).message}`)
+      failures.push({ paths: batch.paths, reason })
+      logger.error(
+        { provider: options.provider, paths: batch.paths.length, reason },
+        'CDN purge request failed',
+      )
+      continue
+    }
+    const verdict = options.check({ status: sent.status, text: sent.text })
+    if (verdict !== true) {
+      const reason = scrub(verdict)
+      failures.push({ paths: batch.paths, status: sent.status, reason })
+      logger.error(
+        { provider: options.provider, status: sent.status, paths: batch.paths.length, reason },
+        'CDN purge request failed',
+      )
     }
   }
   if (failures.length > 0) throw new PurgeFailed(options.provider, failures, batches.length)

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import type { Command } from 'commander'
 import pino from 'pino'
-import { createLogger, type Logger, Redactor } from '../../core/index.ts'
+import { createLogger, type Logger, Redactor, Secret } from '../../core/index.ts'
 import { loadModelRegistry } from '../../db/index.ts'
 import {
   createDataTools,
@@ -41,10 +41,11 @@ function stderrLogger(redactor: Redactor): Logger {
 export async function runMcp(options: McpCommandOptions): Promise<void> {
   const redactor = new Redactor()
   if (options.apiUrl !== undefined || options.apiKey !== undefined) {
-    const apiKey = options.apiKey ?? process.env.KILN_API_KEY
-    if (!options.apiUrl || !apiKey) {
+    const given = options.apiKey ?? process.env.KILN_API_KEY
+    if (!options.apiUrl || !given) {
       throw new CliError('kiln mcp: --api-url and --api-key (or KILN_API_KEY) go together')
     }
+    const apiKey = new Secret(given)
     redactor.add(apiKey)
     let apiUrl: URL
     try {

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { parseTrustedProxies, type TrustProxy } from '../http/client-ip.ts'
+import { Secret } from '../secret.ts'
 import { type Env, envBoolean, envUrl, parseEnv } from './parse-env.ts'
 
 /**
@@ -82,8 +83,10 @@ export interface AppConfig {
   appUrl: string
   appUrlFromEnv: boolean
   appName: string
-  databaseUrl: string | undefined
-  redisUrl: string | undefined
+  /** `DATABASE_URL`, which may carry a password: prints as `<redacted>`, `reveal()` reads it. */
+  databaseUrl: Secret | undefined
+  /** `REDIS_URL`, likewise. */
+  redisUrl: Secret | undefined
   logLevel: string
   /** Which proxies' X-Forwarded-For is believed (only proxies you run); see `TrustProxy`. */
   trustProxy: TrustProxy
@@ -105,8 +108,8 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     appUrl,
     appUrlFromEnv: parsed.APP_URL !== undefined,
     appName: parsed.APP_NAME,
-    databaseUrl: parsed.DATABASE_URL,
-    redisUrl: parsed.REDIS_URL,
+    databaseUrl: parsed.DATABASE_URL ? new Secret(parsed.DATABASE_URL) : undefined,
+    redisUrl: parsed.REDIS_URL ? new Secret(parsed.REDIS_URL) : undefined,
     logLevel: parsed.LOG_LEVEL,
     trustProxy: parsed.TRUST_PROXY,
     allowedHosts: parsed.ALLOWED_HOSTS?.split(',') ?? [],

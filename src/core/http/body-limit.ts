@@ -36,7 +36,9 @@ export async function readBodyBytes(request: Request, maxBytes: number): Promise
     if (done) break
     size += value.byteLength
     if (size > maxBytes) {
-      await reader.cancel().catch(() => {})
+      // Stop reading, but do not cancel: on Node, cancelling the body destroys the socket, and
+      // the client would get a reset instead of the 413. The server drains or closes the rest.
+      reader.releaseLock()
       throw new PayloadTooLargeError()
     }
     chunks.push(value)

@@ -45,6 +45,7 @@ export {
 } from './rate-limiters.ts'
 export {
   type CspDirectives,
+  FILE_SECURITY_HEADERS,
   PAGE_CSP,
   type SecurityHeadersOptions,
   securityHeaders,

@@ -16,6 +16,16 @@ export const PAGE_CSP: Readonly<CspDirectives> = {
   'frame-ancestors': "'none'",
 }
 
+/**
+ * The security headers of a stored file served from the app's origin (the public disk, signed
+ * links): an uploaded HTML or SVG file must not run scripts there, nor be sniffed into one.
+ * Framing stays allowed: apps show their own images and PDFs.
+ */
+export const FILE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'X-Content-Type-Options': 'nosniff',
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+}
+
 export interface SecurityHeadersOptions {
   /** Directives added to (or replacing those of) `PAGE_CSP`. */
   csp?: CspDirectives

@@ -1,3 +1,5 @@
+import { backoffDelayMs } from '../retry.ts'
+
 export interface JobContext {
   id: string
   name: string
@@ -99,7 +101,7 @@ export class UnrecoverableJobError extends Error {
 }
 
 export function backoffDelay(policy: RetryPolicy, attempt: number): number {
-  return policy.backoffMs * 2 ** (attempt - 1)
+  return backoffDelayMs(attempt, { baseMs: policy.backoffMs })
 }
 
 /** The payload as a JSON round trip gives it back; `undefined` becomes `null`, as on Redis. */

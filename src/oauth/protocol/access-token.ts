@@ -1,4 +1,5 @@
 import { errors, jwtVerify, SignJWT } from 'jose'
+import { revealSecret, type Secret } from '../../core/secret.ts'
 
 /** The claims of every access token kiln mints, whichever grant produced it. */
 export interface AccessTokenClaims {
@@ -25,8 +26,8 @@ export const ACCESS_TOKEN_TTL_SECONDS = 3600
 const encoder = new TextEncoder()
 
 /** The HMAC key for a secret; computed once per issuer or validator. */
-export function hmacKey(secret: string): Uint8Array {
-  return encoder.encode(secret)
+export function hmacKey(secret: Secret | string): Uint8Array {
+  return encoder.encode(revealSecret(secret))
 }
 
 /**

@@ -1,8 +1,14 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { Hono } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
 import { html } from 'hono/html'
-import { ConfigError, PayloadTooLargeError, ValidationError } from 'kiln/core'
+import {
+  bodyLimit,
+  ConfigError,
+  constantTimeEqual,
+  PayloadTooLargeError,
+  Secret,
+  ValidationError,
+} from 'kiln/core'
 import { createStorageFromEnv, publicDiskRoutes, type Storage, storageRoutes } from 'kiln/storage'
 import type { DemoContext } from '../context.ts'
 import { page, pageHeaders } from '../pages/layout.ts'
@@ -40,7 +46,7 @@ export function demoStorage(ctx: DemoContext): Storage {
     storage = createStorageFromEnv(
       { FILESYSTEM_LOCAL_ROOT: 'storage/files', ...withoutEmpty(ctx.env) },
       {
-        temporaryUrls: { secret, baseUrl: `${ctx.config.appUrl}/files/signed` },
+        temporaryUrls: { secret: new Secret(secret), baseUrl: `${ctx.config.appUrl}/files/signed` },
         redactor: ctx.redactor,
       },
     )
@@ -106,18 +112,14 @@ function filesPages(ctx: DemoContext, storage: Storage): Hono {
 
   app.post(
     '/files',
-    bodyLimit({
-      maxSize: MAX_UPLOAD_BYTES + 64 * 1024,
-      onError: () => {
-        throw new PayloadTooLargeError('Uploads are limited to 10 MiB')
-      },
-    }),
+    // The file plus its multipart framing; the file itself is checked below.
+    bodyLimit({ maxBytes: MAX_UPLOAD_BYTES + 64 * 1024 }),
     async (c) => {
       const session = await ctx.sessions.current(c.req.raw)
       if (!session) return c.json({ error: 'Unauthenticated' }, 401)
       const form = await c.req.parseBody()
       const token = typeof form.csrf_token === 'string' ? form.csrf_token : ''
-      if (!sameToken(token, session.csrfToken)) return c.json({ error: 'Forbidden' }, 403)
+      if (!constantTimeEqual(token, session.csrfToken)) return c.json({ error: 'Forbidden' }, 403)
       const file = form.file
       if (!(file instanceof File) || file.size === 0) {
         throw new ValidationError({ file: ['Choose a non-empty file'] })
@@ -150,12 +152,6 @@ function safeName(name: string): string {
     .replace(/^[._]+/, '')
     .slice(-80)
   return cleaned === '' ? 'file' : cleaned
-}
-
-function sameToken(a: string, b: string): boolean {
-  const x = Buffer.from(a)
-  const y = Buffer.from(b)
-  return x.length > 0 && x.length === y.length && timingSafeEqual(x, y)
 }
 
 function withoutEmpty(env: Record<string, string | undefined>): Record<string, string> {
