@@ -79,16 +79,11 @@ export function randomIds(rows: number, count = 20_000): number[] {
 function checkoutBefore(ref: string): { dir: string; remove(): void } {
   const repo = fileURLToPath(new URL('..', import.meta.url))
   const dir = mkdtempSync(join(tmpdir(), 'kiln-before-'))
-  const archive = execFileSync('git', [
-    '-C',
-    repo,
-    'archive',
-    ref,
-    'src',
-    'examples',
-    'tsconfig.json',
-    'package.json',
-  ])
+  const archive = execFileSync(
+    'git',
+    ['-C', repo, 'archive', ref, 'src', 'examples', 'tsconfig.json', 'package.json'],
+    { maxBuffer: 512 * 2 ** 20 },
+  )
   execFileSync('tar', ['-x', '-C', dir], { input: archive })
   cpSync(join(repo, 'bench'), join(dir, 'bench'), { recursive: true })
   symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'))
