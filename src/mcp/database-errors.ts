@@ -1,4 +1,3 @@
-import { DrizzleQueryError } from 'drizzle-orm'
 import type { Logger } from '../core/index.ts'
 import { ToolError } from './tool-error.ts'
 
@@ -31,7 +30,7 @@ export async function guardDatabase<T>(
     return await work()
   } catch (error) {
     if (error instanceof ToolError) throw error
-    const cause = error instanceof DrizzleQueryError ? error.cause : error
+    const cause = driverError(error)
     const code = (cause as { code?: unknown } | undefined)?.code
     if (typeof code === 'string') {
       for (const [pattern, message] of CONSTRAINT_MESSAGES) {
@@ -44,4 +43,18 @@ export async function guardDatabase<T>(
     )
     throw new ToolError(`Could not ${action}: the database failed (the error was logged)`)
   }
+}
+
+/**
+ * The driver's own error: drizzle-orm 0.44 and later wrap it ("Failed query: …") with the
+ * original as `cause`. Walked by shape, not by drizzle's class, which drizzle-orm exports from
+ * its root only since 0.44.4.
+ */
+function driverError(error: unknown): unknown {
+  let current: unknown = error
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (typeof (current as { code?: unknown }).code === 'string') return current
+    current = current.cause
+  }
+  return error instanceof Error && error.cause !== undefined ? error.cause : error
 }
