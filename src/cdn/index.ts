@@ -1,3 +1,5 @@
+import '../core/check-peers.ts'
+
 export { Secret } from '../core/secret.ts'
 export {
   CDN_PROVIDERS,

@@ -1,3 +1,4 @@
+import '../core/check-peers.ts'
 import pc from 'picocolors'
 import { ConfigError } from '../core/config/index.ts'
 import { CliError } from './cli-error.ts'

@@ -1,3 +1,5 @@
+import './check-peers.ts'
+
 export { type Clock, ManualClock, systemClock } from './clock.ts'
 export {
   type AppConfig,

@@ -1,3 +1,5 @@
+import '../core/check-peers.ts'
+
 export {
   type CreateDatabaseOptions,
   createDatabase,

@@ -1,4 +1,3 @@
-import { DrizzleQueryError } from 'drizzle-orm'
 import type { Logger } from '../core/index.ts'
 import { classifyDatabaseError, type DatabaseErrorKind } from '../db/database-errors.ts'
 import { ToolError } from './tool-error.ts'
@@ -31,7 +30,7 @@ export async function guardDatabase<T>(
     if (error instanceof ToolError) throw error
     const classified = classifyDatabaseError(error)
     if (classified) throw new ToolError(`Could not ${action}: ${MESSAGES[classified.kind]}`)
-    const cause = error instanceof DrizzleQueryError ? error.cause : error
+    const cause = driverError(error)
     const code = (cause as { code?: unknown } | undefined)?.code
     logger?.error(
       { code, error: cause instanceof Error ? cause.message : String(cause) },
@@ -39,4 +38,18 @@ export async function guardDatabase<T>(
     )
     throw new ToolError(`Could not ${action}: the database failed (the error was logged)`)
   }
+}
+
+/**
+ * The driver's own error: drizzle-orm 0.44 and later wrap it ("Failed query: …") with the
+ * original as `cause`. Walked by shape, not by drizzle's class, which drizzle-orm exports from
+ * its root only since 0.44.4.
+ */
+function driverError(error: unknown): unknown {
+  let current: unknown = error
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (typeof (current as { code?: unknown }).code === 'string') return current
+    current = current.cause
+  }
+  return error instanceof Error && error.cause !== undefined ? error.cause : error
 }

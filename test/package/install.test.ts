@@ -8,13 +8,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPostgresTestDatabase } from '../support/databases.ts'
 import { postgresUrl } from '../support/env.ts'
 import { freePort, type RunningProcess, repoRoot, waitFor } from '../support/processes.ts'
-import { type AppSpec, appEnv, createApp, keyFrom, nativeAddons, run } from './support/app.ts'
+import {
+  type AppSpec,
+  appEnv,
+  createApp,
+  keyFrom,
+  nativeAddons,
+  PEERS,
+  run,
+} from './support/app.ts'
+import { pinnedVersion } from './support/app-lockfile.ts'
 
 /**
  * kiln as a package in an app it did not write: packed once, installed into two new apps
  * outside the repository (a Postgres bookshop, a SQLite notes app) from the npm cache, then
  * taken through the documented path: init, make:api, migrations, a key, a strict type-check,
- * every generated endpoint, the OpenAPI document and api:check.
+ * every generated endpoint, the OpenAPI document and api:check. The bookshop runs on the newest
+ * versions of kiln's peers, the notes app on the lowest each supported range allows.
  */
 
 const work = mkdtempSync(join(tmpdir(), 'kiln-package-'))
@@ -90,10 +100,36 @@ const bookshop: AppCase = {
   ],
 }
 
+/**
+ * The lowest version of each required peer that kiln's range allows, installed by the repository
+ * under an npm alias so that it is in the npm cache (package.json devDependencies).
+ */
+const PEER_FLOORS: Record<string, string> = {
+  hono: 'peer-floor-hono',
+  '@hono/node-server': 'peer-floor-hono-node-server',
+  'drizzle-orm': 'peer-floor-drizzle-orm',
+  zod: 'peer-floor-zod',
+  '@modelcontextprotocol/server': 'peer-floor-mcp-server',
+}
+
+const kilnManifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+  peerDependencies: Record<string, string>
+}
+
+/** The version a range starts at: `^4.2.0` and `>=4.2.0 <5` both start at 4.2.0. */
+function lowerBound(range: string): string | undefined {
+  return /^(?:\^|>=)\s*(\d+\.\d+\.\d+)/.exec(range)?.[1]
+}
+
+function installedVersion(dir: string, name: string): string {
+  return JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version
+}
+
 const notes: AppCase = {
   name: 'notes',
   fixture: 'notes',
   runtime: ['better-sqlite3'],
+  substitutes: PEER_FLOORS,
   moduleResolution: 'bundler',
   resources: [
     {
@@ -155,6 +191,12 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
       expect(installed(absent), absent).toBe(false)
     }
     expect(installed('better-sqlite3')).toBe(spec.runtime.includes('better-sqlite3'))
+    for (const peer of PEERS) {
+      // The notes app is on each peer's floor: the lowest version kiln's range allows.
+      const range = kilnManifest.peerDependencies[peer] as string
+      const expected = spec.substitutes?.[peer] ? lowerBound(range) : pinnedVersion(repoRoot, peer)
+      expect(installedVersion(dir, peer), `${peer} (${range})`).toBe(expected)
+    }
     // A Postgres app builds nothing at install time: no package with a native addon is there.
     expect(nativeAddons(dir)).toEqual(
       spec.runtime.includes('better-sqlite3') ? ['better-sqlite3'] : [],
@@ -256,6 +298,55 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
     }
     const checked = await kiln('api:check', '--api-key', key, '--url', base)
     expect(checked).not.toMatch(/✗/)
+  })
+})
+
+describe('kiln installed beside zod 3, outside its zod range', () => {
+  const dir = join(work, 'zod3')
+  const spec: AppSpec = {
+    name: 'zod3',
+    fixture: 'notes',
+    runtime: [],
+    substitutes: { zod: 'peer-outside-zod' },
+    // npm itself refuses this install (ERESOLVE, docs/getting-started.md); the app gets here
+    // with --legacy-peer-deps, --force, pnpm or Yarn, which only warn.
+    npmFlags: ['--legacy-peer-deps'],
+  }
+
+  beforeAll(async () => {
+    await createApp(dir, spec, tarball)
+    expect(installedVersion(dir, 'zod')).toBe('3.25.76')
+  }, 300_000)
+
+  const expected =
+    /kiln needs zod \^4\.2\.0; this app has zod 3\.25\.76 \(\S*node_modules\/zod\/package\.json\): npm install 'zod@\^4\.2\.0'/
+      .source
+
+  it('importing kiln fails at once with one message naming zod, the version and the fix', async () => {
+    for (const entry of ['kiln', 'kiln/core', 'kiln/api', 'kiln/db', 'kiln/mcp']) {
+      const failure = await run(dir, 'node', [
+        '--input-type=module',
+        '-e',
+        `await import('${entry}')`,
+      ]).then(
+        () => '',
+        (error: Error) => error.message,
+      )
+      expect(failure, entry).toMatch(new RegExp(`PeerVersionError: ${expected}`))
+      // Not the crash inside kiln it replaces.
+      expect(failure).not.toMatch(/is not a function/)
+    }
+  })
+
+  it('the kiln command prints the message alone and exits 1', async () => {
+    const error = await run(dir, join(dir, 'node_modules/.bin/kiln'), ['--help']).then(
+      () => undefined,
+      (caught: Error) => caught,
+    )
+    expect((error?.cause as { code?: number } | undefined)?.code).toBe(1)
+    const failure = error?.message ?? ''
+    expect(failure).toMatch(new RegExp(`\\n${expected}\\n`))
+    expect(failure).not.toMatch(/ at |PeerVersionError/)
   })
 })
 

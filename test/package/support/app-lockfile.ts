@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { satisfies } from '../../../src/core/peer-versions.ts'
 
 interface LockEntry {
   version?: string
@@ -38,14 +39,38 @@ export function pinnedVersion(repoRoot: string, name: string): string {
  * every entry copied (same place in the tree, same tarball and integrity) from the repository's
  * lockfile. `npm ci` on it needs no registry metadata: every tarball is one the repository's
  * own install already fetched.
+ *
+ * `substitutes` puts another version of a package in the app's place for it: the one the
+ * repository installs under an npm alias (`{ zod: 'peer-floor-zod' }`). A package of the app
+ * whose own dependency range that version misses gets the repository's usual copy nested under
+ * it, where npm would put it.
  */
 export function appLockfile(options: {
   repoRoot: string
   appDir: string
   tarball: string
   manifest: AppManifest
+  substitutes?: Record<string, string>
 }): object {
-  const repo = readLockfile(options.repoRoot).packages
+  const repo = { ...readLockfile(options.repoRoot).packages }
+  const originals = new Map<string, LockEntry>()
+  for (const [name, alias] of Object.entries(options.substitutes ?? {})) {
+    const root = `node_modules/${name}`
+    const original = repo[root]
+    const aliased = repo[`node_modules/${alias}`]
+    if (!original || !aliased) throw new Error(`${name} or ${alias} is not in the lockfile`)
+    originals.set(name, original)
+    for (const path of Object.keys(repo)) {
+      if (path.startsWith(`${root}/`)) delete repo[path]
+    }
+    const { name: _name, ...entry } = aliased
+    repo[root] = entry
+    for (const [path, nested] of Object.entries(repo)) {
+      if (path.startsWith(`node_modules/${alias}/`)) {
+        repo[`${root}/${path.slice(`node_modules/${alias}/`.length)}`] = nested
+      }
+    }
+  }
   const kiln = JSON.parse(readFileSync(join(options.repoRoot, 'package.json'), 'utf8')) as LockEntry
   const kilnEntry: LockEntry = {
     version: kiln.version,
@@ -66,8 +91,15 @@ export function appLockfile(options: {
     },
     'node_modules/kiln': kilnEntry,
   }
-  const visit = (from: string, name: string, required: boolean) => {
-    const path = locate(repo, from, name)
+  const visit = (from: string, name: string, required: boolean, range?: string) => {
+    let path = locate(repo, from, name)
+    const original = originals.get(name)
+    const found = path === undefined ? undefined : repo[path]?.version
+    if (original && path === `node_modules/${name}` && range && !satisfies(found ?? '', range)) {
+      // This package needs the version the app replaced: npm nests that copy under it.
+      path = `${from}/node_modules/${name}`
+      repo[path] = original
+    }
     if (path === undefined) {
       if (required)
         throw new Error(`${name} (needed by ${from || 'the app'}) is not in the lockfile`)
@@ -79,8 +111,12 @@ export function appLockfile(options: {
     walk(path, entry)
   }
   const walk = (path: string, entry: LockEntry) => {
-    for (const name of Object.keys(entry.dependencies ?? {})) visit(path, name, true)
-    for (const name of Object.keys(entry.optionalDependencies ?? {})) visit(path, name, false)
+    for (const [name, range] of Object.entries(entry.dependencies ?? {})) {
+      visit(path, name, true, range)
+    }
+    for (const [name, range] of Object.entries(entry.optionalDependencies ?? {})) {
+      visit(path, name, false, range)
+    }
     for (const name of Object.keys(entry.peerDependencies ?? {})) {
       // npm installs a required peer itself; an optional one only when something else asks.
       if (!entry.peerDependenciesMeta?.[name]?.optional) visit(path, name, true)

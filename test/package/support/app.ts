@@ -45,6 +45,13 @@ export interface AppSpec {
   fixture: string
   /** Runtime packages beside kiln (the driver of the app's database). */
   runtime: string[]
+  /**
+   * Other versions of the app's packages: name → the npm alias under which the repository
+   * installs that version (`{ zod: 'peer-floor-zod' }`), so it is in the npm cache.
+   */
+  substitutes?: Record<string, string>
+  /** Extra `npm ci` flags (`--legacy-peer-deps` for an app whose peer is out of range). */
+  npmFlags?: string[]
 }
 
 /**
@@ -57,7 +64,13 @@ const PREBUILT: Record<string, string> = {
 }
 
 /** kiln's required peers: what every app installs beside it. */
-const PEERS = ['hono', '@hono/node-server', 'drizzle-orm', 'zod', '@modelcontextprotocol/server']
+export const PEERS = [
+  'hono',
+  '@hono/node-server',
+  'drizzle-orm',
+  'zod',
+  '@modelcontextprotocol/server',
+]
 /** What the kiln command and the checks use: drizzle-kit, the TypeScript loader, api:check. */
 const DEV = ['drizzle-kit', 'tsx', 'typescript', '@types/node', '@apidevtools/swagger-parser']
 
@@ -72,8 +85,11 @@ export async function createApp(dir: string, spec: AppSpec, tarball: string): Pr
     join(repoRoot, 'test/package/fixtures', spec.fixture, 'schema.ts'),
     join(dir, 'src/db/schema.ts'),
   )
+  const substitutes = spec.substitutes ?? {}
   const pin = (names: string[]) =>
-    Object.fromEntries(names.map((name) => [name, pinnedVersion(repoRoot, name)]))
+    Object.fromEntries(
+      names.map((name) => [name, pinnedVersion(repoRoot, substitutes[name] ?? name)]),
+    )
   const manifest: AppManifest = {
     name: spec.name,
     dependencies: { kiln: `file:${tarball}`, ...pin([...PEERS, ...spec.runtime]) },
@@ -83,10 +99,10 @@ export async function createApp(dir: string, spec: AppSpec, tarball: string): Pr
     join(dir, 'package.json'),
     `${JSON.stringify({ ...manifest, private: true, type: 'module' }, null, 2)}\n`,
   )
-  const lockfile = appLockfile({ repoRoot, appDir: dir, tarball, manifest })
+  const lockfile = appLockfile({ repoRoot, appDir: dir, tarball, manifest, substitutes })
   writeFileSync(join(dir, 'package-lock.json'), `${JSON.stringify(lockfile, null, 2)}\n`)
   const native = spec.runtime.filter((name) => name in PREBUILT)
-  const flags = native.length > 0 ? ['--ignore-scripts'] : []
+  const flags = [...(native.length > 0 ? ['--ignore-scripts'] : []), ...(spec.npmFlags ?? [])]
   await run(dir, 'npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', ...flags])
   for (const name of native) {
     const binary = PREBUILT[name] as string
