@@ -12,7 +12,9 @@ const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const here = fileURLToPath(new URL('.', import.meta.url))
 const available = readdirSync(here)
-  .filter((file) => file.endsWith('.ts') && !['lib.ts', 'run.ts', 'soak.ts', 'mcp-wrk.ts'].includes(file))
+  .filter(
+    (file) => file.endsWith('.ts') && !['lib.ts', 'run.ts', 'soak.ts', 'mcp-wrk.ts'].includes(file),
+  )
   .map((file) => file.replace(/\.ts$/, ''))
   .sort()
 const wanted = args.filter((arg) => !arg.startsWith('--'))

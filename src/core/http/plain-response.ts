@@ -61,7 +61,9 @@ export function plainResponses(options: PlainResponsesOptions = {}): MiddlewareH
       const headers: PlainHeaders = { 'content-type': 'application/json' }
       addPending(headers, pending, cacheControl, vary)
       if (typeof arg === 'object' && arg.headers) {
-        new Headers(arg.headers).forEach((value, name) => recordHeader(headers, name, value, false))
+        for (const [name, value] of new Headers(arg.headers)) {
+          recordHeader(headers, name, value, false)
+        }
       }
       for (const name in extra) headers[name.toLowerCase()] = extra[name] as string | string[]
       written =
