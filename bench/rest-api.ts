@@ -170,6 +170,8 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
         layer('controller'),
         layer('auth'),
         layer('throttle'),
+        layer('cache'),
+        layer('stages'),
         layer('full'),
       ],
       options,
@@ -202,8 +204,8 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
         ratio(list, `kiln page ${deep}`, `floor page ${deep}`),
       ]),
       formatSection(
-        'The show route taken apart (Hono alone; the generated controller; + apiKeyAuth; + throttle; both)',
-        ['hono', 'controller', 'auth', 'throttle', 'full'].map((name) =>
+        'The show route taken apart (Hono alone; the generated controller; + apiKeyAuth; + throttle; + privateCache; + the two-stage limiter, key and body limit; the whole group)',
+        ['hono', 'controller', 'auth', 'throttle', 'cache', 'stages', 'full'].map((name) =>
           ratio(layers, `show: ${name}`, 'floor show'),
         ),
       ),

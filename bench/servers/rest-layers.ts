@@ -8,6 +8,8 @@
  *   resource, envelope) — no auth, no limiter (a fixed key is set, so its scope check passes);
  * - `auth`: the controller behind `apiKeyAuth`;
  * - `throttle`: the controller behind `throttle(limiters, 'api')` (memory);
+ * - `cache`: the controller behind `privateCache()` (which builds the group's JSON answers);
+ * - `stages`: behind the two-stage limiter around `apiKeyAuth`, and `bodyLimit`;
  * - `full`: `apiRoutes` as the demo mounts it (both, as in bench/servers/rest-kiln.ts).
  *
  * Run by the benchmarks with `startServer`; DATABASE_URL and KILN_BENCH_POOL (default 10).
