@@ -33,7 +33,6 @@ import type { BenchOptions } from './lib.ts'
 import { createDemoDatabase } from './servers/demo-database.ts'
 
 const PER_PAGE = 20
-const UNPIPELINED = 'kiln show (Redis limiter, no auto pipelining)'
 
 export interface RestServers {
   floor: { pid: number; origin: string }
@@ -122,7 +121,8 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
     if (before) {
       const server = await startServer<{ port: number }>(
         join(before.dir, 'bench/servers/rest-kiln.ts'),
-        { env: { DATABASE_URL: database.url } },
+        // From its own directory, so its `kiln/*` imports are that commit's code too.
+        { env: { DATABASE_URL: database.url }, cwd: before.dir },
       )
       stops.push(server.stop)
       showTargets.push(
@@ -133,24 +133,6 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
         ),
       )
     }
-    const unpipelined = await startServer<{ port: number }>(
-      new URL('./servers/rest-kiln.ts', import.meta.url),
-      {
-        env: {
-          DATABASE_URL: database.url,
-          KILN_BENCH_LIMITER: 'redis',
-          KILN_BENCH_REDIS_PIPELINING: 'off',
-        },
-      },
-    )
-    stops.push(unpipelined.stop)
-    showTargets.push(
-      target(
-        UNPIPELINED,
-        { pid: unpipelined.pid, origin: `http://127.0.0.1:${unpipelined.info.port}` },
-        kilnShow,
-      ),
-    )
     const show = await runRounds(showTargets, options)
     const layersServer = await startServer<Record<string, number>>(
       new URL('./servers/rest-layers.ts', import.meta.url),
@@ -193,7 +175,6 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
       formatSection(`${rows.toLocaleString('en-US')} posts`, [
         ratio(show, 'kiln show (memory limiter)', 'floor show'),
         ratio(show, 'kiln show (Redis limiter)', 'floor show'),
-        ratio(show, 'kiln show (Redis limiter)', UNPIPELINED),
         ...(before
           ? [
               ratio(show, beforeLabel, 'floor show'),

@@ -25,8 +25,9 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { generateApiKey } from '../src/api/index.ts'
-import { RedisConnections } from '../src/core/index.ts'
+import { RedisConnections, RedisKeyValueStore, systemClock } from '../src/core/index.ts'
 import { signAccessToken } from '../src/oauth/index.ts'
+import { GrantIndex } from '../src/oauth/store/grants.ts'
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300)
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? 16)
@@ -134,6 +135,10 @@ async function main(): Promise<number> {
       },
       new TextEncoder().encode(TOKEN_SECRET),
     )
+
+    // The grant the token names, as an approval would have listed it: the bearer check ends
+    // tokens whose grant is gone (deleted user, changed password, revoked in connected apps).
+    await recordGrant(redisUrl, prefix, String(author))
 
     const traffic = new Traffic(port, key.rawKey, token, author)
     const pid = demo.pid as number
@@ -415,6 +420,27 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Prom
     await new Promise((r) => setTimeout(r, 250))
   }
   throw new Error('the demo did not answer /health in time')
+}
+
+async function recordGrant(redisUrl: string, prefix: string, userId: string): Promise<void> {
+  const connections = new RedisConnections(redisUrl)
+  try {
+    const store = new RedisKeyValueStore(connections.connect(), { prefix: `${prefix}:` })
+    await new GrantIndex(store, systemClock).add(
+      {
+        grantId: 'bench-grant',
+        userId,
+        tenantId: undefined,
+        clientId: 'soak-client',
+        clientName: 'soak',
+        verifiedHost: undefined,
+        scope: ['mcp'],
+      },
+      3 * 3600_000,
+    )
+  } finally {
+    await connections.close()
+  }
 }
 
 async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {

@@ -25,6 +25,11 @@ export interface StartServerOptions {
   env?: Record<string, string>
   /** Extra Node flags. */
   execArgv?: string[]
+  /**
+   * Working directory: tsx reads the tsconfig.json found there, whose `paths` say where
+   * `kiln/*` imports go (a checkout of another commit must resolve them to its own src/).
+   */
+  cwd?: string
 }
 
 /** Forks `file` (a .ts module run through tsx) and waits for its `serverReady`. */
@@ -42,6 +47,7 @@ export async function startServer<Info>(
   const child: ChildProcess = fork(file instanceof URL ? file.pathname : file, [], {
     execArgv,
     env: { ...process.env, ...options.env },
+    ...(options.cwd ? { cwd: options.cwd } : {}),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   const info = await new Promise<Info>((resolve, reject) => {

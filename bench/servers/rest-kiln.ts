@@ -7,8 +7,7 @@
  * KILN_BENCH_COUNT_QUERIES=1 counts the statements sent to PostgreSQL (every `pool.query`,
  * i.e. every round trip) and answers the count at `GET /bench/queries`, outside the API.
  *
- * Run by the benchmarks with `startServer`; DATABASE_URL, KILN_BENCH_POOL (default 10), and
- * KILN_BENCH_REDIS_PIPELINING=off for the Redis client without auto pipelining.
+ * Run by the benchmarks with `startServer`; DATABASE_URL and KILN_BENCH_POOL (default 10).
  */
 import { Hono } from 'hono'
 import { apiRoutes } from '../../examples/demo/src/api/index.ts'
@@ -33,7 +32,6 @@ const shared = redis
   ? await createSharedState({
       redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
       prefix: `kiln-bench-${process.pid}:`,
-      autoPipelining: process.env.KILN_BENCH_REDIS_PIPELINING !== 'off',
     })
   : undefined
 const limiters = createRateLimiters({

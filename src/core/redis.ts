@@ -12,12 +12,6 @@ export interface ConnectOptions {
   blocking?: boolean
   /** `CLIENT SETNAME`, visible in `CLIENT LIST`. */
   name?: string
-  /**
-   * Sends the commands issued in one turn of the event loop as one write (ioredis's auto
-   * pipelining): under concurrent requests, many rate-limit counts and cache reads share a
-   * round trip and a syscall. Never for BullMQ's connections, whose scripts expect their own.
-   */
-  autoPipelining?: boolean
 }
 
 /** The last connection error of each connection since it was last ready. */
@@ -61,7 +55,6 @@ export class RedisConnections {
       commandTimeout: blocking ? undefined : 5_000,
       connectTimeout: 5_000,
       retryStrategy: (times) => Math.min(times * 200, 2_000),
-      enableAutoPipelining: options.autoPipelining === true && !blocking,
       ...this.#defaults,
     })
     // Errors surface on the commands that fail; the listener keeps ioredis from printing

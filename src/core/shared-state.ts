@@ -20,11 +20,6 @@ export interface SharedStateOptions {
   bullmq?: Omit<BullMqQueueOptions, 'connections' | 'name' | 'prefix' | 'retry' | 'logger'>
   /** How long the start-up ping may take before it fails (default 5 s). */
   connectTimeoutMs?: number
-  /**
-   * Whether `client` pipelines the commands of one event-loop turn (default true): rate-limit
-   * counts and cache reads of concurrent requests share a write (docs/performance.md).
-   */
-  autoPipelining?: boolean
 }
 
 /**
@@ -65,10 +60,7 @@ export async function createSharedState(options: SharedStateOptions = {}): Promi
     }
   }
   const redis = new RedisConnections(redisUrl)
-  const client = redis.connect({
-    name: 'kiln',
-    autoPipelining: options.autoPipelining ?? true,
-  })
+  const client = redis.connect({ name: 'kiln' })
   try {
     await pingRedis(client, redisUrl, options.connectTimeoutMs)
   } catch (error) {
