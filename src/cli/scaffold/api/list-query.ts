@@ -47,6 +47,14 @@ function comparable(column: ColumnInfo): boolean {
   return fieldKindOf(column) !== 'other'
 }
 
+/** `const name = ['a', 'b']`, one item per line when it does not fit. */
+function constList(name: string, items: string[]): string {
+  const quoted = items.map((item) => `'${item}'`)
+  const line = `const ${name} = [${quoted.join(', ')}]`
+  if (line.length <= LINE_WIDTH) return line
+  return `const ${name} = [\n${quoted.map((item) => `  ${item},`).join('\n')}\n]`
+}
+
 /** `key: ['a', 'b'],`, one item per line when it does not fit. */
 function list(key: string, items: string[]): string {
   const quoted = items.map((item) => `'${item}'`)
@@ -55,12 +63,27 @@ function list(key: string, items: string[]): string {
   return `  ${key}: [\n${quoted.map((item) => `    ${item},`).join('\n')}\n  ],`
 }
 
-/** The `export const postsQuery = defineListQuery(…)` block of a controller. */
+/**
+ * The `export const postsQuery = defineListQuery(…)` block of a controller. The field list is
+ * written once and shared by `fields`, `filter` and `sort` (a second list holds the comparable
+ * fields when some are not), so allowing less is one edit in one place.
+ */
 export function listQueryBlock(input: ModelTemplateInput, relations: GeneratedRelation[]): string {
   const { names, shown } = input
   const fields = shown.map((column) => column.name)
   const compared = shown.filter(comparable).map((column) => column.name)
   const search = shown.filter((column) => fieldKindOf(column) === 'text').map((c) => c.name)
+  const fieldsName = `${names.query.replace(/Query$/, '')}Fields`
+  const comparedName = compared.length === fields.length ? fieldsName : `${fieldsName}InOrder`
+  const constants = [
+    constList(fieldsName, fields),
+    ...(comparedName === fieldsName
+      ? []
+      : [
+          `/** The fields with an order (not JSON or lists): filter and sort take these. */`,
+          constList(comparedName, compared),
+        ]),
+  ]
   const include =
     relations.length === 0
       ? []
@@ -70,15 +93,18 @@ export function listQueryBlock(input: ModelTemplateInput, relations: GeneratedRe
           '  },',
         ]
   return `/**
- * What \`GET /api/v1/${names.resource}\` lets a caller ask for: the fields records show (and
- * \`fields=\` picks), the ones \`filter[…]\` and \`sort=\` take, the text \`search=\` looks in and
- * the relations \`include=\` loads. Shorten a list to allow less; sensitive fields are refused.
+ * What \`GET /api/v1/${names.resource}\` lets a caller ask for: the fields records show (and \`fields=\`
+ * picks), the ones \`filter[…]\` and \`sort=\` take, the text \`search=\` looks in and the
+ * relations \`include=\` loads. To allow less, give a key a shorter list of its own; sensitive
+ * fields are refused.
  */
+${constants.join('\n')}
+
 export const ${names.query} = defineListQuery(${names.table}, {
 ${[
-  list('fields', fields),
-  list('filter', compared),
-  list('sort', compared),
+  `  fields: ${fieldsName},`,
+  `  filter: ${comparedName},`,
+  `  sort: ${comparedName},`,
   ...(search.length > 0 ? [list('search', search)] : []),
   ...include,
   `  resource: ${names.toResource},`,

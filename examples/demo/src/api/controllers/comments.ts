@@ -22,14 +22,17 @@ const read = scopeGuard('comments:read')
 const write = scopeGuard('comments:write')
 
 /**
- * What `GET /api/v1/comments` lets a caller ask for: the fields records show (and
- * `fields=` picks), the ones `filter[…]` and `sort=` take, the text `search=` looks in and
- * the relations `include=` loads. Shorten a list to allow less; sensitive fields are refused.
+ * What `GET /api/v1/comments` lets a caller ask for: the fields records show (and `fields=`
+ * picks), the ones `filter[…]` and `sort=` take, the text `search=` looks in and the
+ * relations `include=` loads. To allow less, give a key a shorter list of its own; sensitive
+ * fields are refused.
  */
+const commentsFields = ['id', 'post_id', 'author_name', 'body', 'created_at', 'updated_at']
+
 export const commentsQuery = defineListQuery(comments, {
-  fields: ['id', 'post_id', 'author_name', 'body', 'created_at', 'updated_at'],
-  filter: ['id', 'post_id', 'author_name', 'body', 'created_at', 'updated_at'],
-  sort: ['id', 'post_id', 'author_name', 'body', 'created_at', 'updated_at'],
+  fields: commentsFields,
+  filter: commentsFields,
+  sort: commentsFields,
   search: ['author_name', 'body'],
   include: {
     post: belongsTo(posts, comments.postId, posts.id),
