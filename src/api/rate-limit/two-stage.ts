@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from 'hono'
 import { UnauthenticatedError } from '../../core/errors.ts'
+import { contextValue } from '../../core/http/context-value.ts'
 import { type RateLimiters, throttle } from '../../core/http/index.ts'
 
 /** The two places a limiter runs around `apiKeyAuth`. */
@@ -39,7 +40,7 @@ export function twoStageThrottle(limiters: RateLimiters, name: string): TwoStage
       }
       // Inside a group with its own error handler the 401 is already a response here.
       if (refusal === undefined && !(c.error instanceof UnauthenticatedError)) return
-      if (c.get('apiKey' as never) !== undefined) return
+      if (contextValue(c, 'apiKey') !== undefined) return
       await counted(c, noop)
       if (refusal !== undefined) throw refusal
     },

@@ -26,6 +26,9 @@ class PendingHeaders {
 
 const PENDING = 'kiln.plainResponses'
 
+/** The throttle's headers, in the order of their values (limit, remaining, reset seconds). */
+export const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']
+
 /**
  * Builds the JSON answers of a group of routes with their headers as a plain object.
  *
@@ -94,9 +97,9 @@ export function setRateLimitHeaders(c: Context, values: [string, string, string]
     pending.rateLimit = values
     return true
   }
-  c.header('RateLimit-Limit', values[0])
-  c.header('RateLimit-Remaining', values[1])
-  c.header('RateLimit-Reset', values[2])
+  RATE_LIMIT_HEADERS.forEach((name, i) => {
+    c.header(name, values[i])
+  })
   return false
 }
 

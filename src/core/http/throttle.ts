@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono'
 import { TooManyRequestsError } from '../errors.ts'
 import { clientAddress } from './client-ip.ts'
 import { contextValue, setContextValue } from './context-value.ts'
-import { setRateLimitHeaders } from './plain-response.ts'
+import { RATE_LIMIT_HEADERS, setRateLimitHeaders } from './plain-response.ts'
 import type { LimitedApiKey, LimitRequest, LimitResult, RateLimiters } from './rate-limiters.ts'
 
 /**
@@ -26,15 +26,15 @@ export function throttle(limiters: RateLimiters, name: string): MiddlewareHandle
     const result = await limiters.consume(name, limitRequest(c, limiters))
     const lowest = contextValue<number>(c, TIGHTEST)
     const ours = lowest === undefined || result.remaining <= lowest
-    let onResponse = false
-    if (ours) {
-      setContextValue(c, TIGHTEST, result.remaining)
-      onResponse = setRateLimitHeaders(c, rateLimitValues(result))
-    }
+    const values = rateLimitValues(result)
+    // Inside `plainResponses` the headers are recorded on the response being built; elsewhere
+    // they are set now and checked again once the handler has answered.
+    const recorded = ours && setRateLimitHeaders(c, values)
+    if (ours) setContextValue(c, TIGHTEST, result.remaining)
     if (!result.allowed) throw new TooManyRequestsError(Math.max(result.resetSeconds, 1))
     await next()
-    if (ours && !onResponse && contextValue<number>(c, TIGHTEST) === result.remaining) {
-      applyHeaders(c, rateLimitValues(result))
+    if (ours && !recorded && contextValue<number>(c, TIGHTEST) === result.remaining) {
+      applyHeaders(c, values)
     }
   }
 }
@@ -47,7 +47,7 @@ export function limitRequest(
 ): LimitRequest {
   return {
     ip: clientAddress(c, limiters.trustProxy),
-    apiKey: (c.get as (key: string) => unknown)('apiKey') as LimitedApiKey | undefined,
+    apiKey: contextValue<LimitedApiKey>(c, 'apiKey'),
     method: c.req.method,
     path: c.req.path,
     subject,
@@ -69,17 +69,16 @@ function rateLimitValues(result: LimitResult): [string, string, string] {
 /** Handlers may return a fresh `Response` without the prepared headers: add them. */
 function applyHeaders(c: Context, values: [string, string, string]): void {
   if (c.res.headers.has('RateLimit-Remaining')) return
-  const headers: [string, string][] = [
-    ['RateLimit-Limit', values[0]],
-    ['RateLimit-Remaining', values[1]],
-    ['RateLimit-Reset', values[2]],
-  ]
+  const set = (headers: Headers) =>
+    RATE_LIMIT_HEADERS.forEach((name, i) => {
+      headers.set(name, values[i]!)
+    })
   try {
-    for (const [header, value] of headers) c.res.headers.set(header, value)
+    set(c.res.headers)
   } catch {
     // Immutable headers (a Response from fetch): copy the response once.
     const copy = new Response(c.res.body, c.res)
-    for (const [header, value] of headers) copy.headers.set(header, value)
+    set(copy.headers)
     c.res = copy
   }
 }
