@@ -100,34 +100,11 @@ export function createDatabaseClientStore(database: Database): ClientStore {
     },
     async pruneUnused(before, limit) {
       // Bounded: one sweep removes at most `limit` rows, oldest first (partial index).
-      return wrap('prune', async () => {
-        if (database.dialect === 'postgres') {
-          const t = oauthClientsPg
-          const unused = and(isNull(t.lastUsedAt), lt(t.createdAt, before))
-          const rows = await database.db
-            .select({ id: t.clientId })
-            .from(t)
-            .where(unused)
-            .orderBy(t.createdAt)
-            .limit(limit)
-          if (rows.length === 0) return 0
-          const ids = rows.map((row) => row.id)
-          await database.db.delete(t).where(and(unused, inArray(t.clientId, ids)))
-          return ids.length
-        }
-        const t = oauthClientsSqlite
-        const unused = and(isNull(t.lastUsedAt), lt(t.createdAt, before))
-        const rows = await database.db
-          .select({ id: t.clientId })
-          .from(t)
-          .where(unused)
-          .orderBy(t.createdAt)
-          .limit(limit)
-        if (rows.length === 0) return 0
-        const ids = rows.map((row) => row.id)
-        await database.db.delete(t).where(and(unused, inArray(t.clientId, ids)))
-        return ids.length
-      })
+      return wrap('prune', () =>
+        database.dialect === 'postgres'
+          ? pruneOldestUnused(database.db, oauthClientsPg, before, limit)
+          : pruneOldestUnused(database.db, oauthClientsSqlite, before, limit),
+      )
     },
   }
 }
@@ -170,4 +147,28 @@ function fromRow(row: Row): RegisteredClient {
     issuedAt: Math.floor(row.createdAt.getTime() / 1000),
     lastUsedAt: row.lastUsedAt ? row.lastUsedAt.getTime() : undefined,
   }
+}
+
+/**
+ * Deletes up to `limit` clients registered before `before` that never got a token, oldest
+ * first. The statements are the same on both dialects; only their Drizzle types differ.
+ */
+async function pruneOldestUnused(
+  // biome-ignore lint/suspicious/noExplicitAny: either dialect's Drizzle database builds these statements
+  db: any,
+  t: typeof oauthClientsPg | typeof oauthClientsSqlite,
+  before: Date,
+  limit: number,
+): Promise<number> {
+  const unused = and(isNull(t.lastUsedAt), lt(t.createdAt, before))
+  const rows: Array<{ id: string }> = await db
+    .select({ id: t.clientId })
+    .from(t)
+    .where(unused)
+    .orderBy(t.createdAt)
+    .limit(limit)
+  if (rows.length === 0) return 0
+  const ids = rows.map((row) => row.id)
+  await db.delete(t).where(and(unused, inArray(t.clientId, ids)))
+  return ids.length
 }
