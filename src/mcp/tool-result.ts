@@ -1,10 +1,14 @@
 import type { CallToolResult } from '@modelcontextprotocol/server'
 import { ToolError } from './tool-error.ts'
 
-/** A successful tool result: the value as JSON text, and as structured content when an object. */
+/**
+ * A successful tool result: the value as JSON text, and as structured content when an object.
+ * The text is compact: indenting made a page of 20 posts 18% longer, and the answer carries
+ * the text escaped inside the JSON-RPC message besides the structured copy.
+ */
 export function jsonResult(value: unknown): CallToolResult {
   const result: CallToolResult = {
-    content: [{ type: 'text', text: JSON.stringify(value, null, 2) }],
+    content: [{ type: 'text', text: JSON.stringify(value) }],
   }
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     result.structuredContent = value as Record<string, unknown>

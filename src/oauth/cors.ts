@@ -12,9 +12,15 @@ export interface OAuthCorsOptions {
  * CORS for the routes browser-based MCP clients call cross-origin: discovery, `/register`,
  * `/token`, `/device_authorization` and `/mcp`. Any origin, no credentials (tokens travel in
  * `Authorization`, not cookies); preflights are answered before any auth runs.
+ *
+ * An actual request's two headers are added to the answer once the handler has made it. Hono's
+ * `cors` sets them on `c.res` before the handler runs instead, and the handler's own `Response`
+ * is then copied into a new one: on Node that turns a plain string answer into a web stream
+ * and a `Headers` object, the largest saving of a `/mcp` call in docs/performance/mcp.md.
  */
 export function oauthCors(options: OAuthCorsOptions = {}): MiddlewareHandler {
-  return cors({
+  const exposeHeaders = ['WWW-Authenticate', 'Mcp-Session-Id', ...(options.exposeHeaders ?? [])]
+  const preflight = cors({
     origin: '*',
     allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     allowHeaders: [
@@ -25,7 +31,22 @@ export function oauthCors(options: OAuthCorsOptions = {}): MiddlewareHandler {
       'Last-Event-ID',
       ...(options.allowHeaders ?? []),
     ],
-    exposeHeaders: ['WWW-Authenticate', 'Mcp-Session-Id', ...(options.exposeHeaders ?? [])],
+    exposeHeaders,
     maxAge: 86400,
   })
+  const exposed = exposeHeaders.join(',')
+  return async function oauthCorsMiddleware(c, next) {
+    if (c.req.method === 'OPTIONS') return preflight(c, next)
+    await next()
+    try {
+      c.res.headers.set('Access-Control-Allow-Origin', '*')
+      c.res.headers.set('Access-Control-Expose-Headers', exposed)
+    } catch {
+      // Immutable headers (a Response from fetch): copy the response once.
+      const copy = new Response(c.res.body, c.res)
+      copy.headers.set('Access-Control-Allow-Origin', '*')
+      copy.headers.set('Access-Control-Expose-Headers', exposed)
+      c.res = copy
+    }
+  }
 }

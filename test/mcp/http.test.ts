@@ -116,6 +116,19 @@ describeEachDatabase('the /mcp endpoint over Streamable HTTP', (backend) => {
     })
   })
 
+  it('puts the CORS headers on actual answers, refusals included', async () => {
+    const response = await fetch(app.mcpUrl, {
+      method: 'POST',
+      headers: { origin: app.origin, 'content-type': 'application/json' },
+      body: JSON.stringify(INITIALIZE),
+    })
+    expect(response.status).toBe(401)
+    expect(response.headers.get('access-control-allow-origin')).toBe('*')
+    expect(response.headers.get('access-control-expose-headers')).toContain('WWW-Authenticate')
+    // Not answered twice: the answer's own headers are kept beside them.
+    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /)
+  })
+
   describe('with a token from the OAuth flow', () => {
     let a: { client: Client; token: string }
     let b: { client: Client; token: string }
@@ -219,6 +232,7 @@ describeEachDatabase('the /mcp endpoint over Streamable HTTP', (backend) => {
       expect(response.status).toBe(200)
       expect(response.headers.get('content-type')).toContain('application/json')
       expect(response.headers.get('mcp-session-id')).toBeNull()
+      expect(response.headers.get('access-control-allow-origin')).toBe('*')
       const body = (await response.json()) as { result: { serverInfo: { name: string } } }
       expect(body.result.serverInfo.name).toBe('kiln')
     })
@@ -306,20 +320,20 @@ describeEachDatabase('the /mcp endpoint over Streamable HTTP', (backend) => {
   })
 
   describe('scopes and origins', () => {
-    async function tokenWith(scope: string): Promise<string> {
+    async function tokenWith(scope: string, tenant = 'tenant-a'): Promise<string> {
       const now = Math.floor(Date.now() / 1000)
       return signAccessToken(
         {
           iss: app.origin,
           aud: `${app.origin}/mcp`,
           sub: '1',
-          tenant_id: 'tenant-a',
+          tenant_id: tenant,
           client_id: 'test-client',
           grant_id: 'test-grant',
           scope,
           iat: now,
           exp: now + 600,
-          jti: `jti-${scope}-${now}`,
+          jti: `jti-${scope}-${tenant}-${now}`,
         },
         hmacKey(SECRET),
       )
@@ -368,6 +382,87 @@ describeEachDatabase('the /mcp endpoint over Streamable HTTP', (backend) => {
         `resource_metadata="${app.origin}/.well-known/oauth-protected-resource/mcp"`,
       )
       expect(await snapshot(database)).toEqual(before)
+    })
+
+    it('keeps concurrent calls of different grants apart, in both eras', async () => {
+      const writerA = await tokenWith('mcp:read mcp:write', 'tenant-a')
+      const writerB = await tokenWith('mcp:read mcp:write', 'tenant-b')
+      const readerB = await tokenWith('mcp:read', 'tenant-b')
+      const envelope = {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'concurrent', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      }
+      const callTool = (token: string, modern: boolean, name: string, args: object) =>
+        fetch(app.mcpUrl, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            authorization: `Bearer ${token}`,
+            'mcp-protocol-version': modern ? '2026-07-28' : '2025-11-25',
+            ...(modern ? { 'mcp-method': 'tools/call', 'mcp-name': name } : {}),
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name, arguments: args, ...(modern ? { _meta: envelope } : {}) },
+          }),
+        })
+      const resultOf = async (response: Response) => {
+        expect(response.status).toBe(200)
+        const body = (await response.json()) as {
+          result: { isError?: boolean; structuredContent: Record<string, unknown> }
+        }
+        expect(body.result.isError).toBeUndefined()
+        return body.result.structuredContent
+      }
+      const seeded = [
+        await resultOf(
+          await callTool(writerA, false, 'crud_create', { model: 'notes', data: { title: 'A' } }),
+        ),
+        await resultOf(
+          await callTool(writerB, true, 'crud_create', { model: 'notes', data: { title: 'B' } }),
+        ),
+      ]
+      const list = { model: 'notes', per_page: 100 }
+      const rounds = Array.from({ length: 6 }, (_, i) => i % 2 === 0)
+      const [listsA, listsB, writesA, refusedB] = await Promise.all([
+        Promise.all(rounds.map((modern) => callTool(writerA, modern, 'crud_list', list))),
+        Promise.all(rounds.map((modern) => callTool(readerB, modern, 'crud_list', list))),
+        Promise.all(
+          rounds.map((modern) =>
+            callTool(writerA, modern, 'crud_create', { model: 'notes', data: { title: 'A+' } }),
+          ),
+        ),
+        Promise.all(
+          rounds.map((modern) =>
+            callTool(readerB, modern, 'crud_create', { model: 'notes', data: { title: 'B+' } }),
+          ),
+        ),
+      ])
+      type Note = { title: string; tenant_id: string }
+      for (const [responses, tenant, own] of [
+        [listsA, 'tenant-a', 'A'],
+        [listsB, 'tenant-b', 'B'],
+      ] as const) {
+        for (const response of responses) {
+          const { records } = (await resultOf(response)) as { records: Note[] }
+          expect(records.map((record) => record.title)).toContain(own)
+          expect(records.every((record) => record.tenant_id === tenant)).toBe(true)
+        }
+      }
+      const created = await Promise.all(writesA.map(resultOf))
+      expect(created.every((note) => note.tenant_id === 'tenant-a')).toBe(true)
+      for (const response of refusedB) {
+        expect(response.status).toBe(403)
+        expect(response.headers.get('www-authenticate')).toContain('scope="mcp:write"')
+      }
+      for (const note of [...seeded, ...created]) {
+        const owner = note.tenant_id === 'tenant-a' ? writerA : writerB
+        await resultOf(await callTool(owner, false, 'crud_delete', { model: 'notes', id: note.id }))
+      }
     })
 
     it('refuses a foreign Origin or Host with 403 before anything else (DNS rebinding)', async () => {
