@@ -17,8 +17,8 @@ export interface QueryLimits {
   /** Characters of one filter value or of `search=`. */
   maxValueLength: number
   /**
-   * Page queries prepared per list endpoint and database, one per query shape (see
-   * statement.ts); requests of further shapes are built each time, as unprepared queries.
+   * Page queries prepared per table and database, one per query shape (see statement.ts);
+   * requests of further shapes are built each time, as unprepared queries.
    */
   maxPreparedShapes: number
 }

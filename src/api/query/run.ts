@@ -163,9 +163,12 @@ async function readPage(
     return offset === undefined ? query : query.offset(offset)
   }
   const rows: Row[] = preparable
-    ? await pageStatement(db, definition, shapeOf(plan, Object.keys(selection)), build).run(
-        placeholders.values,
-      )
+    ? await pageStatement(
+        db,
+        definition,
+        shapeOf(definition, plan, Object.keys(selection)),
+        build,
+      ).run(placeholders.values)
     : await runQuery(definition, build(), placeholders.values)
   if (offsetMode) return { rows, hasMore: false }
   const hasMore = rows.length > plan.perPage

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { sql } from 'drizzle-orm'
+import { sql, type Table } from 'drizzle-orm'
 import type { ListQueryDefinition } from './definition.ts'
 import type { ListQueryPlan } from './plan.ts'
 import type { QueryDb, Row } from './run.ts'
@@ -23,13 +23,18 @@ export class Placeholders {
 }
 
 /**
- * What decides the text of a page's SQL, beside the definition and the database: the columns
- * read, each filter's field, operator and number of values (and what changes its SQL: `null`'s
- * true/false, an empty text needle), search or not, the sort, and the paging mode with the
- * direction of a cursor and which of its values are null. Two requests of one shape differ only
- * in the values of their placeholders.
+ * What decides the text of a page's SQL, beside the table and the database: the columns read,
+ * each filter's field, operator and number of values (and what changes its SQL: `null`'s
+ * true/false, an empty text needle), the search and how the definition searches, the sort, and
+ * the paging mode with the direction of a cursor and which of its values are null. Two
+ * requests of one shape differ only in the values of their placeholders, whichever definition
+ * of the table they come through (a controller's, `crud_list`'s per-call copy).
  */
-export function shapeOf(plan: ListQueryPlan, columns: string[]): string {
+export function shapeOf(
+  definition: ListQueryDefinition,
+  plan: ListQueryPlan,
+  columns: string[],
+): string {
   const filters = plan.filters.map(({ field, op, values }) => {
     const variant =
       op === 'null' ? String(values[0]) : values.length === 1 && values[0] === '' ? '∅' : ''
@@ -42,11 +47,16 @@ export function shapeOf(plan: ListQueryPlan, columns: string[]): string {
   return [
     columns.join(','),
     filters.join('&'),
-    plan.search === undefined ? '' : 'search',
+    plan.search === undefined ? '' : searchShape(definition),
     sort.join(','),
     plan.mode,
     cursor,
   ].join('|')
+}
+
+function searchShape({ search, searchMode, searchLanguage }: ListQueryDefinition): string {
+  const mode = typeof searchMode === 'object' ? `fts5 ${searchMode.fts5}` : searchMode
+  return `${mode} ${searchLanguage} ${search.map((field) => field.name).join(',')}`
 }
 
 export interface PageStatement {
@@ -65,15 +75,15 @@ interface PageQuery extends Runnable {
   prepare(name?: string): Runnable
 }
 
-const prepared = new WeakMap<ListQueryDefinition, WeakMap<object, Map<string, PageStatement>>>()
+const prepared = new WeakMap<Table, WeakMap<object, Map<string, PageStatement>>>()
 
 /**
- * The page query of `shape`, prepared once per list definition and database: on Postgres a
+ * The page query of `shape`, prepared once per table and database: on Postgres a
  * named statement (`kiln_<table>_list_<digest>`), parsed and planned once per connection, on
  * SQLite a prepared statement. Building and preparing the SELECT costs far more than running
  * it with new values, so a repeated shape skips both.
  *
- * At most `limits.maxPreparedShapes` shapes are kept per definition and database, the first
+ * At most `limits.maxPreparedShapes` shapes are kept per table and database, the first
  * ones seen; a further shape is built for its request and sent unnamed, as an unprepared query
  * is. They are never evicted: a named statement stays on every pooled connection that ran it,
  * and Drizzle offers no way to deallocate it there, so an LRU would grow the server's statements
@@ -86,10 +96,10 @@ export function pageStatement(
   shape: string,
   build: () => PageQuery,
 ): PageStatement {
-  let byDb = prepared.get(definition)
+  let byDb = prepared.get(definition.table)
   if (!byDb) {
     byDb = new WeakMap()
-    prepared.set(definition, byDb)
+    prepared.set(definition.table, byDb)
   }
   let byShape = byDb.get(db)
   if (!byShape) {
@@ -111,9 +121,9 @@ export function pageStatement(
   return page
 }
 
-/** How many shapes are prepared for `definition` on `db` (for tests of the bound). */
+/** How many shapes are prepared for the table of `definition` on `db` (for tests of the bound). */
 export function preparedShapeCount(db: QueryDb, definition: ListQueryDefinition): number {
-  return prepared.get(definition)?.get(db)?.size ?? 0
+  return prepared.get(definition.table)?.get(db)?.size ?? 0
 }
 
 /** Runs a Drizzle select that holds placeholders, unprepared, with their values. */
