@@ -1,9 +1,16 @@
-import { count as countAll, type SQL, sql } from 'drizzle-orm'
+import { count as countAll, fillPlaceholders, type SQL, sql } from 'drizzle-orm'
 import type { RecordCounter } from '../rest/record-counter.ts'
 import type { ListQueryDefinition } from './definition.ts'
 import type { CountStrategy } from './limits.ts'
 import type { ListQueryPlan } from './plan.ts'
 import type { QueryDb } from './run.ts'
+import { runQuery } from './statement.ts'
+
+/** The list's condition, its placeholders' values beside it (see `Placeholders`). */
+export interface BoundCondition {
+  where: SQL | undefined
+  values: Record<string, unknown>
+}
 
 export interface CountResult {
   total: number | null
@@ -21,12 +28,14 @@ export interface CountResult {
  *   below the definition's threshold;
  *   SQLite has no estimate and counts exactly;
  * - `none`: no count at all.
+ *
+ * The count's query is only built when the cache has no total for it.
  */
 export async function countRecords(
   db: QueryDb,
   definition: ListQueryDefinition,
   plan: ListQueryPlan,
-  where: SQL | undefined,
+  condition: BoundCondition,
   counts: RecordCounter,
   rowsOnPage: number,
   /** Names the counted rows in the cache: '' for the whole table. */
@@ -34,7 +43,7 @@ export async function countRecords(
 ): Promise<CountResult> {
   if (plan.count === 'none') return { total: null, kind: 'none' }
   const exact = async (): Promise<CountResult> => {
-    const query = () => countQuery(db, definition, where)
+    const query = () => countQuery(db, definition, condition)
     const total =
       plan.mode === 'offset' && variant === ''
         ? await counts.total(definition.tableName, plan, rowsOnPage, query)
@@ -50,7 +59,7 @@ export async function countRecords(
   const estimate = await counts.count(
     definition.tableName,
     `estimate:${variant}`,
-    async () => (await estimateRows(db, definition, where)) ?? -1,
+    async () => (await estimateRows(db, definition, condition)) ?? -1,
   )
   if (estimate < 0 || estimate < definition.estimateThreshold) return exact()
   return { total: estimate, kind: 'estimated' }
@@ -60,8 +69,13 @@ function isLastPage(plan: ListQueryPlan, rowsOnPage: number): boolean {
   return rowsOnPage < plan.perPage && (rowsOnPage > 0 || plan.page === 1)
 }
 
-async function countQuery(db: QueryDb, definition: ListQueryDefinition, where: SQL | undefined) {
-  const [row] = await db.select({ total: countAll() }).from(definition.table).where(where)
+async function countQuery(
+  db: QueryDb,
+  definition: ListQueryDefinition,
+  { where, values }: BoundCondition,
+) {
+  const query = db.select({ total: countAll() }).from(definition.table).where(where)
+  const [row] = await runQuery(definition, query, values)
   return Number(row?.total ?? 0)
 }
 
@@ -76,12 +90,13 @@ interface QueryClient {
 async function estimateRows(
   db: QueryDb,
   definition: ListQueryDefinition,
-  where: SQL | undefined,
+  { where, values }: BoundCondition,
 ): Promise<number | undefined> {
   const client = (db as { $client?: QueryClient }).$client
   if (!client || typeof client.query !== 'function') return undefined
   const query = db.select({ one: sql`1` }).from(definition.table).where(where).toSQL()
-  const result = await client.query(`explain (format json) ${query.sql}`, query.params)
+  const params = fillPlaceholders(query.params, values)
+  const result = await client.query(`explain (format json) ${query.sql}`, params)
   let plan: unknown = result.rows[0]?.['QUERY PLAN']
   if (typeof plan === 'string') plan = JSON.parse(plan)
   const rows = (plan as Array<{ Plan?: { 'Plan Rows'?: unknown } }> | undefined)?.[0]?.Plan?.[

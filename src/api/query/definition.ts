@@ -218,6 +218,10 @@ export function defineListQuery<T extends Table>(
     estimateThreshold: options.estimateThreshold ?? 1_000,
     resource: options.resource as ListQueryDefinition['resource'],
   }
+  const shapes = definition.limits.maxPreparedShapes
+  if (!Number.isSafeInteger(shapes) || shapes < 0) {
+    throw new TypeError(`defineListQuery(${tableName}): limits.maxPreparedShapes must be ≥ 0`)
+  }
   if (typeof definition.searchMode === 'object' && !primaryKey) {
     throw new TypeError(
       `defineListQuery(${tableName}): FTS5 search needs a single-column primary key (the FTS5 rowid)`,

@@ -1,4 +1,4 @@
-export { type CountResult, countRecords } from './count.ts'
+export { type BoundCondition, type CountResult, countRecords } from './count.ts'
 export { type CursorPosition, decodeCursor, encodeCursor } from './cursor.ts'
 export {
   belongsTo,

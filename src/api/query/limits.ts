@@ -16,6 +16,11 @@ export interface QueryLimits {
   maxIncludeDepth: number
   /** Characters of one filter value or of `search=`. */
   maxValueLength: number
+  /**
+   * Page queries prepared per table and database, one per query shape (see statement.ts);
+   * requests of further shapes are built each time, as unprepared queries.
+   */
+  maxPreparedShapes: number
 }
 
 export const DEFAULT_QUERY_LIMITS: QueryLimits = {
@@ -25,6 +30,7 @@ export const DEFAULT_QUERY_LIMITS: QueryLimits = {
   maxIncludes: 5,
   maxIncludeDepth: 1,
   maxValueLength: 500,
+  maxPreparedShapes: 64,
 }
 
 /** Filter operators, as they are written in `filter[field][op]=value`. */

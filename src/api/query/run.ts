@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto'
 import { and, type Column, getTableColumns, type SQL, sql } from 'drizzle-orm'
 import type { PostgresDb, SqliteDb } from '../../db/database.ts'
 import { DEFAULT_PER_PAGE } from '../rest/pagination.ts'
 import type { RecordCounter } from '../rest/record-counter.ts'
-import { countRecords } from './count.ts'
+import { type BoundCondition, countRecords } from './count.ts'
 import { encodeCursor } from './cursor.ts'
 import type { ListQueryDefinition, QueryField } from './definition.ts'
 import { loadRelation, selectionOf } from './include.ts'
@@ -11,6 +10,7 @@ import type { CountStrategy } from './limits.ts'
 import { exactTimestamp, type ListQueryPlan, type PlanOptions, planListQuery } from './plan.ts'
 import { serializeFields } from './serialize.ts'
 import { keysetCondition, orderOf, whereOf } from './sql.ts'
+import { Placeholders, pageStatement, runQuery, shapeOf } from './statement.ts'
 import { toJsonValue } from './values.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: one code path builds queries for both dialects' Drizzle databases
@@ -67,23 +67,28 @@ export async function runListQuery(
 ): Promise<ListEnvelope> {
   const parsed = typeof url === 'string' ? new URL(url, 'http://localhost') : url
   const plan = planListQuery(definition, parsed.searchParams, context)
-  const { db, counts } = context
-  const where = and(whereOf(definition, plan), context.scope?.where)
-  const variant = [plan.whereKey, context.scope?.key ?? ''].filter(Boolean).join(':')
+  const { db, counts, scope } = context
+  // Every value becomes a placeholder: the page's statement is prepared once per query shape.
+  const placeholders = new Placeholders()
+  const filtered: BoundCondition = {
+    where: and(whereOf(definition, plan, placeholders.bind), scope?.where),
+    values: placeholders.values,
+  }
+  const variant = [plan.whereKey, scope?.key ?? ''].filter(Boolean).join(':')
   // Past page 1 the count is started beside the page read, not after it: on a large table an
   // uncached count and a deep OFFSET each take a while, and in a row they add up. It assumes a
   // full page; a partial one (the last page) ends the table and is counted without it.
   const early =
     plan.mode === 'offset' && plan.offset > 0 && plan.count !== 'none'
-      ? countRecords(db, definition, plan, where, counts, plan.perPage, variant)
+      ? countRecords(db, definition, plan, filtered, counts, plan.perPage, variant)
       : undefined
   early?.catch(() => {}) // awaited below when used; never an unhandled rejection
-  const { rows, hasMore } = await readPage(db, definition, plan, where)
+  const { rows, hasMore } = await readPage(db, definition, plan, filtered, placeholders, !scope)
   const [included, counted] = await Promise.all([
     Promise.all(plan.includes.map((relation) => loadRelation(db, relation, rows))),
     early && rows.length === plan.perPage
       ? early
-      : countRecords(db, definition, plan, where, counts, rows.length, variant),
+      : countRecords(db, definition, plan, filtered, counts, rows.length, variant),
   ])
   const data = rows.map((row, i) => {
     const record = toRecord(definition, plan, row)
@@ -127,7 +132,10 @@ async function readPage(
   db: QueryDb,
   definition: ListQueryDefinition,
   plan: ListQueryPlan,
-  where: SQL | undefined,
+  filtered: BoundCondition,
+  placeholders: Placeholders,
+  /** False when the condition holds values of its own (a scope): built for this request. */
+  preparable: boolean,
 ) {
   const selection: Record<string, Column | SQL.Aliased> = selectionOf(
     neededFields(definition, plan),
@@ -136,85 +144,37 @@ async function readPage(
     if (exactTimestamp(definition, field))
       selection[`kiln_cursor_${i}`] = sql<string>`${field.column}::text`.as(`kiln_cursor_${i}`)
   })
-  if (isPlainPage(definition, plan, where)) {
-    const rows: Row[] = await plainPage(db, definition, selection).run({
-      limit: plan.perPage,
-      offset: plan.offset,
-    })
-    return { rows, hasMore: false }
-  }
-  const query = db.select(selection).from(definition.table)
-  if (plan.mode === 'offset') {
-    const rows: Row[] = await query
-      .where(where)
-      .orderBy(...orderOf(plan.sort))
-      .limit(plan.perPage)
-      .offset(plan.offset)
-    return { rows, hasMore: false }
-  }
+  const { bind } = placeholders
   const reverse = plan.cursor?.direction === 'prev'
   const keyset = plan.cursor
-    ? keysetCondition(definition, plan.sort, plan.cursor.values, reverse)
+    ? keysetCondition(definition, plan.sort, plan.cursor.values, reverse, bind)
     : undefined
-  const rows: Row[] = await query
-    .where(and(where, keyset))
-    .orderBy(...orderOf(plan.sort, reverse))
-    .limit(plan.perPage + 1)
+  const offsetMode = plan.mode === 'offset'
+  // A cursor page reads one record more: whether there is a next page.
+  const limit = bind(offsetMode ? plan.perPage : plan.perPage + 1)
+  const offset = offsetMode ? bind(plan.offset) : undefined
+  const build = () => {
+    const query = db
+      .select(selection)
+      .from(definition.table)
+      .where(and(filtered.where, keyset))
+      .orderBy(...orderOf(plan.sort, reverse))
+      .limit(limit)
+    return offset === undefined ? query : query.offset(offset)
+  }
+  const rows: Row[] = preparable
+    ? await pageStatement(
+        db,
+        definition,
+        shapeOf(definition, plan, Object.keys(selection)),
+        build,
+      ).run(placeholders.values)
+    : await runQuery(definition, build(), placeholders.values)
+  if (offsetMode) return { rows, hasMore: false }
   const hasMore = rows.length > plan.perPage
   const page = rows.slice(0, plan.perPage)
   if (reverse) page.reverse()
   return { rows: page, hasMore }
-}
-
-/** A page with no filter, search or sort: the default list, answered by a prepared statement. */
-function isPlainPage(definition: ListQueryDefinition, plan: ListQueryPlan, where: SQL | undefined) {
-  const { tieBreaker } = definition
-  return (
-    plan.mode === 'offset' &&
-    where === undefined &&
-    plan.sort.length === tieBreaker.length &&
-    plan.sort.every((key, i) => key.field === tieBreaker[i] && !key.desc)
-  )
-}
-
-type PreparedPage = { run(values: { limit: number; offset: number }): Promise<Row[]> }
-const preparedPages = new WeakMap<object, Map<string, PreparedPage>>()
-
-/**
- * The default page prepared once per database and selection: on Postgres a named statement
- * (`kiln_<table>_index…`), parsed and planned once per connection, so the plain list costs what
- * a hand-written prepared query does.
- */
-function plainPage(
-  db: QueryDb,
-  definition: ListQueryDefinition,
-  selection: Record<string, unknown>,
-) {
-  let byKey = preparedPages.get(db)
-  if (!byKey) {
-    byKey = new Map()
-    preparedPages.set(db, byKey)
-  }
-  const key = `${definition.tableName}:${Object.keys(selection).join(',')}`
-  let prepared = byKey.get(key)
-  if (!prepared) {
-    const query = db
-      .select(selection)
-      .from(definition.table)
-      .orderBy(...orderOf(definition.tieBreaker.map((field) => ({ field, desc: false }))))
-      .limit(sql.placeholder('limit'))
-      .offset(sql.placeholder('offset'))
-    // Named by its text: one name never stands for two statements on a shared connection.
-    const digest = createHash('sha256').update(query.toSQL().sql).digest('hex').slice(0, 12)
-    const name = `kiln_${definition.tableName}_index_${digest}`
-    const statement = definition.dialect === 'postgres' ? query.prepare(name) : query.prepare()
-    prepared = {
-      run: (values) =>
-        definition.dialect === 'postgres' ? statement.execute(values) : statement.all(values),
-    }
-    byKey.set(key, prepared)
-  }
-  return prepared
 }
 
 /** The columns to read: what records show, or all for `resource`, plus keys for cursors and relations. */

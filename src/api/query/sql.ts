@@ -1,6 +1,7 @@
 import {
   and,
   between,
+  type Column,
   eq,
   gt,
   gte,
@@ -13,51 +14,71 @@ import {
   notInArray,
   or,
   type SQL,
+  type SQLWrapper,
   sql,
 } from 'drizzle-orm'
 import type { ListQueryDefinition, QueryField } from './definition.ts'
 import { exactTimestamp, type FilterClause, type ListQueryPlan, type SortKey } from './plan.ts'
 
 /**
- * The SQL of a plan, through Drizzle's builders: columns come from the allow-lists, every value
- * is a bound parameter (`sql.param` with the column as encoder, or Drizzle's operators).
+ * The SQL of a plan, through Drizzle's builders: columns come from the allow-lists, and every
+ * value goes through `bind`, which makes it a bound parameter (`bindValues`) or a placeholder
+ * of a prepared statement (`Placeholders`, see statement.ts).
  */
 
-export function whereOf(definition: ListQueryDefinition, plan: ListQueryPlan): SQL | undefined {
-  const conditions = plan.filters.map((clause) => filterCondition(definition, clause))
-  if (plan.search !== undefined) conditions.push(searchCondition(definition, plan.search))
+/** A value's place in the SQL; `column` encodes it (`mapToDriverValue`), none for text made here. */
+export type Bind = (value: unknown, column?: Column) => SQLWrapper
+
+/** Each value as a parameter of this one query, encoded by its column as Drizzle's operators do. */
+export const bindValues: Bind = (value, column) =>
+  column ? sql.param(value, column) : sql.param(value)
+
+export function whereOf(
+  definition: ListQueryDefinition,
+  plan: ListQueryPlan,
+  bind: Bind,
+): SQL | undefined {
+  const conditions = plan.filters.map((clause) => filterCondition(definition, clause, bind))
+  if (plan.search !== undefined) conditions.push(searchCondition(definition, plan.search, bind))
   return conditions.length === 0 ? undefined : and(...conditions)
 }
 
 function filterCondition(
   definition: ListQueryDefinition,
   { field, op, values }: FilterClause,
+  bind: Bind,
 ): SQL {
   const column = field.column
   const [value, second] = values
   switch (op) {
     case 'eq':
-      return eq(column, value)
+      return eq(column, bind(value, column))
     case 'ne':
-      return ne(column, value)
+      return ne(column, bind(value, column))
     case 'lt':
-      return lt(column, value)
+      return lt(column, bind(value, column))
     case 'lte':
-      return lte(column, value)
+      return lte(column, bind(value, column))
     case 'gt':
-      return gt(column, value)
+      return gt(column, bind(value, column))
     case 'gte':
-      return gte(column, value)
+      return gte(column, bind(value, column))
     case 'in':
-      return inArray(column, values)
+      return inArray(
+        column,
+        values.map((one) => bind(one, column)),
+      )
     case 'not_in':
-      return notInArray(column, values)
+      return notInArray(
+        column,
+        values.map((one) => bind(one, column)),
+      )
     case 'between':
-      return between(column, value, second)
+      return between(column, bind(value, column), bind(second, column))
     case 'null':
       return value ? isNull(column) : isNotNull(column)
     default:
-      return textCondition(definition, field, op, String(value))
+      return textCondition(definition, field, op, String(value), bind)
   }
 }
 
@@ -65,23 +86,25 @@ function textCondition(
   definition: ListQueryDefinition,
   field: QueryField,
   op: FilterClause['op'],
-  value: string,
+  needle: string,
+  bind: Bind,
 ): SQL {
   const column = field.column
   // An empty needle is in every string.
-  if (value === '') return isNotNull(column)
+  if (needle === '') return isNotNull(column)
   const insensitive = op.startsWith('i')
   const kind = insensitive ? op.slice(1) : op
-  const escaped = escapeLike(value)
+  const escaped = escapeLike(needle)
   const pattern =
     kind === 'contains' ? `%${escaped}%` : kind === 'starts_with' ? `${escaped}%` : `%${escaped}`
   if (definition.dialect === 'postgres') {
     return insensitive
-      ? sql`${column} ilike ${pattern} escape '\\'`
-      : sql`${column} like ${pattern} escape '\\'`
+      ? sql`${column} ilike ${bind(pattern)} escape '\\'`
+      : sql`${column} like ${bind(pattern)} escape '\\'`
   }
   // SQLite's LIKE ignores ASCII case; the case-sensitive forms compare exactly instead.
-  if (insensitive) return sql`${column} like ${pattern} escape '\\'`
+  if (insensitive) return sql`${column} like ${bind(pattern)} escape '\\'`
+  const value = bind(needle)
   if (kind === 'contains') return sql`instr(${column}, ${value}) > 0`
   if (kind === 'starts_with') return sql`substr(${column}, 1, length(${value})) = ${value}`
   return sql`substr(${column}, -length(${value})) = ${value}`
@@ -92,18 +115,18 @@ function escapeLike(value: string): string {
 }
 
 /** `search=`: every term over the search columns, by the definition's search mode. */
-export function searchCondition(definition: ListQueryDefinition, term: string): SQL {
+export function searchCondition(definition: ListQueryDefinition, term: string, bind: Bind): SQL {
   const mode = definition.searchMode
   if (mode === 'tsvector') {
     const language = sql.raw(`'${definition.searchLanguage}'::regconfig`)
-    return sql`${searchDocument(definition, language)} @@ websearch_to_tsquery(${language}, ${term})`
+    return sql`${searchDocument(definition, language)} @@ websearch_to_tsquery(${language}, ${bind(term)})`
   }
   if (typeof mode === 'object') {
     const fts = sql.identifier(mode.fts5)
     // defineListQuery refuses FTS5 without a single-column primary key: it is the FTS5 rowid.
-    return sql`${definition.primaryKey!.column} in (select rowid from ${fts} where ${fts} match ${fts5Query(term)})`
+    return sql`${definition.primaryKey!.column} in (select rowid from ${fts} where ${fts} match ${bind(fts5Query(term))})`
   }
-  const pattern = `%${escapeLike(term)}%`
+  const pattern = bind(`%${escapeLike(term)}%`)
   const operator = definition.dialect === 'postgres' ? sql.raw('ilike') : sql.raw('like')
   return or(
     ...definition.search.map((field) => sql`${field.column} ${operator} ${pattern} escape '\\'`),
@@ -144,11 +167,12 @@ export function keysetCondition(
   sort: SortKey[],
   values: unknown[],
   reverse: boolean,
+  bind: Bind,
 ): SQL {
-  const bind = (field: QueryField, value: unknown) =>
+  const bindKey = (field: QueryField, value: unknown) =>
     exactTimestamp(definition, field)
-      ? sql`cast(${value} as ${sql.raw(field.info.sqlType)})`
-      : sql.param(value, field.column)
+      ? sql`cast(${bind(value)} as ${sql.raw(field.info.sqlType)})`
+      : bind(value, field.column)
   const first = sort[0]!
   const sameWay = sort.every((key) => key.desc === first.desc && !key.field.info.nullable)
   if (sameWay) {
@@ -158,7 +182,7 @@ export function keysetCondition(
       sql`, `,
     )
     const bound = sql.join(
-      sort.map((key, i) => bind(key.field, values[i])),
+      sort.map((key, i) => bindKey(key.field, values[i])),
       sql`, `,
     )
     return sort.length === 1
@@ -170,7 +194,7 @@ export function keysetCondition(
       const value = values[j]
       return value === null
         ? isNull(prior.field.column)
-        : sql`${prior.field.column} = ${bind(prior.field, value)}`
+        : sql`${prior.field.column} = ${bindKey(prior.field, value)}`
     })
     const value = values[i]
     const column = key.field.column
@@ -179,7 +203,7 @@ export function keysetCondition(
     if (value === null) after = larger ? sql`false` : isNotNull(column)
     else {
       const operator = sql.raw(larger ? '>' : '<')
-      const beyond = sql`${column} ${operator} ${bind(key.field, value)}`
+      const beyond = sql`${column} ${operator} ${bindKey(key.field, value)}`
       after = larger && key.field.info.nullable ? or(beyond, isNull(column))! : beyond
     }
     return and(...equalBefore, after)!

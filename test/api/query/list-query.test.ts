@@ -255,6 +255,13 @@ describeEachDatabase('list query engine', (backend) => {
           .replace(/\d+\]\]$/, '1]]'),
       ).toString('base64url')
       expect((await list(`sort=title&cursor=${forged}.${mac}`)).status).toBe(422)
+      // A MAC cut short, grown, or with one character changed.
+      for (const bad of [
+        mac.slice(1),
+        `${mac}A`,
+        `${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`,
+      ])
+        expect((await list(`sort=title&cursor=${payload}.${bad}`)).status).toBe(422)
       const other = await list(`sort=-title&cursor=${cursor}`)
       expect(other.status).toBe(422)
       expect(other.body.errors?.cursor?.[0]).toMatch(/another sort/)
