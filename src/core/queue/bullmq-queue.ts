@@ -26,8 +26,8 @@ export interface BullMqQueueOptions {
   retry?: Partial<RetryPolicy>
   logger?: Logger
   /**
-   * Coalesce `enqueue` calls made in the same turn of the event loop into one `addBulk`
-   * round trip (default true). Each caller still resolves only once Redis has its job.
+   * Coalesce `enqueue` calls made in the same turn of the event loop into one write to Redis
+   * (default true). Each caller still resolves only once Redis has its job.
    */
   coalesce?: boolean
   /** How long a worker's lock on a running job lasts; renewed at half of it (default 30 s). */
@@ -40,7 +40,7 @@ export interface BullMqQueueOptions {
   keepCompleted?: number
   /** An enqueue that Redis has not confirmed within this time rejects (default 10 s). */
   enqueueTimeoutMs?: number
-  /** Most jobs sent in one `addBulk`; a larger burst goes out as several pipelines (default 50). */
+  /** Most jobs sent in one write; a larger burst goes out as several (default 50). */
   maxBatch?: number
 }
 
