@@ -8,22 +8,29 @@
  * - status notifications (no message id: always queued), 1,000 distinct bodies replayed;
  * - inbound text messages, each with a message id never sent before (dedup never short-cuts).
  *
+ * `KILN_BENCH_BEFORE=<git ref>` adds kiln's webhook as it was at that commit (checked out into a
+ * temporary directory, run with this checkout's node_modules and bench/): before and after in
+ * the same rounds.
+ *
  * `npm run bench -- messaging` (`--quick`: one short round). Needs wrk and Redis (REDIS_URL).
  */
 import { createHmac, randomBytes } from 'node:crypto'
+import { join } from 'node:path'
 import {
   formatRatios,
   type HttpRequest,
   ratio,
   roundsFromEnv,
   runRounds,
+  type ServerProcess,
   startServer,
 } from './http/index.ts'
 import type { BenchOptions } from './lib.ts'
+import { checkoutBefore } from './rest-api.ts'
 
 const SECRET = 'bench_app_secret_not_a_real_one'
 /** Fresh messages made per second of a burst: above what any side answers here. */
-const UNIQUE_PER_SECOND = 40_000
+const UNIQUE_PER_SECOND = 60_000
 
 const runId = randomBytes(4).toString('hex')
 let counter = 0
@@ -82,15 +89,27 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
     startServer<{ port: number }>(new URL('./servers/webhook-kiln.ts', import.meta.url), { env }),
   ])
   const [floor, handWritten, kiln] = servers
+  const beforeRef = process.env.KILN_BENCH_BEFORE
+  const before = beforeRef ? checkoutBefore(beforeRef) : undefined
+  const beforeLabel = `kiln (BullMQ) at ${beforeRef}`
+  // From its own directory, so that its imports resolve to that commit's src/.
+  const kilnBefore = before
+    ? await startServer<{ port: number }>(join(before.dir, 'bench/servers/webhook-kiln.ts'), {
+        env,
+        cwd: before.dir,
+      })
+    : undefined
+  if (kilnBefore) servers.push(kilnBefore)
   const probe = await redisCpu(redisUrl)
   const statuses = Array.from({ length: 1_000 }, statusNotification)
   const fresh = () =>
     Array.from({ length: UNIQUE_PER_SECOND * (options.seconds ?? 5) }, textMessage)
-  const sides = [
+  const sides: Array<[string, ServerProcess<{ port: number }> | undefined]> = [
     ['kiln (BullMQ)', kiln],
     ['hand-written HMAC + BullMQ add', handWritten],
     ['HMAC + parse only (floor)', floor],
-  ] as const
+  ]
+  if (kilnBefore) sides.push([beforeLabel, kilnBefore])
   try {
     if (!floor || !handWritten || !kiln) throw new Error('a webhook server did not start')
     const cpuProbes = { 'µs Redis': probe }
@@ -125,9 +144,16 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
         'HMAC + parse only (floor), new message',
       ),
     ]
+    if (kilnBefore) {
+      ratios.push(
+        ratio(status, 'kiln (BullMQ), status', `${beforeLabel}, status`),
+        ratio(text, 'kiln (BullMQ), new message', `${beforeLabel}, new message`),
+      )
+    }
     return formatRatios(ratios)
   } finally {
     probe.close()
     await Promise.all(servers.map((s) => s.stop()))
+    before?.remove()
   }
 }

@@ -75,7 +75,7 @@ export function randomIds(rows: number, count = 20_000): number[] {
 }
 
 /** A copy of the repository at `ref` with this checkout's bench/ and node_modules. */
-function checkoutBefore(ref: string): { dir: string; remove(): void } {
+export function checkoutBefore(ref: string): { dir: string; remove(): void } {
   const repo = fileURLToPath(new URL('..', import.meta.url))
   const dir = mkdtempSync(join(tmpdir(), 'kiln-before-'))
   const archive = execFileSync(

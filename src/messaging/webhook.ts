@@ -115,10 +115,10 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
           cause: error,
         })
       }
-      return c.json({ received: true })
+      return c.body(RECEIVED, 200, JSON_CONTENT)
     }
     const marked = await markMessageIds(dedup, ids, logger)
-    if (marked === 'all seen') return c.json({ received: true })
+    if (marked === 'all seen') return c.body(RECEIVED, 200, JSON_CONTENT)
     try {
       await queue.enqueue(PROCESS_MESSAGING_WEBHOOK, job)
     } catch (error) {
@@ -127,7 +127,7 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
         cause: error,
       })
     }
-    return c.json({ received: true })
+    return c.body(RECEIVED, 200, JSON_CONTENT)
   })
 
   app.onError(function messagingWebhookError(err, c) {
@@ -188,6 +188,10 @@ async function releaseMarks(
     ),
   )
 }
+
+/** Every acknowledgement is the same `{"received":true}`: serialized once, not per request. */
+const RECEIVED = JSON.stringify({ received: true })
+const JSON_CONTENT = { 'Content-Type': 'application/json' }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 

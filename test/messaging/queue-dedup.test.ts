@@ -155,4 +155,110 @@ describeWithRedis('QueueDeduplicationStore with BullMQ', () => {
     expect((await post(['wamid.retry'])).status).toBe(200)
     expect(await waiting()).toBe(2)
   })
+
+  /** Counts the writes the producer's socket makes (a corked batch is one `_writev`). */
+  function countSocketWrites(client: Redis): { writes: number; restore(): void } {
+    const socket = client.stream as unknown as {
+      _write: (...args: unknown[]) => void
+      _writev: (...args: unknown[]) => void
+    }
+    const { _write: write, _writev: writev } = socket
+    const counter = {
+      writes: 0,
+      restore() {
+        socket._write = write
+        socket._writev = writev
+      },
+    }
+    socket._write = (...args) => {
+      counter.writes++
+      write.apply(socket, args)
+    }
+    socket._writev = (...args) => {
+      counter.writes++
+      writev.apply(socket, args)
+    }
+    return counter
+  }
+
+  /** Makes the producer refuse the add script for notifications naming one of `ids` (else all). */
+  function refuseAdds(client: Redis, ids?: string[]): () => void {
+    const send = client.sendCommand.bind(client)
+    // The job's data, the notification as received, is a string argument of the add script.
+    const names = (arg: unknown) => typeof arg === 'string' && ids?.some((id) => arg.includes(id))
+    client.sendCommand = (command, ...rest) => {
+      if (command.name !== 'evalsha' || (ids && !command.args.some(names))) {
+        return send(command, ...rest)
+      }
+      command.reject(new Error('OOM command not allowed'))
+      return command.promise
+    }
+    return () => {
+      client.sendCommand = send
+    }
+  }
+
+  const marked = async (id: string) => producer?.exists(`${redis.prefix}:jobs:de:${id}`)
+
+  it('a lone delivery is sent at once: nothing waits for a batch to fill', async () => {
+    const post = webhook(queue)
+    expect((await post(['wamid.alone'])).status).toBe(200)
+    expect(await waiting()).toBe(1)
+  })
+
+  it('concurrent deliveries leave in one write and each is acknowledged once stored', async () => {
+    const post = webhook(queue)
+    expect((await post([])).status).toBe(200) // connects and loads BullMQ's scripts
+    const counter = countSocketWrites(producer as Redis)
+    const ids = Array.from({ length: 20 }, (_, i) => `wamid.burst${i}`)
+    const answers = await Promise.all(ids.map((id) => post([id])))
+    counter.restore()
+    expect(answers.map((a) => a.status)).toEqual(ids.map(() => 200))
+    expect(counter.writes).toBe(1)
+    expect(await waiting()).toBe(21)
+  })
+
+  it('deduplicates within one batch and across batches; a redelivery queues nothing', async () => {
+    const post = webhook(queue)
+    const first = await Promise.all([post(['wamid.a']), post(['wamid.a']), post(['wamid.b'])])
+    expect(first.map((a) => a.status)).toEqual([200, 200, 200])
+    expect(await waiting()).toBe(2)
+    const second = await Promise.all([post(['wamid.b']), post(['wamid.c']), post(['wamid.a'])])
+    expect(second.map((a) => a.status)).toEqual([200, 200, 200])
+    expect(await waiting()).toBe(3)
+  })
+
+  it('a batch that fails answers every delivery in it 500 Queue error and marks none', async () => {
+    const post = webhook(queue)
+    expect((await post([])).status).toBe(200)
+    const restore = refuseAdds(producer as Redis)
+    const ids = ['wamid.f1', 'wamid.f2', 'wamid.f3', 'wamid.f4']
+    const refused = await Promise.all(ids.map((id) => post([id])))
+    restore()
+    for (const answer of refused) {
+      expect(answer.status).toBe(500)
+      expect(await answer.text()).toMatch(/^Queue error: /)
+    }
+    expect(await Promise.all(ids.map(marked))).toEqual([0, 0, 0, 0])
+    expect(await waiting()).toBe(1)
+    // The provider retries: every delivery is queued now, nothing was lost.
+    const retried = await Promise.all(ids.map((id) => post([id])))
+    expect(retried.map((a) => a.status)).toEqual([200, 200, 200, 200])
+    expect(await waiting()).toBe(5)
+  })
+
+  it('in a batch where some adds fail, only the stored deliveries are acknowledged', async () => {
+    const post = webhook(queue)
+    expect((await post([])).status).toBe(200)
+    const restore = refuseAdds(producer as Redis, ['wamid.p2', 'wamid.p4'])
+    const ids = ['wamid.p1', 'wamid.p2', 'wamid.p3', 'wamid.p4']
+    const answers = await Promise.all(ids.map((id) => post([id])))
+    restore()
+    expect(answers.map((a) => a.status)).toEqual([200, 500, 200, 500])
+    expect(await Promise.all(ids.map(marked))).toEqual([1, 0, 1, 0])
+    expect(await waiting()).toBe(3)
+    const retried = await Promise.all(ids.map((id) => post([id])))
+    expect(retried.map((a) => a.status)).toEqual([200, 200, 200, 200])
+    expect(await waiting()).toBe(5) // p2 and p4 now; p1 and p3 were redeliveries
+  })
 })
