@@ -42,48 +42,73 @@ export const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'Ra
  * of the handler's own) gets the recorded headers added afterwards.
  */
 export function plainResponses(options: PlainResponsesOptions = {}): MiddlewareHandler {
-  const { cacheControl, vary, beforeJson } = options
   return async function plainResponses(c, next) {
-    const pending = new PendingHeaders()
-    const setHeader = c.header
-    const setStatus = c.status
-    let status = 200
-    let written: Response | undefined
-    c.header = ((name: string, value?: string, opts?: { append?: boolean }) => {
-      if (c.finalized) return setHeader(name, value, opts)
-      pending.other ??= {}
-      recordHeader(pending.other, name, value, opts?.append === true)
-    }) as Context['header']
-    c.status = ((code: number) => {
-      status = code
-      setStatus(code as Parameters<Context['status']>[0])
-    }) as Context['status']
-    c.json = ((object: unknown, arg?: number | ResponseInit, extra?: PlainHeaders) => {
-      const text = JSON.stringify(object)
-      const code = typeof arg === 'number' ? arg : (arg?.status ?? status)
-      const headers: PlainHeaders = { 'content-type': 'application/json' }
-      addPending(headers, pending, cacheControl, vary)
-      if (typeof arg === 'object' && arg.headers) {
-        for (const [name, value] of new Headers(arg.headers)) {
-          recordHeader(headers, name, value, false)
-        }
-      }
-      for (const name in extra) headers[name.toLowerCase()] = extra[name] as string | string[]
-      written =
-        beforeJson?.(c, text, code, headers) ??
-        new Response(text, { status: code, headers: headers as HeadersInit })
-      return written
-    }) as Context['json']
-    setContextValue(c, PENDING, pending)
+    const answer = recordResponse(c, options)
     try {
       await next()
     } finally {
-      setContextValue(c, PENDING, undefined)
+      answer.close()
     }
-    if (written !== undefined && c.res === written) return
-    const headers: PlainHeaders = {}
+    answer.complete()
+  }
+}
+
+/** One request's answer being recorded by `recordResponse`. */
+export interface RecordedResponse {
+  /** Stops recording: the throttle and `hasResponseHeader` look at `c.res` again. */
+  close(): void
+  /** Once the handler answered: closes, and adds the recorded headers to an answer not built by `c.json()`. */
+  complete(): void
+}
+
+/**
+ * What `plainResponses` does for one request, for middleware that does more around it (kiln/api's
+ * `apiGuard`): from here on `c.header()` and `c.status()` record, and `c.json()` builds the
+ * answer with the recorded headers.
+ */
+export function recordResponse(c: Context, options: PlainResponsesOptions): RecordedResponse {
+  const { cacheControl, vary, beforeJson } = options
+  const pending = new PendingHeaders()
+  const setHeader = c.header
+  const setStatus = c.status
+  let status = 200
+  let written: Response | undefined
+  c.header = ((name: string, value?: string, opts?: { append?: boolean }) => {
+    if (c.finalized) return setHeader(name, value, opts)
+    pending.other ??= {}
+    recordHeader(pending.other, name, value, opts?.append === true)
+  }) as Context['header']
+  c.status = ((code: number) => {
+    status = code
+    setStatus(code as Parameters<Context['status']>[0])
+  }) as Context['status']
+  c.json = ((object: unknown, arg?: number | ResponseInit, extra?: PlainHeaders) => {
+    const text = JSON.stringify(object)
+    const code = typeof arg === 'number' ? arg : (arg?.status ?? status)
+    const headers: PlainHeaders = { 'content-type': 'application/json' }
     addPending(headers, pending, cacheControl, vary)
-    addMissingHeaders(c, headers)
+    if (typeof arg === 'object' && arg.headers) {
+      for (const [name, value] of new Headers(arg.headers)) {
+        recordHeader(headers, name, value, false)
+      }
+    }
+    for (const name in extra) headers[name.toLowerCase()] = extra[name] as string | string[]
+    written =
+      beforeJson?.(c, text, code, headers) ??
+      new Response(text, { status: code, headers: headers as HeadersInit })
+    return written
+  }) as Context['json']
+  setContextValue(c, PENDING, pending)
+  const close = () => setContextValue(c, PENDING, undefined)
+  return {
+    close,
+    complete() {
+      close()
+      if (written !== undefined && c.res === written) return
+      const headers: PlainHeaders = {}
+      addPending(headers, pending, cacheControl, vary)
+      addMissingHeaders(c, headers)
+    },
   }
 }
 
