@@ -16,12 +16,37 @@ export interface PlainResponsesOptions {
   beforeJson?(c: Context, text: string, status: number, headers: PlainHeaders): Response | undefined
 }
 
-/** What a request inside `plainResponses` will answer with, besides its body. */
+/**
+ * What a request inside `plainResponses` will answer with, besides its body. A class, so a
+ * request allocates one object for it, not a set of closures.
+ */
 class PendingHeaders {
   /** `RateLimit-Limit`, `-Remaining`, `-Reset`, from the tightest throttle. */
   rateLimit: [string, string, string] | undefined = undefined
   /** Anything else given to `c.header()`. */
   other: PlainHeaders | undefined = undefined
+  /** The answer `c.json()` built. */
+  written: Response | undefined = undefined
+
+  constructor(
+    readonly c: Context,
+    readonly options: PlainResponsesOptions,
+  ) {}
+
+  /** Stops recording: the throttle and `hasResponseHeader` look at `c.res` again. */
+  close(): void {
+    setContextValue(this.c, PENDING, undefined)
+  }
+
+  /** Once the handler answered: closes, and adds the recorded headers to an answer not built by `c.json()`. */
+  complete(): void {
+    this.close()
+    const { c, written, options } = this
+    if (written !== undefined && c.res === written) return
+    const headers: PlainHeaders = {}
+    addPending(headers, this, options.cacheControl, options.vary)
+    addMissingHeaders(c, headers)
+  }
 }
 
 const PENDING = 'kiln.plainResponses'
@@ -54,12 +79,7 @@ export function plainResponses(options: PlainResponsesOptions = {}): MiddlewareH
 }
 
 /** One request's answer being recorded by `recordResponse`. */
-export interface RecordedResponse {
-  /** Stops recording: the throttle and `hasResponseHeader` look at `c.res` again. */
-  close(): void
-  /** Once the handler answered: closes, and adds the recorded headers to an answer not built by `c.json()`. */
-  complete(): void
-}
+export type RecordedResponse = Pick<PendingHeaders, 'close' | 'complete'>
 
 /**
  * What `plainResponses` does for one request, for middleware that does more around it (kiln/api's
@@ -68,11 +88,10 @@ export interface RecordedResponse {
  */
 export function recordResponse(c: Context, options: PlainResponsesOptions): RecordedResponse {
   const { cacheControl, vary, beforeJson } = options
-  const pending = new PendingHeaders()
+  const pending = new PendingHeaders(c, options)
   const setHeader = c.header
   const setStatus = c.status
   let status = 200
-  let written: Response | undefined
   c.header = ((name: string, value?: string, opts?: { append?: boolean }) => {
     if (c.finalized) return setHeader(name, value, opts)
     pending.other ??= {}
@@ -93,23 +112,13 @@ export function recordResponse(c: Context, options: PlainResponsesOptions): Reco
       }
     }
     for (const name in extra) headers[name.toLowerCase()] = extra[name] as string | string[]
-    written =
+    pending.written =
       beforeJson?.(c, text, code, headers) ??
       new Response(text, { status: code, headers: headers as HeadersInit })
-    return written
+    return pending.written
   }) as Context['json']
   setContextValue(c, PENDING, pending)
-  const close = () => setContextValue(c, PENDING, undefined)
-  return {
-    close,
-    complete() {
-      close()
-      if (written !== undefined && c.res === written) return
-      const headers: PlainHeaders = {}
-      addPending(headers, pending, cacheControl, vary)
-      addMissingHeaders(c, headers)
-    },
-  }
+  return pending
 }
 
 /**
