@@ -1,9 +1,9 @@
-import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible'
 import { DependencyError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { Redis } from '../redis.ts'
 import { addressKey, checkTrustProxy, type TrustProxy } from './client-ip.ts'
 import { MemoryWindows, type WindowCount } from './memory-windows.ts'
+import { RedisWindows } from './redis-windows.ts'
 
 /** The API key that authenticated a request, as a limiter sees it (kiln/api's `ApiKeyInfo`). */
 export interface LimitedApiKey {
@@ -109,8 +109,6 @@ export function perIpAndSubject(
 /** The built-in `api` limiter of the spec: 60 requests per minute per client IP. */
 export const DEFAULT_API_LIMIT: LimiterDefinition = { points: 60, durationSeconds: 60 }
 
-/** Counters never refuse on their own; kiln compares them with each request's limit. */
-const UNLIMITED = Number.MAX_SAFE_INTEGER
 const WARN_EVERY_MS = 60_000
 
 /** The windows of one limiter and window length, in memory or in Redis. */
@@ -122,10 +120,10 @@ interface WindowCounter {
 
 /**
  * Named rate limiters on fixed windows: counted in this process's memory (`MemoryWindows`),
- * or in Redis (atomically, one count across instances, with rate-limiter-flexible) when a
- * client is given. If Redis fails, each instance keeps enforcing the same limits in its own
- * memory (rate-limiter-flexible's insurance limiter) and logs a warning: requests are neither
- * refused with a 500 nor let through unlimited while Redis is away.
+ * or in Redis (one atomic script per request, one count across instances: `RedisWindows`)
+ * when a client is given. If Redis fails, each instance keeps enforcing the same limits in its
+ * own memory and logs a warning: requests are neither refused with a 500 nor let through
+ * unlimited while Redis is away.
  */
 export function createRateLimiters(options: RateLimitersOptions = {}): RateLimiters {
   const prefix = options.prefix ?? 'kiln:rl'
@@ -161,11 +159,7 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
     if (!windows) {
       const keyPrefix = `${prefix}:${name}:${durationSeconds}`
       windows = redis
-        ? redisWindows(
-            redis,
-            { points: UNLIMITED, duration: durationSeconds, keyPrefix },
-            warnFallback,
-          )
+        ? new RedisWindows(redis, { keyPrefix, durationSeconds, onFallback: warnFallback })
         : new MemoryWindows(durationSeconds * 1000, now)
       byDuration.set(durationSeconds, windows)
     }
@@ -237,31 +231,6 @@ function limitResult(rule: LimitRule, counted: WindowCount | undefined): LimitRe
   }
 }
 
-/** One count across instances in Redis, with the same limits in memory while Redis fails. */
-function redisWindows(
-  redis: Redis,
-  options: { points: number; duration: number; keyPrefix: string },
-  onFallback: () => void,
-): WindowCounter {
-  const limiter = new RateLimiterRedis({
-    ...options,
-    storeClient: redis,
-    rejectIfRedisNotReady: true,
-    insuranceLimiter: new InsuranceLimiter(options, onFallback),
-  })
-  return {
-    consume: (key) =>
-      limiter.consume(key).then((res) => ({ count: res.consumedPoints, msLeft: res.msBeforeNext })),
-    get: (key) =>
-      limiter
-        .get(key)
-        .then((res) =>
-          res === null ? undefined : { count: res.consumedPoints, msLeft: res.msBeforeNext },
-        ),
-    delete: (key) => limiter.delete(key),
-  }
-}
-
 function checkDefinition(name: string, definition: LimiterDefinition): void {
   if (!/^[A-Za-z0-9_.:-]+$/.test(name)) {
     throw new TypeError(`createRateLimiters: invalid limiter name ${JSON.stringify(name)}`)
@@ -279,20 +248,5 @@ function checkRule(name: string, rule: LimitRule): void {
   const duration = rule.durationSeconds ?? 60
   if (!Number.isInteger(duration) || duration < 1) {
     throw new TypeError(`Rate limiter ${name}: durationSeconds must be a positive integer`)
-  }
-}
-
-/** The memory limiter that stands in while Redis fails; says so (at most once a minute). */
-class InsuranceLimiter extends RateLimiterMemory {
-  readonly #onUse: () => void
-
-  constructor(options: ConstructorParameters<typeof RateLimiterMemory>[0], onUse: () => void) {
-    super(options)
-    this.#onUse = onUse
-  }
-
-  override consume(...args: Parameters<RateLimiterMemory['consume']>) {
-    this.#onUse()
-    return super.consume(...args)
   }
 }

@@ -224,3 +224,28 @@ describe('MemoryWindows', () => {
     expect(windows.consume('a')).toEqual({ count: 1, msLeft: 1_000 })
   })
 })
+
+describe.skipIf(redisUrl === undefined)('rate limiters on Redis: the stored windows', () => {
+  it('keeps each bucket under <prefix>:<limiter>:<duration>:<bucket>, expiring with its window', async () => {
+    if (!testRedis) throw new Error('no Redis')
+    const redis = testRedis.connections.connect({ name: 'limiter' })
+    await redis.ping()
+    const prefix = `${testRedis.prefix}:stored`
+    const limiters = createRateLimiters({ redis, prefix, limiters: { api: { points: 5 } } })
+    await limiters.consume('api', request('1.2.3.4'))
+    expect((await limiters.consume('api', request('1.2.3.4'))).remaining).toBe(3)
+    const key = `${prefix}:api:60:ip:1.2.3.4`
+    expect(await redis.get(key)).toBe('2')
+    const ttl = await redis.pttl(key)
+    expect(ttl).toBeGreaterThan(0)
+    expect(ttl).toBeLessThanOrEqual(60_000)
+    await limiters.reset('api', request('1.2.3.4'))
+    expect(await redis.exists(key)).toBe(0)
+    expect(await limiters.peek('api', request('1.2.3.4'))).toEqual({
+      allowed: true,
+      limit: 5,
+      remaining: 5,
+      resetSeconds: 0,
+    })
+  })
+})
