@@ -5,8 +5,9 @@
  * process, loaded by wrk in interleaved rounds, on 100,000 posts (`KILN_BENCH_ROWS`).
  *
  * Then the show route taken apart (bench/servers/rest-layers.ts): Hono alone, the generated
- * controller alone, with `apiKeyAuth`, with `throttle`, and with both, beside the floor, to say
- * what each layer costs.
+ * controller alone, with `apiKeyAuth`, with `throttle`, with `privateCache`, with the five
+ * middlewares of the group, with `apiGuard` (the same in one), and the whole group, beside the
+ * floor, to say what each layer costs.
  *
  * `KILN_BENCH_BEFORE=<git ref>` adds the demo API as it was at that commit (checked out into a
  * temporary directory, run with this checkout's node_modules) to the show rounds: before and
@@ -154,6 +155,7 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
         layer('throttle'),
         layer('cache'),
         layer('stages'),
+        layer('guard'),
         layer('full'),
       ],
       options,
@@ -185,8 +187,8 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
         ratio(list, `kiln page ${deep}`, `floor page ${deep}`),
       ]),
       formatSection(
-        'The show route taken apart (Hono alone; the generated controller; + apiKeyAuth; + throttle; + privateCache; + the two-stage limiter, key and body limit; the whole group)',
-        ['hono', 'controller', 'auth', 'throttle', 'cache', 'stages', 'full'].map((name) =>
+        'The show route taken apart (Hono alone; the generated controller; + apiKeyAuth; + throttle; + privateCache; + privateCache, the two-stage limiter, key and body limit; + apiGuard, the same in one middleware; the whole group)',
+        ['hono', 'controller', 'auth', 'throttle', 'cache', 'stages', 'guard', 'full'].map((name) =>
           ratio(layers, `show: ${name}`, 'floor show'),
         ),
       ),

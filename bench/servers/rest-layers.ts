@@ -9,8 +9,10 @@
  * - `auth`: the controller behind `apiKeyAuth`;
  * - `throttle`: the controller behind `throttle(limiters, 'api')` (memory);
  * - `cache`: the controller behind `privateCache()` (which builds the group's JSON answers);
- * - `stages`: behind the two-stage limiter around `apiKeyAuth`, and `bodyLimit`;
- * - `full`: `apiRoutes` as the demo mounts it (both, as in bench/servers/rest-kiln.ts).
+ * - `stages`: behind `privateCache`, the two-stage limiter around `apiKeyAuth`, and `bodyLimit`
+ *   (the five middlewares the generated group used before `apiGuard`);
+ * - `guard`: behind `apiGuard`, which does what those five do in one middleware;
+ * - `full`: `apiRoutes` as the demo mounts it (`apiGuard`, as in bench/servers/rest-kiln.ts).
  *
  * Run by the benchmarks with `startServer`; DATABASE_URL and KILN_BENCH_POOL (default 10).
  */
@@ -20,6 +22,7 @@ import { apiRoutes, postsController } from '../../examples/demo/src/api/index.ts
 import { hashPassword } from '../../examples/demo/src/auth.ts'
 import {
   type ApiEnv,
+  apiGuard,
   apiKeyAuth,
   bodyLimit,
   createDatabaseApiKeyProvider,
@@ -96,6 +99,7 @@ const ports = {
     root.route(
       '/api/v1/posts',
       new Hono<ApiEnv>()
+        .use(privateCache())
         .use(limit.beforeAuth)
         .use(apiKeyAuth({ provider: apiKeys }))
         .use(limit.afterAuth)
@@ -103,6 +107,14 @@ const ports = {
         .route('/', postsController(context)),
     )
   }),
+  guard: await app((root) =>
+    root.route(
+      '/api/v1/posts',
+      new Hono<ApiEnv>()
+        .use(apiGuard({ apiKeys, limiters, limiter: 'api', logger }))
+        .route('/', postsController(context)),
+    ),
+  ),
   full: await app((root) =>
     root.route('/', apiRoutes({ database, apiKeys, limiters, ...context })),
   ),

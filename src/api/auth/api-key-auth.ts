@@ -23,34 +23,55 @@ export interface ApiKeyAuthOptions {
  * missing scope is a 403; a failing key store a 500. The app's `errorHandler` renders them.
  */
 export function apiKeyAuth(options: ApiKeyAuthOptions): MiddlewareHandler<ApiEnv> {
+  const check = keyCheck(options, 'apiKeyAuth')
+  return async function apiKeyAuthMiddleware(c, next) {
+    c.set('apiKey', await authenticate(c, check))
+    await next()
+  }
+}
+
+/** `ApiKeyAuthOptions`, checked at start-up. */
+export interface KeyCheck {
+  provider: ApiKeyProvider
+  required: string[]
+  logger: Logger | undefined
+}
+
+/** Checks the options of `apiKeyAuth` (or of middleware doing what it does) at start-up. */
+export function keyCheck(options: ApiKeyAuthOptions, owner: string): KeyCheck {
   const { provider, logger } = options
   if (!provider || typeof provider.verifyKey !== 'function') {
-    throw new TypeError('apiKeyAuth: `provider` must implement verifyKey(rawKey)')
+    throw new TypeError(`${owner}: \`provider\` must implement verifyKey(rawKey)`)
   }
   const required = [...(options.scopes ?? [])]
   const bad = required.find((scope) => !isValidScope(scope))
-  if (bad !== undefined) throw new TypeError(`apiKeyAuth: invalid scope ${JSON.stringify(bad)}`)
+  if (bad !== undefined) throw new TypeError(`${owner}: invalid scope ${JSON.stringify(bad)}`)
+  return { provider, required, logger }
+}
 
-  return async function apiKeyAuthMiddleware(c, next) {
-    let info: ApiKeyInfo
-    try {
-      info = await provider.verifyKey(bearerCredential(c.req.header('Authorization')))
-    } catch (error) {
-      if (error instanceof UnauthenticatedError) {
-        const reason = error instanceof ApiKeyRejectedError ? error.reason : 'refused'
-        const keyId = error instanceof ApiKeyRejectedError ? error.keyId : undefined
-        logger?.info({ reason, keyId, method: c.req.method, path: c.req.path }, 'API key refused')
-      }
-      throw error
+/**
+ * What `apiKeyAuth` does before the handler: the request's verified key with the required
+ * scopes, or the error to answer with (401, 403, 500), its reason logged.
+ */
+export async function authenticate(c: Context, check: KeyCheck): Promise<ApiKeyInfo> {
+  const { provider, required, logger } = check
+  let info: ApiKeyInfo
+  try {
+    info = await provider.verifyKey(bearerCredential(c.req.header('Authorization')))
+  } catch (error) {
+    if (error instanceof UnauthenticatedError) {
+      const reason = error instanceof ApiKeyRejectedError ? error.reason : 'refused'
+      const keyId = error instanceof ApiKeyRejectedError ? error.keyId : undefined
+      logger?.info({ reason, keyId, method: c.req.method, path: c.req.path }, 'API key refused')
     }
-    const missing = required.length === 0 ? required : missingScopes(info.scopes, required)
-    if (missing.length > 0) {
-      logger?.info({ keyId: info.id, missing, path: c.req.path }, 'API key lacks a scope')
-      throw new ForbiddenError(missingScopeMessage(missing))
-    }
-    c.set('apiKey', info)
-    await next()
+    throw error
   }
+  const missing = required.length === 0 ? required : missingScopes(info.scopes, required)
+  if (missing.length > 0) {
+    logger?.info({ keyId: info.id, missing, path: c.req.path }, 'API key lacks a scope')
+    throw new ForbiddenError(missingScopeMessage(missing))
+  }
+  return info
 }
 
 /**

@@ -1,6 +1,10 @@
 import { hash } from 'node:crypto'
 import type { Context } from 'hono'
-import { type PlainHeaders, plainResponses } from '../../core/http/index.ts'
+import {
+  type PlainHeaders,
+  type PlainResponsesOptions,
+  plainResponses,
+} from '../../core/http/index.ts'
 
 /**
  * HTTP caching for an authenticated API, as one middleware:
@@ -15,11 +19,14 @@ import { type PlainHeaders, plainResponses } from '../../core/http/index.ts'
  * @see RFC 9110 §8.8.3 (ETag), §13.1.2 (If-None-Match), RFC 9111 §5.2.2 (private, no-cache)
  */
 export function privateCache() {
-  return plainResponses({
-    cacheControl: 'private, no-cache',
-    vary: 'Authorization',
-    beforeJson: tagJson,
-  })
+  return plainResponses(PRIVATE_CACHE)
+}
+
+/** What `privateCache` adds to the answers it builds (`apiGuard` builds them the same way). */
+export const PRIVATE_CACHE: PlainResponsesOptions = {
+  cacheControl: 'private, no-cache',
+  vary: 'Authorization',
+  beforeJson: tagJson,
 }
 
 function tagJson(c: Context, text: string, status: number, headers: PlainHeaders) {

@@ -1,3 +1,4 @@
+export { type ApiGuardOptions, apiGuard } from './api-guard.ts'
 export { isJsonContentType, type JsonBodyOptions, parseJsonBody, readJson } from './body.ts'
 export { type DecimalOptions, decimal, int64, jsonValue } from './column-values.ts'
 export { ConflictError, rejectBlockedDelete, rejectConstraintViolation } from './db-errors.ts'

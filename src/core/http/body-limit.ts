@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import { PayloadTooLargeError } from '../errors.ts'
 
 /** 1 MiB: the default for JSON bodies and forms. */
@@ -53,24 +53,38 @@ export async function readBodyBytes(request: Request, maxBytes: number): Promise
   return bytes
 }
 
+/** The limit in bytes (`DEFAULT_BODY_LIMIT` when not given); a TypeError when it is not one. */
+export function checkBodyLimit(maxBytes: number | undefined, owner: string): number {
+  const limit = maxBytes ?? DEFAULT_BODY_LIMIT
+  if (!Number.isInteger(limit) || limit < 0) {
+    throw new TypeError(`${owner}: maxBytes must be a whole number of bytes`)
+  }
+  return limit
+}
+
 /**
  * The body limit of every kiln route that reads a body: reads it through `readBodyBytes`
  * (413 at the limit, while streaming) and hands the handler a request with those bytes, so
  * `c.req.json()`, `parseBody()` and `text()` never see more than `maxBytes`.
  */
 export function bodyLimit(options: BodyLimitOptions = {}): MiddlewareHandler {
-  const maxBytes = options.maxBytes ?? DEFAULT_BODY_LIMIT
-  if (!Number.isInteger(maxBytes) || maxBytes < 0) {
-    throw new TypeError('bodyLimit: maxBytes must be a whole number of bytes')
-  }
+  const maxBytes = checkBodyLimit(options.maxBytes, 'bodyLimit')
   return async function bodyLimitMiddleware(c, next) {
-    const raw = c.req.raw
-    // GET and HEAD carry no body; asking for `raw.body` would make the Node adapter build a
-    // full web Request (streams, abort signal) for nothing.
-    if (raw.method !== 'GET' && raw.method !== 'HEAD' && raw.body) {
-      const bytes = await readBodyBytes(raw, maxBytes)
-      c.req.raw = new Request(raw, { body: bytes as Uint8Array<ArrayBuffer> })
-    }
+    await limitBody(c, maxBytes)
     await next()
+  }
+}
+
+/**
+ * What `bodyLimit` does before the handler: reads the body (413 past `maxBytes`) and gives
+ * the handler a request with those bytes.
+ */
+export async function limitBody(c: Context, maxBytes: number): Promise<void> {
+  const raw = c.req.raw
+  // GET and HEAD carry no body; asking for `raw.body` would make the Node adapter build a
+  // full web Request (streams, abort signal) for nothing.
+  if (raw.method !== 'GET' && raw.method !== 'HEAD' && raw.body) {
+    const bytes = await readBodyBytes(raw, maxBytes)
+    c.req.raw = new Request(raw, { body: bytes as Uint8Array<ArrayBuffer> })
   }
 }

@@ -22,10 +22,9 @@ export type TrustProxy = boolean | number | readonly string[]
  * limits, OAuth throttles and logins all ask it.
  */
 export function clientAddress(c: Context, trustProxy: TrustProxy): string {
-  return resolveClientAddress(
-    { forwardedFor: c.req.header('X-Forwarded-For'), socket: socketAddress(c) },
-    trustProxy,
-  )
+  // Believing no proxy (the default), the header is not even read.
+  const forwardedFor = trustProxy === false ? undefined : c.req.header('X-Forwarded-For')
+  return resolveClientAddress({ forwardedFor, socket: socketAddress(c) }, trustProxy)
 }
 
 /** `clientAddress` over plain data, for code that has no Hono context. */
@@ -34,7 +33,10 @@ export function resolveClientAddress(
   trustProxy: TrustProxy,
 ): string {
   const socket = hops.socket === undefined ? undefined : normalizeAddress(hops.socket)
-  const chain = (hops.forwardedFor ?? '')
+  if (trustProxy === false || trustProxy === 0 || !hops.forwardedFor) {
+    return socket ?? UNKNOWN_CLIENT
+  }
+  const chain = hops.forwardedFor
     .split(',')
     .map((part) => part.trim())
     .filter(Boolean)

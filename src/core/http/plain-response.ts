@@ -16,12 +16,37 @@ export interface PlainResponsesOptions {
   beforeJson?(c: Context, text: string, status: number, headers: PlainHeaders): Response | undefined
 }
 
-/** What a request inside `plainResponses` will answer with, besides its body. */
+/**
+ * What a request inside `plainResponses` will answer with, besides its body. A class, so a
+ * request allocates one object for it, not a set of closures.
+ */
 class PendingHeaders {
   /** `RateLimit-Limit`, `-Remaining`, `-Reset`, from the tightest throttle. */
   rateLimit: [string, string, string] | undefined = undefined
   /** Anything else given to `c.header()`. */
   other: PlainHeaders | undefined = undefined
+  /** The answer `c.json()` built. */
+  written: Response | undefined = undefined
+
+  constructor(
+    readonly c: Context,
+    readonly options: PlainResponsesOptions,
+  ) {}
+
+  /** Stops recording: the throttle and `hasResponseHeader` look at `c.res` again. */
+  close(): void {
+    setContextValue(this.c, PENDING, undefined)
+  }
+
+  /** Once the handler answered: closes, and adds the recorded headers to an answer not built by `c.json()`. */
+  complete(): void {
+    this.close()
+    const { c, written, options } = this
+    if (written !== undefined && c.res === written) return
+    const headers: PlainHeaders = {}
+    addPending(headers, this, options.cacheControl, options.vary)
+    addMissingHeaders(c, headers)
+  }
 }
 
 const PENDING = 'kiln.plainResponses'
@@ -42,49 +67,58 @@ export const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'Ra
  * of the handler's own) gets the recorded headers added afterwards.
  */
 export function plainResponses(options: PlainResponsesOptions = {}): MiddlewareHandler {
-  const { cacheControl, vary, beforeJson } = options
   return async function plainResponses(c, next) {
-    const pending = new PendingHeaders()
-    const setHeader = c.header
-    const setStatus = c.status
-    let status = 200
-    let written: Response | undefined
-    c.header = ((name: string, value?: string, opts?: { append?: boolean }) => {
-      if (c.finalized) return setHeader(name, value, opts)
-      pending.other ??= {}
-      recordHeader(pending.other, name, value, opts?.append === true)
-    }) as Context['header']
-    c.status = ((code: number) => {
-      status = code
-      setStatus(code as Parameters<Context['status']>[0])
-    }) as Context['status']
-    c.json = ((object: unknown, arg?: number | ResponseInit, extra?: PlainHeaders) => {
-      const text = JSON.stringify(object)
-      const code = typeof arg === 'number' ? arg : (arg?.status ?? status)
-      const headers: PlainHeaders = { 'content-type': 'application/json' }
-      addPending(headers, pending, cacheControl, vary)
-      if (typeof arg === 'object' && arg.headers) {
-        for (const [name, value] of new Headers(arg.headers)) {
-          recordHeader(headers, name, value, false)
-        }
-      }
-      for (const name in extra) headers[name.toLowerCase()] = extra[name] as string | string[]
-      written =
-        beforeJson?.(c, text, code, headers) ??
-        new Response(text, { status: code, headers: headers as HeadersInit })
-      return written
-    }) as Context['json']
-    setContextValue(c, PENDING, pending)
+    const answer = recordResponse(c, options)
     try {
       await next()
     } finally {
-      setContextValue(c, PENDING, undefined)
+      answer.close()
     }
-    if (written !== undefined && c.res === written) return
-    const headers: PlainHeaders = {}
-    addPending(headers, pending, cacheControl, vary)
-    addMissingHeaders(c, headers)
+    answer.complete()
   }
+}
+
+/** One request's answer being recorded by `recordResponse`. */
+export type RecordedResponse = Pick<PendingHeaders, 'close' | 'complete'>
+
+/**
+ * What `plainResponses` does for one request, for middleware that does more around it (kiln/api's
+ * `apiGuard`): from here on `c.header()` and `c.status()` record, and `c.json()` builds the
+ * answer with the recorded headers.
+ */
+export function recordResponse(c: Context, options: PlainResponsesOptions): RecordedResponse {
+  const { cacheControl, vary, beforeJson } = options
+  const pending = new PendingHeaders(c, options)
+  const setHeader = c.header
+  const setStatus = c.status
+  let status = 200
+  c.header = ((name: string, value?: string, opts?: { append?: boolean }) => {
+    if (c.finalized) return setHeader(name, value, opts)
+    pending.other ??= {}
+    recordHeader(pending.other, name, value, opts?.append === true)
+  }) as Context['header']
+  c.status = ((code: number) => {
+    status = code
+    setStatus(code as Parameters<Context['status']>[0])
+  }) as Context['status']
+  c.json = ((object: unknown, arg?: number | ResponseInit, extra?: PlainHeaders) => {
+    const text = JSON.stringify(object)
+    const code = typeof arg === 'number' ? arg : (arg?.status ?? status)
+    const headers: PlainHeaders = { 'content-type': 'application/json' }
+    addPending(headers, pending, cacheControl, vary)
+    if (typeof arg === 'object' && arg.headers) {
+      for (const [name, value] of new Headers(arg.headers)) {
+        recordHeader(headers, name, value, false)
+      }
+    }
+    for (const name in extra) headers[name.toLowerCase()] = extra[name] as string | string[]
+    pending.written =
+      beforeJson?.(c, text, code, headers) ??
+      new Response(text, { status: code, headers: headers as HeadersInit })
+    return pending.written
+  }) as Context['json']
+  setContextValue(c, PENDING, pending)
+  return pending
 }
 
 /**

@@ -1,8 +1,9 @@
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible'
 import { DependencyError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { Redis } from '../redis.ts'
 import { addressKey, checkTrustProxy, type TrustProxy } from './client-ip.ts'
+import { MemoryWindows, type WindowCount } from './memory-windows.ts'
+import { RedisWindows } from './redis-windows.ts'
 
 /** The API key that authenticated a request, as a limiter sees it (kiln/api's `ApiKeyInfo`). */
 export interface LimitedApiKey {
@@ -57,6 +58,8 @@ export interface RateLimitersOptions {
   limiters?: Record<string, LimiterDefinition>
   /** Told when Redis fails and limits fall back to memory. */
   logger?: Logger
+  /** The clock of the counts kept in memory (ms since the epoch); `Date.now` by default. */
+  now?: () => number
 }
 
 export interface LimitResult {
@@ -106,16 +109,21 @@ export function perIpAndSubject(
 /** The built-in `api` limiter of the spec: 60 requests per minute per client IP. */
 export const DEFAULT_API_LIMIT: LimiterDefinition = { points: 60, durationSeconds: 60 }
 
-/** Counters never refuse on their own; kiln compares them with each request's limit. */
-const UNLIMITED = Number.MAX_SAFE_INTEGER
 const WARN_EVERY_MS = 60_000
 
+/** The windows of one limiter and window length, in memory or in Redis. */
+interface WindowCounter {
+  consume(key: string): WindowCount | Promise<WindowCount>
+  get(key: string): WindowCount | undefined | Promise<WindowCount | undefined>
+  delete(key: string): unknown
+}
+
 /**
- * Named rate limiters on rate-limiter-flexible: fixed windows counted in memory, or in Redis
- * (atomically, one count across instances) when a client is given. If Redis fails, each
- * instance keeps enforcing the same limits in its own memory (rate-limiter-flexible's
- * insurance limiter) and logs a warning: requests are neither refused with a 500 nor let
- * through unlimited while Redis is away.
+ * Named rate limiters on fixed windows: counted in this process's memory (`MemoryWindows`),
+ * or in Redis (one atomic script per request, one count across instances: `RedisWindows`)
+ * when a client is given. If Redis fails, each instance keeps enforcing the same limits in its
+ * own memory and logs a warning: requests are neither refused with a 500 nor let through
+ * unlimited while Redis is away.
  */
 export function createRateLimiters(options: RateLimitersOptions = {}): RateLimiters {
   const prefix = options.prefix ?? 'kiln:rl'
@@ -128,34 +136,34 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
   for (const [name, definition] of Object.entries(definitions)) checkDefinition(name, definition)
   const redis = options.redis
   const logger = options.logger
+  const now = options.now ?? Date.now
   let lastWarning = 0
   const warnFallback = () => {
-    const now = Date.now()
-    if (now - lastWarning < WARN_EVERY_MS) return
-    lastWarning = now
+    const time = Date.now()
+    if (time - lastWarning < WARN_EVERY_MS) return
+    lastWarning = time
     logger?.warn(
       'Rate limiting cannot reach Redis: each instance enforces the limits in its own memory until Redis answers',
     )
   }
-  const counters = new Map<string, RateLimiterMemory | RateLimiterRedis>()
+  /** By limiter name, then window length in seconds. */
+  const counters = new Map<string, Map<number, WindowCounter>>()
 
-  const counter = (name: string, durationSeconds: number) => {
-    const id = `${name}:${durationSeconds}`
-    let limiter = counters.get(id)
-    if (!limiter) {
-      const keyPrefix = `${prefix}:${name}:${durationSeconds}`
-      const memory = { points: UNLIMITED, duration: durationSeconds, keyPrefix }
-      limiter = redis
-        ? new RateLimiterRedis({
-            ...memory,
-            storeClient: redis,
-            rejectIfRedisNotReady: true,
-            insuranceLimiter: new InsuranceLimiter(memory, warnFallback),
-          })
-        : new RateLimiterMemory(memory)
-      counters.set(id, limiter)
+  const counter = (name: string, durationSeconds: number): WindowCounter => {
+    let byDuration = counters.get(name)
+    if (!byDuration) {
+      byDuration = new Map()
+      counters.set(name, byDuration)
     }
-    return limiter
+    let windows = byDuration.get(durationSeconds)
+    if (!windows) {
+      const keyPrefix = `${prefix}:${name}:${durationSeconds}`
+      windows = redis
+        ? new RedisWindows(redis, { keyPrefix, durationSeconds, onFallback: warnFallback })
+        : new MemoryWindows(durationSeconds * 1000, now)
+      byDuration.set(durationSeconds, windows)
+    }
+    return windows
   }
 
   const ruleFor = (name: string, request: LimitRequest): LimitRule => {
@@ -174,25 +182,20 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
     name: string,
     request: LimitRequest,
     step: (
-      limiter: RateLimiterMemory | RateLimiterRedis,
+      windows: WindowCounter,
       key: string,
-    ) => Promise<RateLimiterRes | null>,
+    ) => WindowCount | undefined | Promise<WindowCount | undefined>,
   ): Promise<LimitResult> => {
     const rule = ruleFor(name, request)
-    const durationSeconds = rule.durationSeconds ?? 60
-    let res: RateLimiterRes | null
+    let counted: WindowCount | undefined | Promise<WindowCount | undefined>
     try {
-      res = await step(counter(name, durationSeconds), rule.key)
+      counted = step(counter(name, rule.durationSeconds ?? 60), rule.key)
+      // Memory answers at once: nothing to wait for on the request path.
+      if (counted instanceof Promise) counted = await counted
     } catch (error) {
       throw new DependencyError('Internal Server Error', { cause: error })
     }
-    const consumed = res?.consumedPoints ?? 0
-    return {
-      allowed: consumed <= rule.points,
-      limit: rule.points,
-      remaining: Math.max(rule.points - consumed, 0),
-      resetSeconds: res ? Math.max(Math.ceil(res.msBeforeNext / 1000), 0) : 0,
-    }
+    return limitResult(rule, counted)
   }
 
   return {
@@ -205,8 +208,8 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
       checkDefinition(name, definition)
       definitions[name] = definition
     },
-    consume: (name, request) => run(name, request, (limiter, key) => limiter.consume(key)),
-    peek: (name, request) => run(name, request, (limiter, key) => limiter.get(key)),
+    consume: (name, request) => run(name, request, (windows, key) => windows.consume(key)),
+    peek: (name, request) => run(name, request, (windows, key) => windows.get(key)),
     async reset(name, request) {
       const rule = ruleFor(name, request)
       try {
@@ -215,6 +218,16 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
         throw new DependencyError('Internal Server Error', { cause: error })
       }
     },
+  }
+}
+
+function limitResult(rule: LimitRule, counted: WindowCount | undefined): LimitResult {
+  const consumed = counted?.count ?? 0
+  return {
+    allowed: consumed <= rule.points,
+    limit: rule.points,
+    remaining: Math.max(rule.points - consumed, 0),
+    resetSeconds: counted ? Math.max(Math.ceil(counted.msLeft / 1000), 0) : 0,
   }
 }
 
@@ -235,20 +248,5 @@ function checkRule(name: string, rule: LimitRule): void {
   const duration = rule.durationSeconds ?? 60
   if (!Number.isInteger(duration) || duration < 1) {
     throw new TypeError(`Rate limiter ${name}: durationSeconds must be a positive integer`)
-  }
-}
-
-/** The memory limiter that stands in while Redis fails; says so (at most once a minute). */
-class InsuranceLimiter extends RateLimiterMemory {
-  readonly #onUse: () => void
-
-  constructor(options: ConstructorParameters<typeof RateLimiterMemory>[0], onUse: () => void) {
-    super(options)
-    this.#onUse = onUse
-  }
-
-  override consume(...args: Parameters<RateLimiterMemory['consume']>) {
-    this.#onUse()
-    return super.consume(...args)
   }
 }

@@ -23,20 +23,47 @@ export function throttle(limiters: RateLimiters, name: string): MiddlewareHandle
     )
   }
   return async function throttleMiddleware(c, next) {
-    const result = await limiters.consume(name, limitRequest(c, limiters))
-    const lowest = contextValue<number>(c, TIGHTEST)
-    const ours = lowest === undefined || result.remaining <= lowest
+    const unsent = await countRequest(c, limiters, name)
+    await next()
+    if (unsent !== undefined) sendRateLimitHeaders(c, unsent)
+  }
+}
+
+/** `RateLimit-*` values a throttle could not record on the answer before the handler ran. */
+export interface UnsentRateLimit {
+  remaining: number
+  values: [string, string, string]
+}
+
+/**
+ * What `throttle` does before the handler: counts the request against the named limiter,
+ * records its headers when it is the tightest so far, and throws `TooManyRequestsError`
+ * (429) over the limit. Returns the headers still to set once the handler answered (outside
+ * `plainResponses`), for `sendRateLimitHeaders`.
+ */
+export async function countRequest(
+  c: Context,
+  limiters: RateLimiters,
+  name: string,
+): Promise<UnsentRateLimit | undefined> {
+  const result = await limiters.consume(name, limitRequest(c, limiters))
+  const lowest = contextValue<number>(c, TIGHTEST)
+  const ours = lowest === undefined || result.remaining <= lowest
+  let unsent: UnsentRateLimit | undefined
+  if (ours) {
     const values = rateLimitValues(result)
     // Inside `plainResponses` the headers are recorded on the response being built; elsewhere
     // they are set now and checked again once the handler has answered.
-    const recorded = ours && setRateLimitHeaders(c, values)
-    if (ours) setContextValue(c, TIGHTEST, result.remaining)
-    if (!result.allowed) throw new TooManyRequestsError(Math.max(result.resetSeconds, 1))
-    await next()
-    if (ours && !recorded && contextValue<number>(c, TIGHTEST) === result.remaining) {
-      applyHeaders(c, values)
-    }
+    if (!setRateLimitHeaders(c, values)) unsent = { remaining: result.remaining, values }
+    setContextValue(c, TIGHTEST, result.remaining)
   }
+  if (!result.allowed) throw new TooManyRequestsError(Math.max(result.resetSeconds, 1))
+  return unsent
+}
+
+/** After the handler: sets the headers `countRequest` could not record, unless a tighter throttle took over. */
+export function sendRateLimitHeaders(c: Context, unsent: UnsentRateLimit): void {
+  if (contextValue<number>(c, TIGHTEST) === unsent.remaining) applyHeaders(c, unsent.values)
 }
 
 /** What the limiters see of a request: its client address, its API key, its route. */

@@ -1,5 +1,6 @@
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MemoryWindows } from '../../../src/core/http/memory-windows.ts'
 import {
   createRateLimiters,
   errorHandler,
@@ -97,3 +98,154 @@ for (const backend of backends) {
     },
   )
 }
+
+describe('rate limiters in memory: fixed windows on an injected clock', () => {
+  const clock = () => {
+    let time = 1_700_000_000_000
+    return { now: () => time, advance: (ms: number) => (time += ms) }
+  }
+
+  it('opens a window at the first request and a new one when it ends', async () => {
+    const { now, advance } = clock()
+    const limiters = createRateLimiters({ now, limiters: { api: { points: 2 } } })
+    const from = request('1.2.3.4')
+    expect(await limiters.consume('api', from)).toEqual({
+      allowed: true,
+      limit: 2,
+      remaining: 1,
+      resetSeconds: 60,
+    })
+    advance(30_500)
+    expect(await limiters.consume('api', from)).toEqual({
+      allowed: true,
+      limit: 2,
+      remaining: 0,
+      resetSeconds: 30,
+    })
+    advance(29_000)
+    // Refused requests are counted too; the window still ends when it began + 60 s.
+    expect(await limiters.consume('api', from)).toEqual({
+      allowed: false,
+      limit: 2,
+      remaining: 0,
+      resetSeconds: 1,
+    })
+    advance(499)
+    expect((await limiters.consume('api', from)).allowed).toBe(false)
+    advance(1)
+    expect(await limiters.consume('api', from)).toEqual({
+      allowed: true,
+      limit: 2,
+      remaining: 1,
+      resetSeconds: 60,
+    })
+  })
+
+  it('keeps one window per bucket and per window length', async () => {
+    const { now, advance } = clock()
+    const limiters = createRateLimiters({
+      now,
+      limiters: { api: { points: 1 }, short: { points: 1, durationSeconds: 1 } },
+    })
+    expect((await limiters.consume('api', request('1.2.3.4'))).allowed).toBe(true)
+    expect((await limiters.consume('api', request('5.6.7.8'))).allowed).toBe(true)
+    expect((await limiters.consume('short', request('1.2.3.4'))).allowed).toBe(true)
+    expect((await limiters.consume('api', request('1.2.3.4'))).allowed).toBe(false)
+    advance(1_000)
+    expect((await limiters.consume('short', request('1.2.3.4'))).allowed).toBe(true)
+    expect((await limiters.consume('api', request('1.2.3.4'))).allowed).toBe(false)
+  })
+
+  it('peek after the window ended sees a full bucket and no reset', async () => {
+    const { now, advance } = clock()
+    const limiters = createRateLimiters({ now, limiters: { api: { points: 3 } } })
+    await limiters.consume('api', request('1.2.3.4'))
+    expect(await limiters.peek('api', request('1.2.3.4'))).toEqual({
+      allowed: true,
+      limit: 3,
+      remaining: 2,
+      resetSeconds: 60,
+    })
+    advance(60_000)
+    expect(await limiters.peek('api', request('1.2.3.4'))).toEqual({
+      allowed: true,
+      limit: 3,
+      remaining: 3,
+      resetSeconds: 0,
+    })
+  })
+
+  it('throttle counts RateLimit-Reset down and answers the next window', async () => {
+    const { now, advance } = clock()
+    const limiters = createRateLimiters({ now, limiters: { api: { points: 1 } } })
+    const app = new Hono()
+    app.onError(errorHandler({ logger: silentLogger() }))
+    app.get('/x', throttle(limiters, 'api'), (c) => c.text('ok'))
+    expect((await app.request('/x')).headers.get('RateLimit-Reset')).toBe('60')
+    advance(45_000)
+    const refused = await app.request('/x')
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('Retry-After')).toBe('15')
+    expect(refused.headers.get('RateLimit-Reset')).toBe('15')
+    advance(15_000)
+    const again = await app.request('/x')
+    expect(again.status).toBe(200)
+    expect(again.headers.get('RateLimit-Remaining')).toBe('0')
+    expect(again.headers.get('RateLimit-Reset')).toBe('60')
+  })
+})
+
+describe('MemoryWindows', () => {
+  it('sweeps ended windows, so memory holds the buckets of about two windows', () => {
+    let time = 0
+    const windows = new MemoryWindows(1_000, () => time)
+    for (let i = 0; i < 1_000; i++) windows.consume(`ip:10.0.${i >> 8}.${i & 255}`)
+    expect(windows.size).toBe(1_000)
+    // Ended, but not swept before the next sweep is due: still held, never counted.
+    time = 999
+    windows.consume('ip:10.9.9.9')
+    expect(windows.size).toBe(1_001)
+    expect(windows.get('ip:10.0.0.0')).toEqual({ count: 1, msLeft: 1 })
+    time = 1_000
+    expect(windows.get('ip:10.0.0.0')).toBeUndefined()
+    windows.consume('ip:10.0.0.0')
+    // The sweep ran: only the window still open (10.9.9.9) and the new one remain.
+    expect(windows.size).toBe(2)
+    expect(windows.get('ip:10.0.0.0')).toEqual({ count: 1, msLeft: 1_000 })
+    expect(windows.get('ip:10.9.9.9')).toEqual({ count: 1, msLeft: 999 })
+  })
+
+  it('delete forgets a bucket', () => {
+    const windows = new MemoryWindows(1_000, () => 0)
+    windows.consume('a')
+    windows.consume('a')
+    windows.delete('a')
+    expect(windows.get('a')).toBeUndefined()
+    expect(windows.consume('a')).toEqual({ count: 1, msLeft: 1_000 })
+  })
+})
+
+describe.skipIf(redisUrl === undefined)('rate limiters on Redis: the stored windows', () => {
+  it('keeps each bucket under <prefix>:<limiter>:<duration>:<bucket>, expiring with its window', async () => {
+    if (!testRedis) throw new Error('no Redis')
+    const redis = testRedis.connections.connect({ name: 'limiter' })
+    await redis.ping()
+    const prefix = `${testRedis.prefix}:stored`
+    const limiters = createRateLimiters({ redis, prefix, limiters: { api: { points: 5 } } })
+    await limiters.consume('api', request('1.2.3.4'))
+    expect((await limiters.consume('api', request('1.2.3.4'))).remaining).toBe(3)
+    const key = `${prefix}:api:60:ip:1.2.3.4`
+    expect(await redis.get(key)).toBe('2')
+    const ttl = await redis.pttl(key)
+    expect(ttl).toBeGreaterThan(0)
+    expect(ttl).toBeLessThanOrEqual(60_000)
+    await limiters.reset('api', request('1.2.3.4'))
+    expect(await redis.exists(key)).toBe(0)
+    expect(await limiters.peek('api', request('1.2.3.4'))).toEqual({
+      allowed: true,
+      limit: 5,
+      remaining: 5,
+      resetSeconds: 0,
+    })
+  })
+})

@@ -4,14 +4,11 @@ import {
   type ApiEnv,
   type ApiKeyProvider,
   apiDocs,
-  apiKeyAuth,
-  bodyLimit,
+  apiGuard,
   createRecordCounter,
   type OpenApiResource,
-  privateCache,
   type RateLimiters,
   type RecordCounter,
-  twoStageThrottle,
 } from 'kiln/api'
 import { createLogger, errorHandler, type Logger } from 'kiln/core'
 import { type Database, type PostgresDb, postgresDb } from 'kiln/db'
@@ -56,7 +53,10 @@ export interface ApiContext {
 /**
  * `/api/v1`: every route needs an API key, then passes the `api` rate limiter, which sees the
  * key (so a limit per key works); requests refused for their key are limited per client IP.
- * Request bodies are read up to 1 MiB (413 past it).
+ * Request bodies are read up to 1 MiB (413 past it). Answers are private to the key
+ * (`Cache-Control: private, no-cache`), with an `ETag` on GETs (304 when unchanged).
+ * All of that is `apiGuard`, one middleware; apps that want the steps apart compose
+ * `privateCache()`, `twoStageThrottle()`, `apiKeyAuth()` and `bodyLimit()` themselves.
  * Errors answer JSON (401, 403, 404, 422, 429…) through kiln's error handler: mounting the
  * group with `app.route('/', apiRoutes(…))` is enough.
  */
@@ -69,15 +69,10 @@ export function apiRoutes({
   logger = createLogger(),
 }: ApiDeps) {
   const context: ApiContext = { db: postgresDb(database), counts, hashPassword }
-  const limit = twoStageThrottle(limiters, 'api')
   return new Hono<ApiEnv>()
     .basePath('/api/v1')
     .onError(errorHandler({ logger }))
-    .use(privateCache())
-    .use(limit.beforeAuth)
-    .use(apiKeyAuth({ provider: apiKeys, logger }))
-    .use(limit.afterAuth)
-    .use(bodyLimit())
+    .use(apiGuard({ apiKeys, limiters, limiter: 'api', logger }))
     .route('/comments', commentsController(context))
     .route('/messages', messagesController(context))
     .route('/posts', postsController(context))

@@ -1,0 +1,87 @@
+import type { Redis } from '../redis.ts'
+import { MemoryWindows, type WindowCount } from './memory-windows.ts'
+
+/**
+ * Opens the bucket's window unless it is open, counts the request, and answers the count and
+ * the milliseconds left: one atomic round trip per request.
+ */
+const COUNT_SCRIPT = `redis.call('set', KEYS[1], 0, 'EX', ARGV[2], 'NX')
+local consumed = redis.call('incrby', KEYS[1], ARGV[1])
+local ttl = redis.call('pttl', KEYS[1])
+if ttl == -1 then
+  redis.call('expire', KEYS[1], ARGV[2])
+  ttl = 1000 * ARGV[2]
+end
+return {consumed, ttl}`
+
+/** The script as a command of the client (EVALSHA, the script sent again only when Redis lost it). */
+const COMMAND = 'kilnRateWindow'
+
+type CountingRedis = Redis & {
+  [COMMAND](key: string, points: number, durationSeconds: number): Promise<[number, number]>
+}
+
+/**
+ * Fixed windows counted in Redis, one count for every instance: `<keyPrefix>:<bucket>` holds
+ * the bucket's count and expires with its window. When Redis is not connected or a command
+ * fails, the same windows are counted in this process's memory (`onFallback` is told), so a
+ * Redis outage neither refuses requests with a 500 nor lets them through unlimited.
+ */
+export class RedisWindows {
+  readonly #redis: CountingRedis
+  readonly #keyPrefix: string
+  readonly #durationSeconds: number
+  readonly #fallback: MemoryWindows
+  readonly #onFallback: () => void
+
+  constructor(
+    redis: Redis,
+    options: { keyPrefix: string; durationSeconds: number; onFallback: () => void },
+  ) {
+    if (typeof (redis as unknown as Partial<Record<string, unknown>>)[COMMAND] !== 'function') {
+      redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: COUNT_SCRIPT })
+    }
+    this.#redis = redis as unknown as CountingRedis
+    this.#keyPrefix = options.keyPrefix
+    this.#durationSeconds = options.durationSeconds
+    this.#fallback = new MemoryWindows(options.durationSeconds * 1000)
+    this.#onFallback = options.onFallback
+  }
+
+  consume(key: string): Promise<WindowCount> | WindowCount {
+    // Not connected (yet, or any more): count here at once rather than queue the command.
+    if (this.#redis.status !== 'ready') return this.#fallBack().consume(key)
+    return this.#redis[COMMAND](`${this.#keyPrefix}:${key}`, 1, this.#durationSeconds).then(
+      ([count, msLeft]) => ({ count, msLeft }),
+      () => this.#fallBack().consume(key),
+    )
+  }
+
+  async get(key: string): Promise<WindowCount | undefined> {
+    if (this.#redis.status !== 'ready') return this.#fallBack().get(key)
+    const redisKey = `${this.#keyPrefix}:${key}`
+    try {
+      const replies = await this.#redis.multi().get(redisKey).pttl(redisKey).exec()
+      const [[countError, count] = [], [ttlError, msLeft] = []] = replies ?? []
+      if (!replies || countError || ttlError) throw countError ?? ttlError ?? new Error('aborted')
+      if (count === null) return undefined
+      return { count: Number(count), msLeft: Math.max(Number(msLeft), 0) }
+    } catch {
+      return this.#fallBack().get(key)
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    if (this.#redis.status !== 'ready') return this.#fallBack().delete(key)
+    try {
+      await this.#redis.del(`${this.#keyPrefix}:${key}`)
+    } catch {
+      this.#fallBack().delete(key)
+    }
+  }
+
+  #fallBack(): MemoryWindows {
+    this.#onFallback()
+    return this.#fallback
+  }
+}
