@@ -16,7 +16,7 @@
  * `npm run bench -- rest-api` (`--quick`: one short round). Needs wrk, PostgreSQL and Redis.
  */
 import { execFileSync } from 'node:child_process'
-import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -87,7 +87,25 @@ export function checkoutBefore(ref: string): { dir: string; remove(): void } {
   execFileSync('tar', ['-x', '-C', dir], { input: archive })
   cpSync(join(repo, 'bench'), join(dir, 'bench'), { recursive: true })
   symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'))
+  const missing = missingDependencies(dir)
+  if (missing.length > 0) {
+    rmSync(dir, { recursive: true, force: true })
+    throw new Error(
+      `KILN_BENCH_BEFORE=${ref} depends on packages this checkout no longer installs; ` +
+        `add them for the run with: npm install --no-save ${missing.join(' ')}`,
+    )
+  }
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** The earlier commit's dependencies absent from the shared node_modules, as `name@range`. */
+function missingDependencies(dir: string): string[] {
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>
+  }
+  return Object.entries(manifest.dependencies ?? {})
+    .filter(([name]) => !existsSync(join(dir, 'node_modules', name, 'package.json')))
+    .map(([name, range]) => `'${name}@${range}'`)
 }
 
 export default async function run({ quick }: BenchOptions): Promise<string> {
