@@ -17,8 +17,8 @@ export interface PlainResponsesOptions {
 }
 
 /**
- * What a request inside `plainResponses` will answer with, besides its body. A class, so a
- * request allocates one object for it, not a set of closures.
+ * What a request inside `plainResponses` will answer with, besides its body, and the two steps
+ * that end the recording (`close`, `complete`) as methods rather than closures per request.
  */
 class PendingHeaders {
   /** `RateLimit-Limit`, `-Remaining`, `-Reset`, from the tightest throttle. */

@@ -159,7 +159,7 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
     if (!windows) {
       const keyPrefix = `${prefix}:${name}:${durationSeconds}`
       windows = redis
-        ? new RedisWindows(redis, { keyPrefix, durationSeconds, onFallback: warnFallback })
+        ? new RedisWindows(redis, { keyPrefix, durationSeconds, onFallback: warnFallback, now })
         : new MemoryWindows(durationSeconds * 1000, now)
       byDuration.set(durationSeconds, windows)
     }

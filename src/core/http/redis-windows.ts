@@ -36,7 +36,13 @@ export class RedisWindows {
 
   constructor(
     redis: Redis,
-    options: { keyPrefix: string; durationSeconds: number; onFallback: () => void },
+    options: {
+      keyPrefix: string
+      durationSeconds: number
+      onFallback: () => void
+      /** The clock of the counts kept in memory while Redis fails. */
+      now?: () => number
+    },
   ) {
     if (typeof (redis as unknown as Partial<Record<string, unknown>>)[COMMAND] !== 'function') {
       redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: COUNT_SCRIPT })
@@ -44,7 +50,7 @@ export class RedisWindows {
     this.#redis = redis as unknown as CountingRedis
     this.#keyPrefix = options.keyPrefix
     this.#durationSeconds = options.durationSeconds
-    this.#fallback = new MemoryWindows(options.durationSeconds * 1000)
+    this.#fallback = new MemoryWindows(options.durationSeconds * 1000, options.now)
     this.#onFallback = options.onFallback
   }
 

@@ -1,4 +1,5 @@
 import { Hono } from 'hono'
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MemoryWindows } from '../../../src/core/http/memory-windows.ts'
 import {
@@ -192,6 +193,25 @@ describe('rate limiters in memory: fixed windows on an injected clock', () => {
     expect(again.status).toBe(200)
     expect(again.headers.get('RateLimit-Remaining')).toBe('0')
     expect(again.headers.get('RateLimit-Reset')).toBe('60')
+  })
+})
+
+describe('rate limiters while Redis is unreachable', () => {
+  it('count in memory on the injected clock until Redis answers', async () => {
+    // Never connected: every count falls back to this process's windows.
+    const redis = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0 })
+    let time = 1_700_000_000_000
+    const limiters = createRateLimiters({
+      redis,
+      now: () => time,
+      limiters: { api: { points: 1 } },
+    })
+    const from = request('1.2.3.4')
+    expect((await limiters.consume('api', from)).allowed).toBe(true)
+    expect(await limiters.consume('api', from)).toMatchObject({ allowed: false, resetSeconds: 60 })
+    time += 60_000
+    expect((await limiters.consume('api', from)).allowed).toBe(true)
+    redis.disconnect()
   })
 })
 
