@@ -35,5 +35,6 @@ export {
   serveFetch,
   serverReady,
   startServer,
+  writeJson,
 } from './server.ts'
 export { assertWrk, type HttpRequest, type LoadOptions, type LoadResult, runWrk } from './wrk.ts'

@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import type { Server } from 'node:http'
+import type { Server, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 
@@ -90,6 +90,16 @@ export function listen(server: Server): Promise<number> {
     server.once('error', reject)
     server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port))
   })
+}
+
+/** The hand-written floors' answer: `body` as JSON, with its length, as a plain node:http server writes it. */
+export function writeJson(res: ServerResponse, body: unknown): void {
+  const json = JSON.stringify(body)
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(json),
+  })
+  res.end(json)
 }
 
 /** Serves a fetch handler (a Hono app's `fetch`) with @hono/node-server, as kiln's apps run. */

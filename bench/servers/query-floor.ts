@@ -10,7 +10,7 @@
  */
 import { createServer } from 'node:http'
 import pg from 'pg'
-import { listen, serverReady } from '../http/index.ts'
+import { listen, serverReady, writeJson } from '../http/index.ts'
 
 const pool = new pg.Pool({
   connectionString: process.env.DATABASE_URL,
@@ -26,12 +26,7 @@ const server = createServer(async (req, res) => {
       'select * from posts where author_id = $1 order by created_at desc, id desc limit 20',
       [author],
     )
-    const json = JSON.stringify({ data: rows })
-    res.writeHead(200, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(json),
-    })
-    res.end(json)
+    writeJson(res, { data: rows })
   } catch {
     res.writeHead(500).end()
   }

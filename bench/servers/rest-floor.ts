@@ -10,7 +10,7 @@
  */
 import { createServer } from 'node:http'
 import pg from 'pg'
-import { listen, serverReady } from '../http/index.ts'
+import { listen, serverReady, writeJson } from '../http/index.ts'
 
 const PER_PAGE = 20
 const pool = new pg.Pool({
@@ -44,12 +44,7 @@ const server = createServer(async (req, res) => {
         body = { data: (await list).rows }
       }
     }
-    const json = JSON.stringify(body)
-    res.writeHead(200, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(json),
-    })
-    res.end(json)
+    writeJson(res, body)
   } catch {
     res.writeHead(500).end()
   }
