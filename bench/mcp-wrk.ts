@@ -6,14 +6,17 @@
  *
  * The server is the demo's REST API and kiln's `/mcp` endpoint with the data tools, on
  * PostgreSQL (KILN_BENCH_DATABASE_URL, else KILN_TEST_DATABASE_URL, else the local server; a
- * scratch database is created and dropped), 10,000 posts, page 1 of 20.
+ * scratch database is created and dropped), 10,000 posts, page 1 of 20. The server runs in
+ * this process, with the Node flags of every benchmark server (`serverNodeFlags`).
  */
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs, promisify } from 'node:util'
+import { serverNodeFlags } from './http/index.ts'
 import { startMcpListServer } from './servers/mcp-list.ts'
 
 const PER_PAGE = 20
@@ -166,4 +169,20 @@ async function wrk(
   return { rate: Number(rate[1]), requests: Number(requests[1]) }
 }
 
-await main()
+const missingFlags = serverNodeFlags().filter((flag) => !process.execArgv.includes(flag))
+if (missingFlags.length > 0) {
+  // The server runs in this process: run it again with the flags every benchmark server gets.
+  const again = spawn(
+    process.execPath,
+    [
+      ...process.execArgv,
+      ...missingFlags,
+      fileURLToPath(import.meta.url),
+      ...process.argv.slice(2),
+    ],
+    { stdio: 'inherit' },
+  )
+  again.on('exit', (code) => process.exit(code ?? 1))
+} else {
+  await main()
+}

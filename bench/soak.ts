@@ -28,6 +28,7 @@ import { generateApiKey } from '../src/api/index.ts'
 import { RedisConnections, RedisKeyValueStore, systemClock } from '../src/core/index.ts'
 import { signAccessToken } from '../src/oauth/index.ts'
 import { GrantIndex } from '../src/oauth/store/grants.ts'
+import { serverNodeFlags } from './http/index.ts'
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300)
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? 16)
@@ -68,7 +69,12 @@ async function main(): Promise<number> {
     const started = performance.now()
     child = spawn(
       process.execPath,
-      ['--import', 'tsx', fileURLToPath(new URL('../examples/demo/src/main.ts', import.meta.url))],
+      [
+        ...serverNodeFlags(),
+        '--import',
+        'tsx',
+        fileURLToPath(new URL('../examples/demo/src/main.ts', import.meta.url)),
+      ],
       {
         env: {
           ...process.env,

@@ -33,6 +33,7 @@ export {
   type ServerProcess,
   type StartServerOptions,
   serveFetch,
+  serverNodeFlags,
   serverReady,
   startServer,
   writeJson,

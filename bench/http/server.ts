@@ -5,6 +5,9 @@
  *
  * `KILN_BENCH_CPU_PROF=<dir>` starts every server with `node --cpu-prof --cpu-prof-dir=<dir>`:
  * each writes a .cpuprofile when it is stopped (open it in Chrome DevTools or speedscope).
+ *
+ * Every server, subject and baseline alike, runs with the same `serverNodeFlags()`: the young
+ * generation kiln recommends for servers (docs/performance.md, "Node's young generation").
  */
 import { type ChildProcess, fork } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -32,6 +35,20 @@ export interface StartServerOptions {
   cwd?: string
 }
 
+/**
+ * The Node flags every benchmark server runs with: `--max-semi-space-size=<MiB>` from
+ * `KILN_BENCH_SEMI_SPACE` (default 64, as kiln's start script; `0` leaves Node's default of
+ * 16 MiB), so a server with 50 requests in flight is not measured scavenging every few hundred
+ * requests, and subject and baseline always run on the same runtime settings.
+ */
+export function serverNodeFlags(): string[] {
+  const mib = Number(process.env.KILN_BENCH_SEMI_SPACE ?? 64)
+  if (!Number.isInteger(mib) || mib < 0) {
+    throw new TypeError("KILN_BENCH_SEMI_SPACE must be a whole number of MiB (0: Node's default)")
+  }
+  return mib === 0 ? [] : [`--max-semi-space-size=${mib}`]
+}
+
 /** Forks `file` (a .ts module run through tsx) and waits for its `serverReady`. */
 export async function startServer<Info>(
   file: string | URL,
@@ -39,6 +56,7 @@ export async function startServer<Info>(
 ): Promise<ServerProcess<Info>> {
   const profileDir = process.env.KILN_BENCH_CPU_PROF
   const execArgv = [
+    ...serverNodeFlags(),
     '--import',
     'tsx',
     ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
