@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { sql, type Table } from 'drizzle-orm'
 import type { ListQueryDefinition } from './definition.ts'
 import type { ListQueryPlan } from './plan.ts'
+import { compileRowMapper } from './row-mapper.ts'
 import type { QueryDb, Row } from './run.ts'
 import type { Bind } from './sql.ts'
 
@@ -116,6 +117,7 @@ export function pageStatement(
     definition.dialect === 'postgres'
       ? query.prepare(`kiln_${definition.tableName.slice(0, 32)}_list_${digest}`)
       : query.prepare()
+  compileRowMapper(statement)
   const page = runner(definition, statement)
   byShape.set(shape, page)
   return page
