@@ -20,7 +20,11 @@ export interface SpawnOptions {
   cwd?: string
 }
 
-/** Runs a TypeScript entry point of this repository the way `npm start` does (tsx + tsconfig paths). */
+/**
+ * Runs a TypeScript entry point of this repository through tsx with the repository's tsconfig
+ * (its `kiln/*` paths), as `npm start` runs the demo; without `npm start`'s young-generation
+ * flag, which changes its speed, not its behaviour.
+ */
 export function spawnTs(
   entry: string,
   args: string[] = [],
