@@ -269,3 +269,51 @@ describe.skipIf(redisUrl === undefined)('rate limiters on Redis: the stored wind
     })
   })
 })
+
+describe.skipIf(redisUrl === undefined)('rate limiters on Redis: counts made together', () => {
+  /** Counts the writes a connection's socket makes (a corked batch is one `_writev`). */
+  function countSocketWrites(redis: Redis): { writes: number; restore(): void } {
+    const socket = redis.stream as unknown as Record<
+      '_write' | '_writev',
+      (...args: unknown[]) => void
+    >
+    const { _write: write, _writev: writev } = socket
+    const counter = {
+      writes: 0,
+      restore() {
+        socket._write = write
+        socket._writev = writev
+      },
+    }
+    socket._write = (...args) => {
+      counter.writes++
+      write.apply(socket, args)
+    }
+    socket._writev = (...args) => {
+      counter.writes++
+      writev.apply(socket, args)
+    }
+    return counter
+  }
+
+  it('leave in one socket write, and each request gets its own count', async () => {
+    if (!testRedis) throw new Error('no Redis')
+    const redis = testRedis.connections.connect({ name: 'limiter' })
+    await redis.ping()
+    const prefix = `${testRedis.prefix}:together`
+    const limiters = createRateLimiters({ redis, prefix, limiters: { api: { points: 100 } } })
+    await limiters.consume('api', request('5.6.7.8')) // loads the script into Redis
+    const counter = countSocketWrites(redis)
+    const counts = await Promise.all(
+      Array.from({ length: 10 }, () => limiters.consume('api', request('5.6.7.8'))),
+    )
+    counter.restore()
+    expect(counter.writes).toBe(1)
+    expect(counts.map((count) => count.remaining).sort((a, b) => b - a)).toEqual([
+      98, 97, 96, 95, 94, 93, 92, 91, 90, 89,
+    ])
+    expect(await redis.get(`${prefix}:api:60:ip:5.6.7.8`)).toBe('11')
+    // A lone count is not held back: it leaves when the loop turns.
+    expect((await limiters.consume('api', request('5.6.7.8'))).remaining).toBe(88)
+  })
+})
