@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from 'hono'
 import { cors } from 'hono/cors'
+import { editResponseHeaders } from '../core/http/response-headers.ts'
 
 export interface OAuthCorsOptions {
   /** Extra request headers to allow besides the MCP ones. */
@@ -38,15 +39,9 @@ export function oauthCors(options: OAuthCorsOptions = {}): MiddlewareHandler {
   return async function oauthCorsMiddleware(c, next) {
     if (c.req.method === 'OPTIONS') return preflight(c, next)
     await next()
-    try {
-      c.res.headers.set('Access-Control-Allow-Origin', '*')
-      c.res.headers.set('Access-Control-Expose-Headers', exposed)
-    } catch {
-      // Immutable headers (a Response from fetch): copy the response once.
-      const copy = new Response(c.res.body, c.res)
-      copy.headers.set('Access-Control-Allow-Origin', '*')
-      copy.headers.set('Access-Control-Expose-Headers', exposed)
-      c.res = copy
-    }
+    editResponseHeaders(c, (headers) => {
+      headers.set('Access-Control-Allow-Origin', '*')
+      headers.set('Access-Control-Expose-Headers', exposed)
+    })
   }
 }

@@ -14,7 +14,12 @@ import {
   PROCESS_MESSAGING_WEBHOOK,
   QueueDeduplicationStore,
 } from '../../src/messaging/index.ts'
-import { createTestRedis, describeWithRedis, type TestRedis } from '../support/redis.ts'
+import {
+  countSocketWrites,
+  createTestRedis,
+  describeWithRedis,
+  type TestRedis,
+} from '../support/redis.ts'
 import { APP_SECRET, testConfig } from './support.ts'
 
 /** A signed inbound notification carrying the given message ids (none: a status). */
@@ -155,31 +160,6 @@ describeWithRedis('QueueDeduplicationStore with BullMQ', () => {
     expect((await post(['wamid.retry'])).status).toBe(200)
     expect(await waiting()).toBe(2)
   })
-
-  /** Counts the writes the producer's socket makes (a corked batch is one `_writev`). */
-  function countSocketWrites(client: Redis): { writes: number; restore(): void } {
-    const socket = client.stream as unknown as {
-      _write: (...args: unknown[]) => void
-      _writev: (...args: unknown[]) => void
-    }
-    const { _write: write, _writev: writev } = socket
-    const counter = {
-      writes: 0,
-      restore() {
-        socket._write = write
-        socket._writev = writev
-      },
-    }
-    socket._write = (...args) => {
-      counter.writes++
-      write.apply(socket, args)
-    }
-    socket._writev = (...args) => {
-      counter.writes++
-      writev.apply(socket, args)
-    }
-    return counter
-  }
 
   /** Makes the producer refuse the add script for notifications naming one of `ids` (else all). */
   function refuseAdds(client: Redis, ids?: string[]): () => void {

@@ -1,7 +1,8 @@
-import type { MiddlewareHandler } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import { UnauthenticatedError } from '../../core/errors.ts'
 import { contextValue } from '../../core/http/context-value.ts'
 import { type RateLimiters, throttle } from '../../core/http/index.ts'
+import { countRequest, sendRateLimitHeaders } from '../../core/http/throttle.ts'
 
 /** The two places a limiter runs around `apiKeyAuth`. */
 export interface TwoStageThrottle {
@@ -27,8 +28,6 @@ export interface TwoStageThrottle {
  * default) this is the same 60 requests per minute per IP as a single throttle before auth.
  */
 export function twoStageThrottle(limiters: RateLimiters, name: string): TwoStageThrottle {
-  const counted = throttle(limiters, name)
-  const noop = async () => {}
   return {
     beforeAuth: async function throttleRefusedKeys(c, next) {
       let refusal: unknown
@@ -39,11 +38,28 @@ export function twoStageThrottle(limiters: RateLimiters, name: string): TwoStage
         refusal = error
       }
       // Inside a group with its own error handler the 401 is already a response here.
-      if (refusal === undefined && !(c.error instanceof UnauthenticatedError)) return
-      if (contextValue(c, 'apiKey') !== undefined) return
-      await counted(c, noop)
+      const refused = refusal ?? c.error
+      if (!(refused instanceof UnauthenticatedError)) return
+      await countRefusedKey(c, limiters, name, refused)
       if (refusal !== undefined) throw refusal
     },
-    afterAuth: counted,
+    afterAuth: throttle(limiters, name),
   }
+}
+
+/**
+ * Counts a request whose key check failed with `error`, when that was a refusal (401) and no
+ * key was accepted before: in the limiter's bucket for a request without a key (per client
+ * IP for the built-in `api` limiter), so a flood of bad keys gets 429 once the bucket is spent.
+ * A 403 (missing scope) or a failing key store is not counted.
+ */
+export async function countRefusedKey(
+  c: Context,
+  limiters: RateLimiters,
+  name: string,
+  error: unknown,
+): Promise<void> {
+  if (!(error instanceof UnauthenticatedError) || contextValue(c, 'apiKey') !== undefined) return
+  const unsent = await countRequest(c, limiters, name)
+  if (unsent !== undefined) sendRateLimitHeaders(c, unsent)
 }

@@ -1,13 +1,12 @@
 import type { MiddlewareHandler } from 'hono'
-import { UnauthenticatedError } from '../../core/errors.ts'
 import { checkBodyLimit, limitBody } from '../../core/http/body-limit.ts'
-import { contextValue } from '../../core/http/context-value.ts'
 import { recordResponse } from '../../core/http/plain-response.ts'
 import type { RateLimiters } from '../../core/http/rate-limiters.ts'
 import { countRequest } from '../../core/http/throttle.ts'
 import type { Logger } from '../../core/logger.ts'
 import { type ApiEnv, authenticate, keyCheck } from '../auth/api-key-auth.ts'
 import type { ApiKeyInfo, ApiKeyProvider } from '../provider/api-key-provider.ts'
+import { countRefusedKey } from '../rate-limit/two-stage.ts'
 import { PRIVATE_CACHE } from './http-cache.ts'
 
 export interface ApiGuardOptions {
@@ -63,10 +62,7 @@ export function apiGuard(options: ApiGuardOptions): MiddlewareHandler<ApiEnv> {
     try {
       key = await authenticate(c, check)
     } catch (error) {
-      // Counted without a key, unless something before the group already set one.
-      if (error instanceof UnauthenticatedError && contextValue(c, 'apiKey') === undefined) {
-        await countRequest(c, limiters, limiter)
-      }
+      await countRefusedKey(c, limiters, limiter, error)
       throw error
     }
     c.set('apiKey', key)

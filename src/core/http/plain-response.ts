@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { contextValue, setContextValue } from './context-value.ts'
+import { editResponseHeaders } from './response-headers.ts'
 
 /** Response headers as Node writes them: lower-case names, `set-cookie` as a list. */
 export type PlainHeaders = Record<string, string | string[]>
@@ -191,18 +192,10 @@ function recordHeader(
 
 /** For answers not built by `c.json()`: the recorded headers they do not already carry. */
 function addMissingHeaders(c: Context, headers: PlainHeaders): void {
-  const apply = (target: Headers) => {
+  editResponseHeaders(c, (target) => {
     for (const [name, value] of Object.entries(headers)) {
       if (name === 'set-cookie') for (const cookie of [value].flat()) target.append(name, cookie)
       else if (!target.has(name)) target.set(name, [value].flat().join(', '))
     }
-  }
-  try {
-    apply(c.res.headers)
-  } catch {
-    // Immutable headers (a Response from fetch): copy the response once.
-    const copy = new Response(c.res.body, c.res)
-    apply(copy.headers)
-    c.res = copy
-  }
+  })
 }

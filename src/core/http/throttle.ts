@@ -4,6 +4,7 @@ import { clientAddress } from './client-ip.ts'
 import { contextValue, setContextValue } from './context-value.ts'
 import { RATE_LIMIT_HEADERS, setRateLimitHeaders } from './plain-response.ts'
 import type { LimitedApiKey, LimitRequest, LimitResult, RateLimiters } from './rate-limiters.ts'
+import { editResponseHeaders } from './response-headers.ts'
 
 /**
  * The one throttle of kiln: the API, the OAuth server and logins all count through it.
@@ -96,16 +97,9 @@ function rateLimitValues(result: LimitResult): [string, string, string] {
 /** Handlers may return a fresh `Response` without the prepared headers: add them. */
 function applyHeaders(c: Context, values: [string, string, string]): void {
   if (c.res.headers.has('RateLimit-Remaining')) return
-  const set = (headers: Headers) =>
+  editResponseHeaders(c, (headers) =>
     RATE_LIMIT_HEADERS.forEach((name, i) => {
       headers.set(name, values[i]!)
-    })
-  try {
-    set(c.res.headers)
-  } catch {
-    // Immutable headers (a Response from fetch): copy the response once.
-    const copy = new Response(c.res.body, c.res)
-    set(copy.headers)
-    c.res = copy
-  }
+    }),
+  )
 }

@@ -12,7 +12,7 @@ import {
   throttle,
 } from '../../../src/core/index.ts'
 import { redisUrl } from '../../support/env.ts'
-import { createTestRedis, type TestRedis } from '../../support/redis.ts'
+import { countSocketWrites, createTestRedis, type TestRedis } from '../../support/redis.ts'
 
 let testRedis: TestRedis | undefined
 beforeAll(async () => {
@@ -271,31 +271,6 @@ describe.skipIf(redisUrl === undefined)('rate limiters on Redis: the stored wind
 })
 
 describe.skipIf(redisUrl === undefined)('rate limiters on Redis: counts made together', () => {
-  /** Counts the writes a connection's socket makes (a corked batch is one `_writev`). */
-  function countSocketWrites(redis: Redis): { writes: number; restore(): void } {
-    const socket = redis.stream as unknown as Record<
-      '_write' | '_writev',
-      (...args: unknown[]) => void
-    >
-    const { _write: write, _writev: writev } = socket
-    const counter = {
-      writes: 0,
-      restore() {
-        socket._write = write
-        socket._writev = writev
-      },
-    }
-    socket._write = (...args) => {
-      counter.writes++
-      write.apply(socket, args)
-    }
-    socket._writev = (...args) => {
-      counter.writes++
-      writev.apply(socket, args)
-    }
-    return counter
-  }
-
   it('leave in one socket write, and each request gets its own count', async () => {
     if (!testRedis) throw new Error('no Redis')
     const redis = testRedis.connections.connect({ name: 'limiter' })
