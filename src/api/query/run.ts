@@ -140,16 +140,19 @@ async function readPage(
   const selection: Record<string, Column | SQL.Aliased> = selectionOf(
     neededFields(definition, plan),
   )
-  plan.sort.forEach(({ field }, i) => {
-    if (exactTimestamp(definition, field))
-      selection[`kiln_cursor_${i}`] = sql<string>`${field.column}::text`.as(`kiln_cursor_${i}`)
-  })
+  const offsetMode = plan.mode === 'offset'
+  // A cursor holds a timestamp's exact text (microseconds a Date would lose); offset pages make none.
+  if (!offsetMode) {
+    plan.sort.forEach(({ field }, i) => {
+      if (exactTimestamp(definition, field))
+        selection[`kiln_cursor_${i}`] = sql<string>`${field.column}::text`.as(`kiln_cursor_${i}`)
+    })
+  }
   const { bind } = placeholders
   const reverse = plan.cursor?.direction === 'prev'
   const keyset = plan.cursor
     ? keysetCondition(definition, plan.sort, plan.cursor.values, reverse, bind)
     : undefined
-  const offsetMode = plan.mode === 'offset'
   // A cursor page reads one record more: whether there is a next page.
   const limit = bind(offsetMode ? plan.perPage : plan.perPage + 1)
   const offset = offsetMode ? bind(plan.offset) : undefined
@@ -236,34 +239,28 @@ function cursorEnvelope(
 /** Relative links that keep the request's other parameters (filters, sort, fields…). */
 class LinkBuilder {
   readonly #path: string
-  readonly #kept: Array<[string, string]>
-  readonly #perPage: string | undefined
+  /** `&per_page=…` when not the default, then the other parameters, encoded once for every link. */
+  readonly #rest: string
 
   constructor(url: URL, defaultPerPage: number) {
     this.#path = url.pathname
+    let rest = ''
     const perPage = url.searchParams.get('per_page')
-    this.#perPage = perPage !== null && Number(perPage) !== defaultPerPage ? perPage : undefined
-    this.#kept = [...url.searchParams.entries()].filter(
-      ([key]) => key !== 'page' && key !== 'per_page' && key !== 'cursor',
-    )
+    if (perPage !== null && Number(perPage) !== defaultPerPage)
+      rest += `&per_page=${encode(perPage)}`
+    for (const [key, value] of url.searchParams) {
+      if (key !== 'page' && key !== 'per_page' && key !== 'cursor')
+        rest += `&${encode(key)}=${encode(value)}`
+    }
+    this.#rest = rest
   }
 
   page(n: number): string {
-    return this.#link([['page', String(n)]])
+    return `${this.#path}?page=${n}${this.#rest}`
   }
 
   cursor(value: string): string {
-    return this.#link([['cursor', value]])
-  }
-
-  #link(first: Array<[string, string]>): string {
-    const params = [
-      ...first,
-      ...(this.#perPage ? [['per_page', this.#perPage]] : []),
-      ...this.#kept,
-    ]
-    const query = params.map(([key, value]) => `${encode(key!)}=${encode(value!)}`).join('&')
-    return `${this.#path}?${query}`
+    return `${this.#path}?cursor=${encode(value)}${this.#rest}`
   }
 }
 
