@@ -55,7 +55,9 @@ export async function openAppDatabase(options: OpenAppDatabaseOptions = {}): Pro
   const target = await resolveTarget(config, root, cwd, envUrl)
   let database: Database
   try {
-    database = await createDatabase(target.url, { poolMax: target.poolMax })
+    // A command sends its queries one after another, and the running app's PGlite socket
+    // serves one connection: nothing to pipeline.
+    database = await createDatabase(target.url, { poolMax: target.poolMax, pipelineConnections: 0 })
   } catch (error) {
     throw new CliError(`Could not open ${target.description}: ${reason(error)}`, { cause: error })
   }

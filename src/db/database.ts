@@ -9,6 +9,7 @@ import type { PgliteDatabase } from 'drizzle-orm/pglite'
 import type pg from 'pg'
 import { importOptional } from '../core/optional-package.ts'
 import { revealSecret, type Secret } from '../core/secret.ts'
+import { pipelineOneOffQueries } from './pipelined-queries.ts'
 
 export type Dialect = 'postgres' | 'sqlite'
 
@@ -42,6 +43,12 @@ export interface CreateDatabaseOptions {
   pgliteDir?: string
   /** Connections in the pg pool. */
   poolMax?: number
+  /**
+   * PostgreSQL connections that one-off queries are pipelined over (default 4), beside the
+   * pool, which keeps transactions and sessions; 0 sends every query on a pooled connection of
+   * its own. See `pipelineOneOffQueries` and docs/database.md.
+   */
+  pipelineConnections?: number
 }
 
 /**
@@ -64,7 +71,7 @@ export async function createDatabase(
     case 'sqlite':
       return openSqlite(sqlitePath(url))
     case 'postgres':
-      return openPostgres(url, options.poolMax ?? 10)
+      return openPostgres(url, options.poolMax ?? 10, options.pipelineConnections ?? 4)
     default:
       throw new TypeError(`createDatabase: ${DATABASE_URL_FORMS}`)
   }
@@ -127,7 +134,11 @@ export function sqliteClient(database: Database): BetterSqlite3.Database | undef
 // Each driver (and drizzle's adapter for it, which imports the driver) is loaded only when a URL
 // names it, so an app installs just the one it uses.
 
-async function openPostgres(url: string, max: number): Promise<PostgresDatabase> {
+async function openPostgres(
+  url: string,
+  max: number,
+  pipelineConnections: number,
+): Promise<PostgresDatabase> {
   const [{ default: pg }, { drizzle: drizzlePg }] = await importOptional(
     'pg',
     'PostgreSQL (a postgres:// URL)',
@@ -136,6 +147,7 @@ async function openPostgres(url: string, max: number): Promise<PostgresDatabase>
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000 })
   // An idle client losing its server emits on the pool; the next query reports the failure.
   pool.on('error', () => {})
+  pipelineOneOffQueries(pool, pg.Client, { connections: pipelineConnections })
   const db = drizzlePg(pool)
   const database: PostgresDatabase = {
     dialect: 'postgres',

@@ -43,6 +43,17 @@ describe.skipIf(!postgresUrl)('faults: SIGTERM under load', () => {
       expect(response.status).toBe(200)
     }
 
+    // The jobs' inserts wait on the lock. Once they have waited longer than the database's
+    // pipelined connections count as stalled (25 ms), no query is queued behind them: the
+    // requests below reach the table through pooled connections and wait on the lock too.
+    await waitFor(async () => {
+      const { rows } = await pool.query(
+        `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock'
+         and datname = current_database() and now() - query_start > interval '100 milliseconds'`,
+      )
+      return (rows[0] as { n: number }).n >= wamids.length
+    }, 'the jobs to be waiting on the table')
+
     // Requests in flight when the signal arrives: creates that wait on the same lock.
     const inFlight = Array.from({ length: 4 }, (_, i) =>
       fetch(`${demo.url}/api/v1/messages`, {

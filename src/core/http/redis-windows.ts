@@ -1,3 +1,4 @@
+import { corkUntilTheLoopTurns } from '../cork.ts'
 import type { Redis } from '../redis.ts'
 import { MemoryWindows, type WindowCount } from './memory-windows.ts'
 
@@ -13,26 +14,6 @@ if ttl == -1 then
   ttl = 1000 * ARGV[2]
 end
 return {consumed, ttl}`
-
-/** The sockets corked by `corkUntilTheLoopTurns`, until their uncork runs. */
-const corked = new WeakSet<object>()
-
-/**
- * Corks the connection's socket until this turn of the event loop ends (`setImmediate`), so
- * the counts of requests that arrive together (each read in its own I/O callback of the same
- * turn) leave in one socket write, as a pipeline's would, and Redis answers them in one read.
- * A count waits at most for the rest of the turn; a lone request's count leaves at its end.
- * Measured on the show route with the Redis limiter: docs/performance.md.
- */
-function corkUntilTheLoopTurns(socket: { cork(): void; uncork(): void } | undefined): void {
-  if (!socket || corked.has(socket)) return
-  corked.add(socket)
-  socket.cork()
-  setImmediate(() => {
-    corked.delete(socket)
-    socket.uncork()
-  })
-}
 
 /** The script as a command of the client (EVALSHA, the script sent again only when Redis lost it). */
 const COMMAND = 'kilnRateWindow'
@@ -77,6 +58,7 @@ export class RedisWindows {
   consume(key: string): Promise<WindowCount> | WindowCount {
     // Not connected (yet, or any more): count here at once rather than queue the command.
     if (this.#redis.status !== 'ready') return this.#fallBack().consume(key)
+    // The counts of one loop turn leave in one write (docs/api-keys.md).
     corkUntilTheLoopTurns(this.#redis.stream)
     return this.#redis[COMMAND](`${this.#keyPrefix}:${key}`, 1, this.#durationSeconds).then(
       ([count, msLeft]) => ({ count, msLeft }),
