@@ -7,7 +7,9 @@
  * KILN_BENCH_COUNT_QUERIES=1 counts the statements sent to PostgreSQL (every `pool.query`,
  * i.e. every round trip) and answers the count at `GET /bench/queries`, outside the API.
  *
- * Run by the benchmarks with `startServer`; DATABASE_URL and KILN_BENCH_POOL (default 10).
+ * Run by the benchmarks with `startServer`; DATABASE_URL, KILN_BENCH_POOL (default 10) and
+ * KILN_BENCH_PIPELINE (the connections one-off queries are pipelined over; default kiln's 4,
+ * 0 for a pooled connection per query).
  */
 import { Hono } from 'hono'
 import { apiRoutes } from '../../examples/demo/src/api/index.ts'
@@ -23,8 +25,10 @@ import { createDatabase } from '../../src/db/index.ts'
 import { serveFetch, serverReady } from '../http/index.ts'
 
 const logger = silentLogger()
+const pipeline = process.env.KILN_BENCH_PIPELINE
 const database = await createDatabase(process.env.DATABASE_URL ?? '', {
   poolMax: Number(process.env.KILN_BENCH_POOL ?? 10),
+  ...(pipeline === undefined ? {} : { pipelineConnections: Number(pipeline) }),
 })
 if (database.dialect !== 'postgres') throw new TypeError('expected a Postgres database')
 const redis = process.env.KILN_BENCH_LIMITER === 'redis'
