@@ -12,8 +12,8 @@ const corked = new WeakSet<Corkable>()
  * commands of requests that arrive together (each read in its own I/O callback of the same
  * turn) leave in one socket write, as a pipeline's would, and the server answers them in one
  * read. A command waits at most for the rest of the turn; a lone one leaves at its end.
- * Used for Redis's rate-limit counts and PostgreSQL's pipelined queries; measured in
- * docs/performance.md.
+ * Used for Redis's rate-limit counts, BullMQ's batched adds and PostgreSQL's pipelined
+ * queries; measured in docs/performance.md.
  */
 export function corkUntilTheLoopTurns(stream: Corkable | undefined): void {
   if (!stream || corked.has(stream)) return

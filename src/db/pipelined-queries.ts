@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import type pg from 'pg'
-import { corkUntilTheLoopTurns } from '../core/cork.ts'
+import { type Corkable, corkUntilTheLoopTurns } from '../core/cork.ts'
 
 /** A pipelined connection: its client and when each of its unanswered queries was sent. */
 interface Pipe {
@@ -8,7 +8,7 @@ interface Pipe {
   /** Settles when the connection is up, or failed to come up. */
   ready: Promise<void>
   /** Its socket, once connected: corked per loop turn. */
-  socket: { cork(): void; uncork(): void } | undefined
+  socket: Corkable | undefined
   /** Send times (`performance.now()`) of the unanswered queries, oldest first: answers come in order. */
   sentAt: number[]
   /** Takes it out of use and closes it: the next query opens another in its place. */

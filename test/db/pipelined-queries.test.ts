@@ -1,4 +1,3 @@
-import { type AddressInfo, createServer } from 'node:net'
 import { sql } from 'drizzle-orm'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -6,7 +5,8 @@ import { postgresPool } from '../../src/db/database.ts'
 import { createDatabase, type PostgresDatabase } from '../../src/db/index.ts'
 import { pipelinedSockets, pipelineOneOffQueries } from '../../src/db/pipelined-queries.ts'
 import { postgresUrl } from '../support/env.ts'
-import { countSocketWrites } from '../support/redis.ts'
+import { freePort } from '../support/processes.ts'
+import { countSocketWrites } from '../support/sockets.ts'
 
 /** The pipelined connections' clients, read off the server: their backend pids. */
 async function backendPids(url: string): Promise<number[]> {
@@ -49,7 +49,7 @@ describe.skipIf(!postgresUrl)('one-off queries pipelined over a few connections 
   it('sends the queries of one loop turn in one write per connection, each answered with its own rows', async () => {
     const sockets = currentPipes(database)
     expect(sockets).toHaveLength(2)
-    const counters = sockets.map((socket) => countSocketWrites({ stream: socket }))
+    const counters = sockets.map((socket) => countSocketWrites(socket))
     try {
       const answers = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
@@ -158,10 +158,7 @@ describe.skipIf(!postgresUrl)('one-off queries pipelined over a few connections 
   })
 
   it('rejects the queries of a connection that cannot be opened with its error', async () => {
-    const server = createServer()
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    const { port } = server.address() as AddressInfo
-    await new Promise((resolve) => server.close(resolve))
+    const port = await freePort()
     const unreachable = (await createDatabase(`postgres://postgres@127.0.0.1:${port}/postgres`, {
       pipelineConnections: 2,
     })) as PostgresDatabase

@@ -14,12 +14,8 @@ import {
   PROCESS_MESSAGING_WEBHOOK,
   QueueDeduplicationStore,
 } from '../../src/messaging/index.ts'
-import {
-  countSocketWrites,
-  createTestRedis,
-  describeWithRedis,
-  type TestRedis,
-} from '../support/redis.ts'
+import { createTestRedis, describeWithRedis, type TestRedis } from '../support/redis.ts'
+import { countSocketWrites } from '../support/sockets.ts'
 import { APP_SECRET, testConfig } from './support.ts'
 
 /** A signed inbound notification carrying the given message ids (none: a status). */
@@ -189,7 +185,7 @@ describeWithRedis('QueueDeduplicationStore with BullMQ', () => {
   it('concurrent deliveries leave in one write and each is acknowledged once stored', async () => {
     const post = webhook(queue)
     expect((await post([])).status).toBe(200) // connects and loads BullMQ's scripts
-    const counter = countSocketWrites(producer as Redis)
+    const counter = countSocketWrites((producer as Redis).stream)
     const ids = Array.from({ length: 20 }, (_, i) => `wamid.burst${i}`)
     const answers = await Promise.all(ids.map((id) => post([id])))
     counter.restore()

@@ -32,28 +32,3 @@ export async function createTestRedis(): Promise<TestRedis> {
 }
 
 export const describeWithRedis = describe.skipIf(redisUrl === undefined)
-
-/**
- * Counts the writes a connection's socket makes from now until `restore()`: a corked batch of
- * commands is one `_writev`, each uncorked command its own `_write`.
- */
-export function countSocketWrites(redis: { stream: unknown }): { writes: number; restore(): void } {
-  const socket = redis.stream as Record<'_write' | '_writev', (...args: unknown[]) => void>
-  const { _write: write, _writev: writev } = socket
-  const counter = {
-    writes: 0,
-    restore() {
-      socket._write = write
-      socket._writev = writev
-    },
-  }
-  socket._write = (...args) => {
-    counter.writes++
-    write.apply(socket, args)
-  }
-  socket._writev = (...args) => {
-    counter.writes++
-    writev.apply(socket, args)
-  }
-  return counter
-}

@@ -1,4 +1,5 @@
 import type { Queue as BullQueue, JobsOptions, Worker } from 'bullmq'
+import { corkUntilTheLoopTurns } from '../cork.ts'
 import { DependencyError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { requireOptional } from '../optional-package.ts'
@@ -197,17 +198,16 @@ export class BullMqQueue implements Queue {
     })
     try {
       await this.#connected()
-      const socket =
-        batch.length > 1 && this.#producer.status === 'ready' ? this.#producer.stream : undefined
-      socket?.cork()
+      // BullMQ writes each command a few microtasks after `add` is called: the socket stays
+      // corked until the loop turns, so the batch leaves in one write.
+      if (batch.length > 1 && this.#producer.status === 'ready')
+        corkUntilTheLoopTurns(this.#producer.stream)
       const added = batch.map((pending) =>
         this.#queue.add(pending.name, pending.data, pending.opts).then(
           (stored) => pending.resolve({ id: pending.callerId ?? String(stored.id) }),
           (cause: unknown) => pending.reject(enqueueError(cause)),
         ),
       )
-      // BullMQ writes each command a few microtasks after `add` is called: uncork once they ran.
-      if (socket) setImmediate(() => socket.uncork())
       await Promise.race([Promise.all(added), expired])
     } catch (cause) {
       // Settling a call twice does nothing: this rejects the ones Redis has not confirmed.

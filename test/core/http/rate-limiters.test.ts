@@ -12,7 +12,8 @@ import {
   throttle,
 } from '../../../src/core/index.ts'
 import { redisUrl } from '../../support/env.ts'
-import { countSocketWrites, createTestRedis, type TestRedis } from '../../support/redis.ts'
+import { createTestRedis, type TestRedis } from '../../support/redis.ts'
+import { countSocketWrites } from '../../support/sockets.ts'
 
 let testRedis: TestRedis | undefined
 beforeAll(async () => {
@@ -245,13 +246,19 @@ describe('MemoryWindows', () => {
   })
 })
 
+/** An `api` limiter of `points` per minute counted in the test Redis, under its own prefix. */
+async function redisLimiters(name: string, points: number) {
+  if (!testRedis) throw new Error('no Redis')
+  const redis = testRedis.connections.connect({ name: 'limiter' })
+  await redis.ping()
+  const prefix = `${testRedis.prefix}:${name}`
+  const limiters = createRateLimiters({ redis, prefix, limiters: { api: { points } } })
+  return { redis, prefix, limiters }
+}
+
 describe.skipIf(redisUrl === undefined)('rate limiters on Redis: the stored windows', () => {
   it('keeps each bucket under <prefix>:<limiter>:<duration>:<bucket>, expiring with its window', async () => {
-    if (!testRedis) throw new Error('no Redis')
-    const redis = testRedis.connections.connect({ name: 'limiter' })
-    await redis.ping()
-    const prefix = `${testRedis.prefix}:stored`
-    const limiters = createRateLimiters({ redis, prefix, limiters: { api: { points: 5 } } })
+    const { redis, prefix, limiters } = await redisLimiters('stored', 5)
     await limiters.consume('api', request('1.2.3.4'))
     expect((await limiters.consume('api', request('1.2.3.4'))).remaining).toBe(3)
     const key = `${prefix}:api:60:ip:1.2.3.4`
@@ -272,13 +279,9 @@ describe.skipIf(redisUrl === undefined)('rate limiters on Redis: the stored wind
 
 describe.skipIf(redisUrl === undefined)('rate limiters on Redis: counts made together', () => {
   it('leave in one socket write, and each request gets its own count', async () => {
-    if (!testRedis) throw new Error('no Redis')
-    const redis = testRedis.connections.connect({ name: 'limiter' })
-    await redis.ping()
-    const prefix = `${testRedis.prefix}:together`
-    const limiters = createRateLimiters({ redis, prefix, limiters: { api: { points: 100 } } })
+    const { redis, prefix, limiters } = await redisLimiters('together', 100)
     await limiters.consume('api', request('5.6.7.8')) // loads the script into Redis
-    const counter = countSocketWrites(redis)
+    const counter = countSocketWrites(redis.stream)
     const counts = await Promise.all(
       Array.from({ length: 10 }, () => limiters.consume('api', request('5.6.7.8'))),
     )
