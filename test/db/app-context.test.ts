@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { stripVTControlCharacters } from 'node:util'
@@ -14,6 +13,7 @@ import { CliError } from '../../src/cli/cli-error.ts'
 import { runMigrate } from '../../src/cli/commands/migrate.ts'
 import type { Database } from '../../src/db/index.ts'
 import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
+import { freePort } from '../support/processes.ts'
 
 async function writeApp(
   dir: string,
@@ -41,15 +41,6 @@ async function tableNames(database: Database): Promise<string[]> {
 function deadPid(): number {
   const child = spawnSync(process.execPath, ['-e', ''])
   return child.pid as number
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done))
-  const { port } = server.address() as { port: number }
-  await new Promise((done) => server.close(done))
-  return port
 }
 
 async function message(promise: Promise<unknown>): Promise<string> {
@@ -173,7 +164,7 @@ describe('openAppDatabase without a URL', () => {
   it('ignores a stale kiln-db.json and opens embedded PGlite in storage/pgdata', async () => {
     await writeApp(dir, { dialect: 'postgres' })
     await mkdir(join(dir, 'storage'))
-    const url = `postgres://postgres@127.0.0.1:${await closedPort()}/postgres`
+    const url = `postgres://postgres@127.0.0.1:${await freePort()}/postgres`
     await writeFile(join(dir, 'storage', 'kiln-db.json'), JSON.stringify({ url, pid: deadPid() }))
     const app = await openAppDatabase({ cwd: dir, env: { DATABASE_URL: '' } })
     await app.close()
@@ -231,7 +222,7 @@ describe('openAppDatabase without a URL', () => {
   it('says to stop npm start or set DATABASE_URL when the live app does not answer', async () => {
     await writeApp(dir, { dialect: 'postgres' })
     await mkdir(join(dir, 'storage'))
-    const url = `postgres://postgres@127.0.0.1:${await closedPort()}/postgres`
+    const url = `postgres://postgres@127.0.0.1:${await freePort()}/postgres`
     await writeFile(join(dir, 'storage', 'kiln-db.json'), JSON.stringify({ url, pid: process.pid }))
     const text = await message(openAppDatabase({ cwd: dir, env: {} }))
     expect(text).toMatch(
@@ -268,7 +259,7 @@ describe('openAppDatabase errors', () => {
 
   it('reports an unreachable server without its password', async () => {
     await writeApp(dir, { dialect: 'postgres' })
-    const url = `postgres://kiln:hunter22@127.0.0.1:${await closedPort()}/app`
+    const url = `postgres://kiln:hunter22@127.0.0.1:${await freePort()}/app`
     const text = await message(openAppDatabase({ cwd: dir, env: { DATABASE_URL: url } }))
     expect(text).toMatch(
       /^Could not reach DATABASE_URL \(postgres:\/\/127\.0\.0\.1:\d+\/app\): .*ECONNREFUSED/,

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net'
 import { Hono } from 'hono'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import {
@@ -17,6 +16,7 @@ import {
   PROCESS_MESSAGING_WEBHOOK,
   staticOwners,
 } from '../../src/messaging/index.ts'
+import { freePort } from '../support/processes.ts'
 import { createTestRedis, describeWithRedis, type TestRedis } from '../support/redis.ts'
 import {
   APP_SECRET,
@@ -136,7 +136,7 @@ describeWithRedis('messaging on Redis: webhook → BullMQ → worker → listene
   })
 
   it('queue down: 500 Queue error, nothing lost — the retry is queued and processed once', async () => {
-    const port = await closedPort()
+    const port = await freePort()
     const down = new RedisConnections(`redis://127.0.0.1:${port}`)
     closers.push(() => down.close())
     const broken = await instance(down)
@@ -155,13 +155,3 @@ describeWithRedis('messaging on Redis: webhook → BullMQ → worker → listene
     expect(texts.map((t) => t.wamid)).toEqual([CUSTOMER_WAMID])
   })
 })
-
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ValidationError } from '../../src/core/index.ts'
 import {
@@ -14,6 +13,7 @@ import {
   Text,
   textParameter,
 } from '../../src/messaging/index.ts'
+import { freePort } from '../support/processes.ts'
 import {
   ACCESS_TOKEN,
   CUSTOMER,
@@ -219,7 +219,7 @@ describe('send() against a stand-in Graph API', () => {
   })
 
   it('an unreachable Graph API is retried, then a MessagingError', async () => {
-    const port = await closedPort()
+    const port = await freePort()
     const delays: number[] = []
     const client = createMessagingClient({
       config: testConfig(`http://127.0.0.1:${port}`),
@@ -249,13 +249,3 @@ describe('send() against a stand-in Graph API', () => {
     expect(requests).toHaveLength(0)
   })
 })
-
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process'
 import type { AddressInfo } from 'node:net'
-import { createServer } from 'node:net'
 import { promisify, stripVTControlCharacters } from 'node:util'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
@@ -10,6 +9,7 @@ import { createDemoContext, type DemoContext } from '../../../examples/demo/src/
 import { createApiKey, revokeApiKey } from '../../../src/api/index.ts'
 import { runApiCheck } from '../../../src/cli/commands/api-check.ts'
 import { silentLogger } from '../../../src/core/index.ts'
+import { freePort } from '../../support/processes.ts'
 
 const run = promisify(execFile)
 
@@ -20,15 +20,6 @@ async function listen(app: Hono): Promise<{ url: string; close(): Promise<void> 
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
-}
-
-/** A port nothing listens on: bound, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 function collect() {
@@ -79,7 +70,7 @@ describe('kiln api:check', () => {
 
   it('connection refused: ✗ on the first check, nothing else', async () => {
     const out = collect()
-    const url = `http://127.0.0.1:${await closedPort()}`
+    const url = `http://127.0.0.1:${await freePort()}`
     const result = await runApiCheck({ apiKey: key, url, print: out.print })
     expect(result.ok).toBe(false)
     expect(out.lines).toEqual([`✗ Server at ${url} is not reachable: connection refused`])
@@ -177,7 +168,7 @@ describe('kiln api:check', () => {
   })
 
   it('the command exits 1 on a failed check', async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`
+    const url = `http://127.0.0.1:${await freePort()}`
     const result = await run('node', [
       'bin/kiln.js',
       'api:check',
