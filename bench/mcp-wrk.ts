@@ -36,6 +36,63 @@ interface Target {
   path: string
   headers: Record<string, string>
   body?: string
+  /** Text the answer must contain (a wrong answer must not be measured as a fast one). */
+  expect: string
+}
+
+/** `bench_noop`: the endpoint's, auth's and the SDK's cost of a call, without its work. */
+const NOOP = { name: 'bench_noop', arguments: {} }
+
+const mcpHeaders = (token: string) => ({
+  Authorization: `Bearer ${token}`,
+  'Content-Type': 'application/json',
+  Accept: 'application/json, text/event-stream',
+})
+
+/** A 2025-era `tools/call`: no envelope, the version in its header. */
+function legacyCall(name: string, call: object, expect: string, token: string): Target {
+  return {
+    name,
+    method: 'POST',
+    path: '/mcp',
+    headers: { ...mcpHeaders(token), 'MCP-Protocol-Version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: call }),
+    expect,
+  }
+}
+
+/** A 2026-07-28 `tools/call`: the per-request `_meta` envelope and the standard headers. */
+function modernCall(
+  name: string,
+  call: { name: string; arguments: object },
+  expect: string,
+  token: string,
+): Target {
+  return {
+    name,
+    method: 'POST',
+    path: '/mcp',
+    headers: {
+      ...mcpHeaders(token),
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': 'tools/call',
+      'Mcp-Name': call.name,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        ...call,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'wrk', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+    expect,
+  }
 }
 
 async function main(): Promise<void> {
@@ -43,49 +100,18 @@ async function main(): Promise<void> {
   const scripts = mkdtempSync(join(tmpdir(), 'kiln-wrk-'))
   try {
     const call = { name: 'crud_list', arguments: { model: 'posts', page: 1, per_page: PER_PAGE } }
-    const mcpHeaders = {
-      Authorization: `Bearer ${token}`,
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-    }
     const targets: Target[] = [
       {
         name: 'REST GET /exact/api/v1/posts (count per request)',
         method: 'GET',
         path: `/exact/api/v1/posts?page=1&per_page=${PER_PAGE}`,
         headers: { Authorization: `Bearer ${rawKey}` },
+        expect: 'Post ',
       },
-      {
-        name: 'MCP crud_list, 2025-era request',
-        method: 'POST',
-        path: '/mcp',
-        headers: { ...mcpHeaders, 'MCP-Protocol-Version': '2025-11-25' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: call }),
-      },
-      {
-        name: 'MCP crud_list, 2026-07-28 request',
-        method: 'POST',
-        path: '/mcp',
-        headers: {
-          ...mcpHeaders,
-          'MCP-Protocol-Version': '2026-07-28',
-          'Mcp-Method': 'tools/call',
-          'Mcp-Name': 'crud_list',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: {
-            ...call,
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-              'io.modelcontextprotocol/clientInfo': { name: 'wrk', version: '1' },
-              'io.modelcontextprotocol/clientCapabilities': {},
-            },
-          },
-        }),
-      },
+      legacyCall('MCP crud_list, 2025-era request', call, 'Post ', token),
+      modernCall('MCP crud_list, 2026-07-28 request', call, 'Post ', token),
+      legacyCall('MCP bench_noop, 2025-era request', NOOP, 'noop', token),
+      modernCall('MCP bench_noop, 2026-07-28 request', NOOP, 'noop', token),
     ]
     for (const target of targets) await check(origin, target)
     // Requests per second of wall time, and per second of this process's CPU time: on a
@@ -135,7 +161,7 @@ async function check(origin: string, target: Target): Promise<void> {
     ...(target.body ? { body: target.body } : {}),
   })
   const text = await response.text()
-  if (response.status !== 200 || /"isError":true/.test(text) || !text.includes('Post ')) {
+  if (response.status !== 200 || /"isError":true/.test(text) || !text.includes(target.expect)) {
     throw new Error(`${target.name}: ${response.status} ${text.slice(0, 300)}`)
   }
 }

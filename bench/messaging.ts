@@ -1,9 +1,10 @@
 /**
  * Webhook acknowledgements per second, out of process: kiln's `POST /messaging/webhook` with
- * BullMQ and the Redis dedup store (bench/servers/webhook-kiln.ts) beside two hand-written
- * node:http handlers (bench/servers/webhook-floor.ts): HMAC + parse only (the floor), and HMAC +
- * parse + BullMQ `add` (the obvious handler). Each server is its own child process; wrk sends
- * signed WhatsApp-shaped notifications in interleaved rounds:
+ * BullMQ and the Redis dedup store (bench/servers/webhook-kiln.ts) beside three hand-written
+ * handlers (bench/servers/webhook-floor.ts): HMAC + parse only on node:http (the floor), the same
+ * as one Hono route on @hono/node-server (what the framework kiln is served on costs by itself),
+ * and HMAC + parse + BullMQ `add` on node:http (the obvious handler). Each server is its own
+ * child process; wrk sends signed WhatsApp-shaped notifications in interleaved rounds:
  *
  * - status notifications (no message id: always queued), 1,000 distinct bodies replayed;
  * - inbound text messages, each with a message id never sent before (dedup never short-cuts).
@@ -31,6 +32,9 @@ import { checkoutBefore } from './rest-api.ts'
 const SECRET = 'bench_app_secret_not_a_real_one'
 /** Fresh messages made per second of a burst: above what any side answers here. */
 const UNIQUE_PER_SECOND = 60_000
+
+/** The floor's handler as a Hono route: the framework's own share of kiln's cost. */
+const HONO_FLOOR = 'HMAC + parse only, on Hono'
 
 const runId = randomBytes(4).toString('hex')
 let counter = 0
@@ -87,8 +91,11 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
       env: { ...env, KILN_BENCH_WEBHOOK: 'bullmq' },
     }),
     startServer<{ port: number }>(new URL('./servers/webhook-kiln.ts', import.meta.url), { env }),
+    startServer<{ port: number }>(new URL('./servers/webhook-floor.ts', import.meta.url), {
+      env: { ...env, KILN_BENCH_WEBHOOK: 'hono' },
+    }),
   ])
-  const [floor, handWritten, kiln] = servers
+  const [floor, handWritten, kiln, honoFloor] = servers
   const beforeRef = process.env.KILN_BENCH_BEFORE
   const before = beforeRef ? checkoutBefore(beforeRef) : undefined
   const beforeLabel = `kiln (BullMQ) at ${beforeRef}`
@@ -108,10 +115,12 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
     ['kiln (BullMQ)', kiln],
     ['hand-written HMAC + BullMQ add', handWritten],
     ['HMAC + parse only (floor)', floor],
+    [HONO_FLOOR, honoFloor],
   ]
   if (kilnBefore) sides.push([beforeLabel, kilnBefore])
   try {
-    if (!floor || !handWritten || !kiln) throw new Error('a webhook server did not start')
+    if (!floor || !handWritten || !kiln || !honoFloor)
+      throw new Error('a webhook server did not start')
     const cpuProbes = { 'µs Redis': probe }
     const status = await runRounds(
       sides.map(([label, server]) => ({
@@ -136,6 +145,8 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
       ratio(status, 'kiln (BullMQ), status', 'HMAC + parse only (floor), status'),
       ratio(status, 'kiln (BullMQ), status', 'hand-written HMAC + BullMQ add, status'),
       ratio(status, 'hand-written HMAC + BullMQ add, status', 'HMAC + parse only (floor), status'),
+      ratio(status, `${HONO_FLOOR}, status`, 'HMAC + parse only (floor), status'),
+      ratio(status, 'kiln (BullMQ), status', `${HONO_FLOOR}, status`),
       ratio(text, 'kiln (BullMQ), new message', 'HMAC + parse only (floor), new message'),
       ratio(text, 'kiln (BullMQ), new message', 'hand-written HMAC + BullMQ add, new message'),
       ratio(
@@ -143,6 +154,8 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
         'hand-written HMAC + BullMQ add, new message',
         'HMAC + parse only (floor), new message',
       ),
+      ratio(text, `${HONO_FLOOR}, new message`, 'HMAC + parse only (floor), new message'),
+      ratio(text, 'kiln (BullMQ), new message', `${HONO_FLOOR}, new message`),
     ]
     if (kilnBefore) {
       ratios.push(

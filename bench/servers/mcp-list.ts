@@ -7,7 +7,8 @@
  * - `GET /api/v1/posts`: the REST list with its default cached total;
  * - `GET /exact/api/v1/posts`: the REST list counting the total on every request, as
  *   `crud_list` does;
- * - `POST /mcp`: bearer-token auth and the data tools.
+ * - `POST /mcp`: bearer-token auth and the data tools, beside `bench_noop`, a tool that answers
+ *   at once without touching the database: what the endpoint, auth and the SDK cost per call.
  */
 import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
@@ -24,7 +25,12 @@ import {
 } from '../../src/api/index.ts'
 import { errorHandler, silentLogger } from '../../src/core/index.ts'
 import { createDatabase, createModelRegistry } from '../../src/db/index.ts'
-import { createDataTools, createMcpServer, mcpEndpoint } from '../../src/mcp/index.ts'
+import {
+  createDataTools,
+  createMcpServer,
+  type McpServer,
+  mcpEndpoint,
+} from '../../src/mcp/index.ts'
 import { createBearerValidator, signAccessToken } from '../../src/oauth/index.ts'
 import { createDemoDatabase } from './demo-database.ts'
 
@@ -39,6 +45,15 @@ export interface McpListServer {
   /** An access token with `mcp:read mcp:write` for `/mcp`. */
   token: string
   close(): Promise<void>
+}
+
+/** `bench_noop`: no arguments, no database, a one-line answer. */
+function registerNoop(server: McpServer): void {
+  server.registerTool(
+    'bench_noop',
+    { description: 'Answers at once: the cost of a call without its work.' },
+    () => ({ content: [{ type: 'text', text: 'noop' }] }),
+  )
 }
 
 export async function startMcpListServer(options: { poolMax: number }): Promise<McpListServer> {
@@ -100,7 +115,8 @@ export async function startMcpListServer(options: { poolMax: number }): Promise<
           resource: `${origin}/mcp`,
         }),
         resourceMetadataUrl: `${origin}/.well-known/oauth-protected-resource/mcp`,
-        createServer: (caller) => createMcpServer({ dataTools: { tools, caller } }),
+        createServer: (caller) =>
+          createMcpServer({ dataTools: { tools, caller }, register: [registerNoop] }),
       }),
     )
     handler = app
