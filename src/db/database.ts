@@ -9,7 +9,7 @@ import type { PgliteDatabase } from 'drizzle-orm/pglite'
 import type pg from 'pg'
 import { importOptional } from '../core/optional-package.ts'
 import { revealSecret, type Secret } from '../core/secret.ts'
-import { pipelineOneOffQueries } from './pipelined-queries.ts'
+import { type PipelineOptions, pipelineOneOffQueries } from './pipelined-queries.ts'
 
 export type Dialect = 'postgres' | 'sqlite'
 
@@ -49,6 +49,12 @@ export interface CreateDatabaseOptions {
    * its own. See `pipelineOneOffQueries` and docs/database.md.
    */
   pipelineConnections?: number
+  /**
+   * A pipelined connection whose oldest unanswered query is older than this takes no more
+   * queries (default 25 ms): what may wait behind a slow query. Raise it for fewer pooled
+   * checkouts when slow queries are rare, lower it when they are common.
+   */
+  pipelineStalledAfterMs?: number
 }
 
 /**
@@ -71,7 +77,10 @@ export async function createDatabase(
     case 'sqlite':
       return openSqlite(sqlitePath(url))
     case 'postgres':
-      return openPostgres(url, options.poolMax ?? 10, options.pipelineConnections ?? 4)
+      return openPostgres(url, options.poolMax ?? 10, {
+        connections: options.pipelineConnections ?? 4,
+        stalledAfterMs: options.pipelineStalledAfterMs,
+      })
     default:
       throw new TypeError(`createDatabase: ${DATABASE_URL_FORMS}`)
   }
@@ -137,7 +146,7 @@ export function sqliteClient(database: Database): BetterSqlite3.Database | undef
 async function openPostgres(
   url: string,
   max: number,
-  pipelineConnections: number,
+  pipeline: PipelineOptions,
 ): Promise<PostgresDatabase> {
   const [{ default: pg }, { drizzle: drizzlePg }] = await importOptional(
     'pg',
@@ -147,7 +156,12 @@ async function openPostgres(
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000 })
   // An idle client losing its server emits on the pool; the next query reports the failure.
   pool.on('error', () => {})
-  pipelineOneOffQueries(pool, pg.Client, { connections: pipelineConnections })
+  try {
+    pipelineOneOffQueries(pool, pg.Client, pipeline)
+  } catch (error) {
+    await pool.end()
+    throw error
+  }
   const db = drizzlePg(pool)
   const database: PostgresDatabase = {
     dialect: 'postgres',

@@ -58,7 +58,17 @@ export function pipelineOneOffQueries(
   Client: typeof pg.Client,
   { connections, stalledAfterMs = 25 }: PipelineOptions,
 ): void {
-  if (connections < 1) return
+  if (!Number.isInteger(connections) || connections < 0) {
+    throw new TypeError(
+      `pipelineConnections must be a whole number, 0 or more (got ${connections})`,
+    )
+  }
+  if (!Number.isFinite(stalledAfterMs) || stalledAfterMs < 0) {
+    throw new TypeError(
+      `pipelineStalledAfterMs must be 0 or more milliseconds (got ${stalledAfterMs})`,
+    )
+  }
+  if (connections === 0) return
   const probe = new Client({ ...pool.options, pipeline: true } as pg.ClientConfig)
   if ((probe as { pipeline?: boolean }).pipeline !== true) return
   const pipes: Array<Pipe | undefined> = new Array(connections).fill(undefined)

@@ -173,6 +173,58 @@ describe.skipIf(!postgresUrl)('one-off queries pipelined over a few connections 
     }
   })
 
+  it("takes createDatabase's stall threshold: past it the pool answers, below it a query waits behind the slow one", async () => {
+    /** Sends a query behind one kept waiting on a lock; how many pooled connections it opened. */
+    const pooledBehindSlowQuery = async (stalledAfterMs: number): Promise<number> => {
+      const own = (await createDatabase(url, {
+        pipelineConnections: 1,
+        pipelineStalledAfterMs: stalledAfterMs,
+      })) as PostgresDatabase
+      const admin = new pg.Client({ connectionString: url })
+      await admin.connect()
+      try {
+        await own.db.execute(sql`create table if not exists kiln_pipeline_stall (n int)`)
+        await admin.query('begin')
+        await admin.query('lock table kiln_pipeline_stall in access exclusive mode')
+        // Drizzle's queries are lazy: `then` sends them.
+        const slow = own.db.execute(sql`select count(*) from kiln_pipeline_stall`).then(() => {})
+        // Until the server has kept it waiting for 100 ms, past the default of 25 ms, however
+        // fast this machine is (clock_timestamp: now() is the admin transaction's start).
+        let waiting = 0
+        while (waiting < 1) {
+          const { rows } = await admin.query<{ n: number }>(
+            `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock'
+               and datname = current_database() and clock_timestamp() - query_start > interval '100 ms'`,
+          )
+          waiting = rows[0]?.n ?? 0
+        }
+        const next = own.db.execute(sql`select 1`).then(() => {})
+        await new Promise((resolve) => setImmediate(resolve))
+        const pooled = postgresPool(own)!.totalCount
+        // Routed to the pool, it is answered while the lock is held.
+        if (pooled > 0) await next
+        await admin.query('rollback')
+        await Promise.all([slow, next])
+        return pooled
+      } finally {
+        await admin.end()
+        await own.db.execute(sql`drop table if exists kiln_pipeline_stall`).catch(() => {})
+        await own.close()
+      }
+    }
+    expect(await pooledBehindSlowQuery(0)).toBe(1)
+    expect(await pooledBehindSlowQuery(600_000)).toBe(0)
+  })
+
+  it('refuses a pipeline setting that is not a count or a duration', async () => {
+    await expect(createDatabase(url, { pipelineConnections: 1.5 })).rejects.toThrow(
+      /pipelineConnections must be a whole number/,
+    )
+    await expect(createDatabase(url, { pipelineStalledAfterMs: -1 })).rejects.toThrow(
+      /pipelineStalledAfterMs must be 0 or more/,
+    )
+  })
+
   it('ends its connections with the database; queries after close reject', async () => {
     const own = (await createDatabase(url, { pipelineConnections: 2 })) as PostgresDatabase
     await warmUp(own)
