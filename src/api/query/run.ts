@@ -85,7 +85,9 @@ export async function runListQuery(
   early?.catch(() => {}) // awaited below when used; never an unhandled rejection
   const { rows, hasMore } = await readPage(db, definition, plan, filtered, placeholders, !scope)
   const [included, counted] = await Promise.all([
-    Promise.all(plan.includes.map((relation) => loadRelation(db, relation, rows))),
+    Promise.all(
+      plan.includes.map((relation) => loadRelation(db, relation, rows, definition.dialect)),
+    ),
     early && rows.length === plan.perPage
       ? early
       : countRecords(db, definition, plan, filtered, counts, rows.length, variant),

@@ -15,8 +15,10 @@ import {
 import { integer, real, sqliteTable, text as sqliteText } from 'drizzle-orm/sqlite-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import {
+  belongsTo,
   createRecordCounter,
   defineListQuery,
+  hasMany,
   type ListEnvelope,
   type ListQueryContext,
   type ListQueryDefinition,
@@ -51,6 +53,7 @@ const pgGadgets = pgTable('gadgets', {
 const sqliteGadgets = sqliteTable('gadgets', {
   id: integer('id').primaryKey({ autoIncrement: true }),
   name: sqliteText('name').notNull(),
+  ref: sqliteText('ref').notNull(),
   color: sqliteText('color', { enum: ['red', 'green', 'blue'] }).notNull(),
   weight: real('weight').notNull(),
   active: integer('active', { mode: 'boolean' }).notNull(),
@@ -60,8 +63,16 @@ const sqliteGadgets = sqliteTable('gadgets', {
   tenant: sqliteText('tenant').notNull(),
 })
 
+/** Makers keyed by text (a uuid on Postgres): each gadget's `ref` points at its own. */
+const pgMakers = pgTable('makers', { id: uuid('id').primaryKey(), name: text('name').notNull() })
+const sqliteMakers = sqliteTable('makers', {
+  id: sqliteText('id').primaryKey(),
+  name: sqliteText('name').notNull(),
+})
+
 const ROWS = 24
 const COLORS = ['red', 'green', 'blue'] as const
+const makerId = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`
 const day = (i: number) => new Date(Date.UTC(2026, 0, 1 + i, 12, 0, 0))
 /** Every row's values as JavaScript sees them; `seenAt` is null on every fourth row. */
 const rows = Array.from({ length: ROWS }, (_, i) => ({
@@ -72,7 +83,7 @@ const rows = Array.from({ length: ROWS }, (_, i) => ({
   // Some weights repeat, so sorting on them needs the tie-breaker.
   weight: (i % 7) * 0.5,
   big: BigInt(i) * 10n ** 15n,
-  ref: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+  ref: makerId(i),
   active: i % 2 === 0,
   madeAt: day(i),
   madeOn: `2026-02-${String(1 + i).padStart(2, '0')}`,
@@ -99,12 +110,18 @@ describeEachDatabase('list queries of one shape, prepared once', (backend) => {
              color gadget_color not null, price numeric(10, 2) not null,
              weight double precision not null, big bigint not null, ref uuid not null,
              active boolean not null, made_at timestamptz not null, made_on date not null,
-             seen_at timestamp, tenant text not null)`
+             seen_at timestamp, tenant text not null);
+           create table makers (id uuid primary key, name text not null)`
         : `create table gadgets (id integer primary key autoincrement, name text not null,
-             color text not null, weight real not null, active integer not null,
-             made_at integer not null, made_ms integer not null, seen_at integer,
-             tenant text not null)`,
+             ref text not null, color text not null, weight real not null,
+             active integer not null, made_at integer not null, made_ms integer not null,
+             seen_at integer, tenant text not null);
+           create table makers (id text primary key, name text not null)`,
     )
+    // biome-ignore lint/suspicious/noExplicitAny: one insert for both dialects' tables
+    await (db as any)
+      .insert(postgres ? pgMakers : sqliteMakers)
+      .values(rows.map((_, i) => ({ id: makerId(i), name: `Maker ${i}` })))
     const values = rows.map(({ id: _, ...row }) =>
       postgres
         ? { ...row, seenAt: row.seenAt?.toISOString().replace('T', ' ').slice(0, 19) ?? null }
@@ -431,6 +448,36 @@ describeEachDatabase('list queries of one shape, prepared once', (backend) => {
     // Sparse fields: only the columns asked for, decoded the same way before they are written.
     const sparse = await list('fields=id,made_at&per_page=100', decoded)
     expect(sparse.data[0]).toEqual({ id: 1, made_at: expected[0].madeAt.toISOString() })
+  })
+
+  it('includes by text and uuid keys through one prepared statement, each page its own records', async () => {
+    const makers = () => (postgres ? pgMakers : sqliteMakers)
+    const withMaker = defineListQuery(table(), {
+      include: { maker: belongsTo(makers(), table().ref, makers().id) },
+    })
+    const withGadgets = defineListQuery(makers(), {
+      include: { gadgets: hasMany(table(), table().ref, makers().id, { limit: 2 }) },
+    })
+    // Pages of 1, 2 and 5 records: a different number of keys, the same statement.
+    for (const query of ['per_page=1&page=2', 'per_page=2&page=1', 'per_page=5&page=3']) {
+      const page = await list(`include=maker&${query}`, withMaker)
+      expect(page.data.length, query).toBeGreaterThan(0)
+      for (const record of page.data) {
+        const row = rows.find((r) => r.id === record.id)!
+        expect(record.maker, query).toEqual({ id: row.ref, name: `Maker ${rows.indexOf(row)}` })
+      }
+    }
+    for (const query of ['per_page=1&page=3', 'per_page=3']) {
+      const page = (await runListQuery(withGadgets, `/makers?include=gadgets&${query}`, {
+        db,
+        counts,
+      })) as ListEnvelope
+      for (const maker of page.data) {
+        const expected = rows.filter((r) => r.ref === maker.id).slice(0, 2)
+        const gadgetIds = (maker.gadgets as Array<{ id: number }>).map((gadget) => gadget.id)
+        expect(gadgetIds, query).toEqual(expected.map((r) => r.id))
+      }
+    }
   })
 
   it('count=estimated with a filter binds the same values (Postgres planner estimate)', async () => {
