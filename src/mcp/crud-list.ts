@@ -9,6 +9,7 @@ import {
 } from '../api/index.ts'
 import { isExcludedField } from '../api/rest/resources.ts'
 import { ValidationError } from '../core/errors.ts'
+import { mapEntry } from '../core/map-entry.ts'
 import type { Database } from '../db/index.ts'
 import { type AccessPolicy, authorizeCall, type McpCaller, type ModelAccess } from './access.ts'
 import {
@@ -66,11 +67,7 @@ const queries = new WeakMap<AccessPolicy, Map<McpModel, ModelQuery>>()
  * model the policy lets `crud_list` read, its records cut to that model's readable columns.
  */
 function queryOf(policy: AccessPolicy, model: McpModel, access: ModelAccess): ModelQuery {
-  let byModel = queries.get(policy)
-  if (!byModel) {
-    byModel = new Map()
-    queries.set(policy, byModel)
-  }
+  const byModel = mapEntry(queries, policy, () => new Map<McpModel, ModelQuery>())
   let query = byModel.get(model)
   if (query) return query
   const readable = access.readable.filter((c) => !isExcludedField([c.name, c.key]))

@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto'
 import { and, type Column, getTableName, inArray, lte, type SQL, sql } from 'drizzle-orm'
+import { mapEntry } from '../../core/map-entry.ts'
+import type { Dialect } from '../../db/database.ts'
 import type { QueryField, ResolvedRelation } from './definition.ts'
-import { compileRowMapper } from './row-mapper.ts'
 import type { QueryDb, Row } from './run.ts'
 import { serializeFields } from './serialize.ts'
+import { type PageStatement, prepareStatement } from './statement.ts'
 
 /**
  * Loads one relation for a page of records in one query, whatever the page size (no N+1):
@@ -16,7 +17,7 @@ export async function loadRelation(
   db: QueryDb,
   relation: ResolvedRelation,
   rows: Row[],
-  dialect: 'postgres' | 'sqlite',
+  dialect: Dialect,
 ): Promise<unknown[]> {
   const keys = [...new Set(rows.map((row) => row[relation.local.key]).filter((k) => k != null))]
   const many = relation.kind === 'has-many'
@@ -24,7 +25,7 @@ export async function loadRelation(
   const driverKeys = keys.map((key) => relation.remote.column.mapToDriverValue(key))
   const related: Row[] =
     relation.where === undefined && driverKeys.every(isPlainKey)
-      ? await relationStatement(db, relation, dialect).run(driverKeys)
+      ? await runRelationStatement(db, relation, dialect, driverKeys)
       : await relationQuery(db, relation, inArray(relation.remote.column, keys))
   const byKey = new Map<string, unknown[]>()
   for (const record of related) {
@@ -71,55 +72,33 @@ function relationQuery(db: QueryDb, relation: ResolvedRelation, keys: SQL) {
     .orderBy(...relation.order.map((field) => ranked[field.key] as Column))
 }
 
-interface RelationStatement {
-  run(keys: unknown[]): Promise<Row[]>
-}
-
-const statements = new WeakMap<object, WeakMap<ResolvedRelation, RelationStatement>>()
+const statements = new WeakMap<object, WeakMap<ResolvedRelation, PageStatement>>()
 
 /** Keys a statement takes as one array (Postgres) or one JSON text (SQLite). */
 const isPlainKey = (key: unknown) => typeof key === 'string' || typeof key === 'number'
 
 /**
  * The relation's query prepared once per database, its keys one parameter whatever their
- * number: `= any($1)` on Postgres (a named statement, planned once per connection),
- * `IN (SELECT value FROM json_each(?))` on SQLite. Building the select costs several times
- * what running it does. A relation scoped per request (its own `where`, as `crud_list`'s tenant
- * scope) is built for its request instead.
+ * number: `= any($1)` on Postgres, `IN (SELECT value FROM json_each(?))` on SQLite. Building
+ * the select costs several times what running it does. A relation scoped per request (its own
+ * `where`, as `crud_list`'s tenant scope) is built for its request instead.
  */
-function relationStatement(
+function runRelationStatement(
   db: QueryDb,
   relation: ResolvedRelation,
-  dialect: 'postgres' | 'sqlite',
-): RelationStatement {
-  let byRelation = statements.get(db)
-  if (!byRelation) {
-    byRelation = new WeakMap()
-    statements.set(db, byRelation)
-  }
-  const known = byRelation.get(relation)
-  if (known) return known
-  const keys = sql.placeholder('kiln_keys')
-  const column = relation.remote.column
-  const query = relationQuery(
-    db,
-    relation,
-    dialect === 'postgres'
-      ? sql`${column} = any(${keys})`
-      : sql`${column} in (select value from json_each(${keys}))`,
-  )
-  let statement: RelationStatement
-  if (dialect === 'postgres') {
-    const digest = createHash('sha256').update(query.toSQL().sql).digest('hex').slice(0, 16)
-    const table = getTableName(relation.table).slice(0, 32)
-    const prepared = query.prepare(`kiln_${table}_include_${digest}`)
-    compileRowMapper(prepared)
-    statement = { run: (values) => prepared.execute({ kiln_keys: values }) }
-  } else {
-    const prepared = query.prepare()
-    compileRowMapper(prepared)
-    statement = { run: async (values) => prepared.all({ kiln_keys: JSON.stringify(values) }) }
-  }
-  byRelation.set(relation, statement)
-  return statement
+  dialect: Dialect,
+  keys: unknown[],
+): Promise<Row[]> {
+  const byRelation = mapEntry(statements, db, () => new WeakMap())
+  const statement = mapEntry(byRelation, relation, () => {
+    const placeholder = sql.placeholder('kiln_keys')
+    const column = relation.remote.column
+    const match =
+      dialect === 'postgres'
+        ? sql`${column} = any(${placeholder})`
+        : sql`${column} in (select value from json_each(${placeholder}))`
+    const label = `${getTableName(relation.table)}_include`
+    return prepareStatement(relationQuery(db, relation, match), dialect, label)
+  })
+  return statement.run({ kiln_keys: dialect === 'postgres' ? keys : JSON.stringify(keys) })
 }

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto'
 import { sql, type Table } from 'drizzle-orm'
+import { mapEntry } from '../../core/map-entry.ts'
+import type { Dialect } from '../../db/database.ts'
 import type { ListQueryDefinition } from './definition.ts'
 import type { ListQueryPlan } from './plan.ts'
 import { compileRowMapper } from './row-mapper.ts'
@@ -71,7 +73,7 @@ interface Runnable {
 }
 
 /** A Drizzle select with placeholders: run as it is (built per request), or prepared. */
-interface PageQuery extends Runnable {
+export interface PageQuery extends Runnable {
   toSQL(): { sql: string }
   prepare(name?: string): Runnable
 }
@@ -97,30 +99,30 @@ export function pageStatement(
   shape: string,
   build: () => PageQuery,
 ): PageStatement {
-  let byDb = prepared.get(definition.table)
-  if (!byDb) {
-    byDb = new WeakMap()
-    prepared.set(definition.table, byDb)
-  }
-  let byShape = byDb.get(db)
-  if (!byShape) {
-    byShape = new Map()
-    byDb.set(db, byShape)
-  }
+  const byDb = mapEntry(prepared, definition.table, () => new WeakMap())
+  const byShape = mapEntry(byDb, db, () => new Map<string, PageStatement>())
   const known = byShape.get(shape)
   if (known) return known
-  if (byShape.size >= definition.limits.maxPreparedShapes) return runner(definition, build())
-  const query = build()
-  // Named by its text: one name never stands for two statements on a shared connection.
-  const digest = createHash('sha256').update(query.toSQL().sql).digest('hex').slice(0, 16)
-  const statement =
-    definition.dialect === 'postgres'
-      ? query.prepare(`kiln_${definition.tableName.slice(0, 32)}_list_${digest}`)
-      : query.prepare()
-  compileRowMapper(statement)
-  const page = runner(definition, statement)
+  if (byShape.size >= definition.limits.maxPreparedShapes) {
+    return runner(definition.dialect, build())
+  }
+  const page = prepareStatement(build(), definition.dialect, `${definition.tableName}_list`)
   byShape.set(shape, page)
   return page
+}
+
+/**
+ * Prepares a select that holds placeholders, with its compiled row mapper. On Postgres it is a
+ * named statement, `kiln_<label>_<digest of its SQL>` (the label cut to fit the server's 63
+ * characters), so the server parses and plans it once per connection; naming it by its text
+ * means one name never stands for two statements on a shared connection.
+ */
+export function prepareStatement(query: PageQuery, dialect: Dialect, label: string): PageStatement {
+  const digest = createHash('sha256').update(query.toSQL().sql).digest('hex').slice(0, 16)
+  const statement =
+    dialect === 'postgres' ? query.prepare(`kiln_${label.slice(0, 40)}_${digest}`) : query.prepare()
+  compileRowMapper(statement)
+  return runner(dialect, statement)
 }
 
 /** How many shapes are prepared for the table of `definition` on `db` (for tests of the bound). */
@@ -134,11 +136,11 @@ export function runQuery(
   query: Runnable,
   values: Record<string, unknown>,
 ): Promise<Row[]> {
-  return runner(definition, query).run(values)
+  return runner(definition.dialect, query).run(values)
 }
 
-function runner(definition: ListQueryDefinition, statement: Runnable): PageStatement {
-  return definition.dialect === 'postgres'
+function runner(dialect: Dialect, statement: Runnable): PageStatement {
+  return dialect === 'postgres'
     ? { run: async (values) => statement.execute!(values) }
     : { run: async (values) => statement.all!(values) }
 }

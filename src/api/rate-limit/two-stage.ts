@@ -38,9 +38,7 @@ export function twoStageThrottle(limiters: RateLimiters, name: string): TwoStage
         refusal = error
       }
       // Inside a group with its own error handler the 401 is already a response here.
-      const refused = refusal ?? c.error
-      if (!(refused instanceof UnauthenticatedError)) return
-      await countRefusedKey(c, limiters, name, refused)
+      await countRefusedKey(c, limiters, name, refusal ?? c.error)
       if (refusal !== undefined) throw refusal
     },
     afterAuth: throttle(limiters, name),

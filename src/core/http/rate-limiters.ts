@@ -1,5 +1,6 @@
 import { DependencyError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
+import { mapEntry } from '../map-entry.ts'
 import type { Redis } from '../redis.ts'
 import { addressKey, checkTrustProxy, type TrustProxy } from './client-ip.ts'
 import { MemoryWindows, type WindowCount } from './memory-windows.ts'
@@ -150,19 +151,13 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
   const counters = new Map<string, Map<number, WindowCounter>>()
 
   const counter = (name: string, durationSeconds: number): WindowCounter => {
-    let byDuration = counters.get(name)
-    if (!byDuration) {
-      byDuration = new Map()
-      counters.set(name, byDuration)
-    }
-    let windows = byDuration.get(durationSeconds)
-    if (!windows) {
+    const byDuration = mapEntry(counters, name, () => new Map<number, WindowCounter>())
+    const windows = mapEntry(byDuration, durationSeconds, () => {
       const keyPrefix = `${prefix}:${name}:${durationSeconds}`
-      windows = redis
+      return redis
         ? new RedisWindows(redis, { keyPrefix, durationSeconds, onFallback: warnFallback, now })
         : new MemoryWindows(durationSeconds * 1000, now)
-      byDuration.set(durationSeconds, windows)
-    }
+    })
     return windows
   }
 
