@@ -1,6 +1,6 @@
-import { defineConfig } from 'kiln'
+import { defineConfig } from 'kilnjs'
 
-/** The demo app: every `npx kiln …` run from the repository root acts on it. */
+/** The demo app: every `npx kilnjs …` run from the repository root acts on it. */
 export default defineConfig({
   dialect: 'postgres',
   schema: './examples/demo/src/schema.ts',

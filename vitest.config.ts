@@ -7,9 +7,9 @@ const src = (capability: string) =>
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^kiln$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      { find: /^kilnjs$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
       ...['core', 'db', 'api', 'oauth', 'mcp', 'messaging', 'storage', 'cdn'].map((name) => ({
-        find: `kiln/${name}`,
+        find: `kilnjs/${name}`,
         replacement: src(name),
       })),
     ],

@@ -9,9 +9,9 @@
 import { randomBytes } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres'
-import { createApiKey, createDatabaseApiKeyProvider } from 'kiln/api'
-import { silentLogger } from 'kiln/core'
-import { createDatabase, migrate } from 'kiln/db'
+import { createApiKey, createDatabaseApiKeyProvider } from 'kilnjs/api'
+import { silentLogger } from 'kilnjs/core'
+import { createDatabase, migrate } from 'kilnjs/db'
 import pg from 'pg'
 import { type BenchOptions, type BenchResult, measure } from './lib.ts'
 

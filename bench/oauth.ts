@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { jwtVerify } from 'jose'
-import { ManualClock, MemoryKeyValueStore } from 'kiln/core'
+import { ManualClock, MemoryKeyValueStore } from 'kilnjs/core'
 import {
   createBearerValidator,
   MemoryClientStore,
@@ -16,7 +16,7 @@ import {
   oauthServer,
   s256Challenge,
   signAccessToken,
-} from 'kiln/oauth'
+} from 'kilnjs/oauth'
 import { type BenchOptions, type BenchResult, compare, measure } from './lib.ts'
 
 const SECRET = 'bench-secret-0123456789-abcdefghijklmnopqrstuvwxyz'

@@ -5,7 +5,7 @@
  * else redis://127.0.0.1:6379.
  */
 import { randomBytes } from 'node:crypto'
-import { BullMqQueue, MemoryQueue, RedisConnections } from 'kiln/core'
+import { BullMqQueue, MemoryQueue, RedisConnections } from 'kilnjs/core'
 import { type BenchOptions, type BenchResult, compare, measure } from './lib.ts'
 
 const PRODUCERS = 50

@@ -140,7 +140,7 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
     if (before) {
       const server = await startServer<{ port: number }>(
         join(before.dir, 'bench/servers/rest-kiln.ts'),
-        // From its own directory, so its `kiln/*` imports are that commit's code too.
+        // From its own directory, so its `kilnjs/*` imports are that commit's code too.
         { env: { DATABASE_URL: database.url }, cwd: before.dir },
       )
       stops.push(server.stop)

@@ -17,7 +17,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { createStorage, local } from 'kiln/storage'
+import { createStorage, local } from 'kilnjs/storage'
 import {
   formatRatios,
   type HttpTarget,

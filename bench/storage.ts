@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createStorage, local } from 'kiln/storage'
+import { createStorage, local } from 'kilnjs/storage'
 import { type BenchOptions, type BenchResult, compare } from './lib.ts'
 
 export default async function run({ quick }: BenchOptions): Promise<BenchResult[]> {

@@ -30,7 +30,7 @@ export interface StartServerOptions {
   execArgv?: string[]
   /**
    * Working directory: tsx reads the tsconfig.json found there, whose `paths` say where
-   * `kiln/*` imports go (a checkout of another commit must resolve them to its own src/).
+   * `kilnjs/*` imports go (a checkout of another commit must resolve them to its own src/).
    */
   cwd?: string
 }

@@ -1,5 +1,5 @@
 /**
- * The demo's generated REST API (`examples/demo/src/api`, as `kiln make:api --all` writes it)
+ * The demo's generated REST API (`examples/demo/src/api`, as `kilnjs make:api --all` writes it)
  * on PostgreSQL, as one demo instance serves it: API-key auth and the `api` limiter, its limit
  * raised so nothing is refused. KILN_BENCH_LIMITER=redis counts the limit (and caches list
  * totals) in Redis (REDIS_URL), as the demo does with REDIS_URL set; the default is memory.

@@ -3,7 +3,7 @@ import { commands } from './commands/index.ts'
 
 /** The `kiln` program with every command registered. */
 export function createProgram(): Command {
-  const program = new Command('kiln')
+  const program = new Command('kilnjs')
     .description('kiln: REST APIs, OAuth for MCP, messaging and storage for TypeScript back ends')
     .showHelpAfterError()
   for (const register of commands) register(program)

@@ -16,6 +16,6 @@ export function missingTable(error: unknown): string | undefined {
   return undefined
 }
 
-/** What an operator runs to create the app's tables, as `kiln init` sets the app up. */
+/** What an operator runs to create the app's tables, as `kilnjs init` sets the app up. */
 export const MIGRATE_HINT =
-  'run `npx drizzle-kit generate` (if its migration is not written yet), then `npx kiln migrate`'
+  'run `npx drizzle-kit generate` (if its migration is not written yet), then `npx kilnjs migrate`'

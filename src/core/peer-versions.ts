@@ -137,7 +137,7 @@ export function assertPeerVersions(
   // Bundled into an app's single file, kiln has no package.json of its own beside it.
   if (!existsSync(manifestFile)) return
   const manifest = readManifest(manifestFile)
-  if (manifest.name !== 'kiln') return
+  if (manifest.name !== 'kilnjs') return
   const { peerDependencies = {}, peerDependenciesMeta = {} } = manifest
   for (const [name, range] of Object.entries(peerDependencies)) {
     if (peerDependenciesMeta[name]?.optional) continue

@@ -10,15 +10,15 @@ export interface KilnConfig {
   dialect: Dialect
   /** The module exporting the app's Drizzle tables. */
   schema: string
-  /** Where `kiln make:api` writes the generated API. */
+  /** Where `kilnjs make:api` writes the generated API. */
   out: string
-  /** The app's SQL migrations (run by `kiln migrate` after kiln's own). */
+  /** The app's SQL migrations (run by `kilnjs migrate` after kiln's own). */
   migrations?: string
   /** Database URL when `DATABASE_URL` is not set. */
   databaseUrl?: string
-  /** Module whose default export builds the job handlers for `kiln queue:work`. */
+  /** Module whose default export builds the job handlers for `kilnjs queue:work`. */
   worker?: string
-  /** Where `kiln make:messaging` writes the messaging scaffold. */
+  /** Where `kilnjs make:messaging` writes the messaging scaffold. */
   messaging?: string
 }
 
@@ -37,12 +37,12 @@ const path = (what: string) =>
 export const kilnConfigSchema = z.looseObject({
   dialect: z.enum(['postgres', 'sqlite'], { message: "expected 'postgres' or 'sqlite'" }),
   schema: path('the module exporting your Drizzle tables'),
-  out: path('the folder kiln make:api writes to'),
+  out: path('the folder kilnjs make:api writes to'),
   migrations: path("the folder of the app's SQL migrations").optional(),
   databaseUrl: z
     .string({ message: 'expected a database URL' })
     .min(1, 'expected a database URL')
     .optional(),
   worker: path('the module building the job handlers').optional(),
-  messaging: path('the folder kiln make:messaging writes to').optional(),
+  messaging: path('the folder kilnjs make:messaging writes to').optional(),
 })

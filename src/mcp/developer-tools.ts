@@ -19,7 +19,7 @@ export interface DeveloperToolsOptions {
   env?: Env
 }
 
-/** Where `kiln make:messaging` writes when kiln.config.ts names no `messaging` folder. */
+/** Where `kilnjs make:messaging` writes when kiln.config.ts names no `messaging` folder. */
 export const DEFAULT_MESSAGING_DIR = 'src/messaging'
 export const LISTENER_FILE = 'listeners.ts'
 
@@ -30,7 +30,7 @@ export const DEVELOPER_TOOL_NAMES = [
 ] as const
 
 /**
- * The local development tools of `kiln mcp`: messaging setup status, the listeners of the
+ * The local development tools of `kilnjs mcp`: messaging setup status, the listeners of the
  * messaging scaffold, and code templates that compile against kiln.
  */
 export function registerDeveloperTools(server: McpServer, options: DeveloperToolsOptions): void {
@@ -63,7 +63,7 @@ export function registerDeveloperTools(server: McpServer, options: DeveloperTool
           },
           next_steps: [
             ...(missing.length > 0 ? [`Set ${missing.join(', ')} in the environment`] : []),
-            ...(exists ? [] : ['Run `npx kiln make:messaging` to create the scaffold']),
+            ...(exists ? [] : ['Run `npx kilnjs make:messaging` to create the scaffold']),
           ],
         }
       }),
@@ -97,7 +97,7 @@ export function registerDeveloperTools(server: McpServer, options: DeveloperTool
         }
         if (!existsSync(target) || !statSync(target).isFile()) {
           throw new ToolError(
-            `No listener file at ${show(target)}: run \`npx kiln make:messaging\` to create it`,
+            `No listener file at ${show(target)}: run \`npx kilnjs make:messaging\` to create it`,
           )
         }
         const listeners = findListenerImplementations(await readFile(target, 'utf8'), target)

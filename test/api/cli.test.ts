@@ -53,7 +53,7 @@ function kiln(args: string[], options: { cwd: string; env: Record<string, string
   })
 }
 
-describeEachDatabase('kiln make:api-key prints SQL that works', (backend) => {
+describeEachDatabase('kilnjs make:api-key prints SQL that works', (backend) => {
   let test: TestDatabase
   let provider: DatabaseApiKeyProvider
   beforeAll(async () => {
@@ -108,7 +108,7 @@ describeEachDatabase('kiln make:api-key prints SQL that works', (backend) => {
   })
 })
 
-describe('kiln make:api-key refuses bad input', () => {
+describe('kilnjs make:api-key refuses bad input', () => {
   const cases: [string, string, Parameters<typeof runMakeApiKey>[1]][] = [
     ['an empty name', '', {}],
     ['a name with a newline', 'a\nb', {}],
@@ -149,7 +149,7 @@ describe('kiln make:api-key refuses bad input', () => {
 })
 
 describeEachDatabase(
-  'kiln make:api-key --save, api-key:list, api-key:revoke',
+  'kilnjs make:api-key --save, api-key:list, api-key:revoke',
   (backend) => {
     let test: TestDatabase
     const clock = new ManualClock(Date.UTC(2026, 0, 1))
@@ -239,7 +239,7 @@ describeEachDatabase(
     it('api-key:list says when there are no keys', async () => {
       const out = capture()
       await runApiKeyList({ cwd, processEnv: processEnv(), print: out.print })
-      expect(out.text()).toBe('No API keys yet. Make one with: kiln make:api-key <name> --save')
+      expect(out.text()).toBe('No API keys yet. Make one with: kilnjs make:api-key <name> --save')
     })
 
     it('api-key:revoke by id, by prefix and by the key itself; a running instance refuses it', async () => {
@@ -338,7 +338,7 @@ describe('the kiln binary', () => {
     const unmigrated = await kiln(['make:api-key', 'ci', '--save'], { cwd: sqliteFixture, env })
     expect(unmigrated.code).toBe(1)
     expect(unmigrated.stderr.trim()).toBe(
-      `DATABASE_URL (sqlite:${join(dir, 'app.db')}) has no api_keys table yet: run \`kiln migrate\` first`,
+      `DATABASE_URL (sqlite:${join(dir, 'app.db')}) has no api_keys table yet: run \`kilnjs migrate\` first`,
     )
     expect((await kiln(['migrate'], { cwd: sqliteFixture, env })).code).toBe(0)
     const made = await kiln(['make:api-key', 'ci', '--save', '--scopes', 'posts:read'], {

@@ -151,7 +151,9 @@ describe('apiKeyInsertSql', () => {
   })
 
   it('prints a Drizzle snippet with the table of the dialect', () => {
-    expect(apiKeyInsertSnippet('postgres', values)).toContain("import { apiKeysPg } from 'kiln/db'")
+    expect(apiKeyInsertSnippet('postgres', values)).toContain(
+      "import { apiKeysPg } from 'kilnjs/db'",
+    )
     expect(apiKeyInsertSnippet('sqlite', values)).toContain('apiKeysSqlite')
     expect(apiKeyInsertSnippet('postgres', values)).toContain(
       'name: "O\'Brien\'s bot; DROP TABLE api_keys; --",',

@@ -1,4 +1,4 @@
-import { bunnyPurge, PurgeFailed, Secret } from 'kiln/cdn'
+import { bunnyPurge, PurgeFailed, Secret } from 'kilnjs/cdn'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeTime } from './support/clock.ts'
 import { loadFixture, relativeTo } from './support/fixtures.ts'

@@ -11,7 +11,7 @@ const run = promisify(execFile)
 const bin = fileURLToPath(new URL('../../bin/kiln.js', import.meta.url))
 const TOKEN = 'cli-purge-token-0123456789'
 
-describe('kiln cdn:purge', () => {
+describe('kilnjs cdn:purge', () => {
   let standIn: StandIn | undefined
   afterEach(() => standIn?.close())
 
@@ -69,7 +69,7 @@ describe('kiln cdn:purge', () => {
     }).catch((e: unknown) => e as { code: number; stderr: string })
     expect((failure as { code: number }).code).toBe(1)
     expect((failure as { stderr: string }).stderr.trim()).toBe(
-      'Purging * invalidates the whole CDN cache: run `kiln cdn:purge --all` to do it deliberately',
+      'Purging * invalidates the whole CDN cache: run `kilnjs cdn:purge --all` to do it deliberately',
     )
   })
 

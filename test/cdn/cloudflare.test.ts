@@ -1,4 +1,4 @@
-import { cloudflarePurge, PurgeFailed, Secret } from 'kiln/cdn'
+import { cloudflarePurge, PurgeFailed, Secret } from 'kilnjs/cdn'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeTime } from './support/clock.ts'
 import { loadFixture } from './support/fixtures.ts'

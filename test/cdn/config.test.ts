@@ -6,8 +6,8 @@ import {
   LEGACY_CDN_VARIABLES,
   loadCdnConfig,
   normalizePurgePaths,
-} from 'kiln/cdn'
-import { ConfigError, Redactor } from 'kiln/core'
+} from 'kilnjs/cdn'
+import { ConfigError, Redactor } from 'kilnjs/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { capturingLogger } from './support/logger.ts'
 import { type StandIn, startStandIn } from './support/stand-in.ts'

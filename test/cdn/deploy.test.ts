@@ -1,4 +1,4 @@
-import { isContentHashed, type PurgeApi, purgeAfterDeploy } from 'kiln/cdn'
+import { isContentHashed, type PurgeApi, purgeAfterDeploy } from 'kilnjs/cdn'
 import { describe, expect, it } from 'vitest'
 
 function recorder(): PurgeApi & { calls: string[][] } {

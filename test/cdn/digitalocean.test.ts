@@ -1,5 +1,5 @@
-import { digitalOceanPurge, PurgeFailed, Secret } from 'kiln/cdn'
-import type { Logger } from 'kiln/core'
+import { digitalOceanPurge, PurgeFailed, Secret } from 'kilnjs/cdn'
+import type { Logger } from 'kilnjs/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestRedis, describeWithRedis, type TestRedis } from '../support/redis.ts'
 import { fakeTime } from './support/clock.ts'

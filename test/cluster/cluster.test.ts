@@ -17,7 +17,7 @@ import {
 } from '../support/processes.ts'
 
 /**
- * Two demo instances and one `kiln queue:work` process on one PostgreSQL and one Redis:
+ * Two demo instances and one `kilnjs queue:work` process on one PostgreSQL and one Redis:
  * everything a user relies on when they outgrow one process.
  */
 describe.skipIf(!postgresUrl || !redisUrl)('two instances and a worker', () => {
@@ -73,7 +73,7 @@ describe.skipIf(!postgresUrl || !redisUrl)('two instances and a worker', () => {
     await database?.drop()
   }, 60_000)
 
-  /** A key minted straight into the shared database, as `kiln make:api-key --save` does. */
+  /** A key minted straight into the shared database, as `kilnjs make:api-key --save` does. */
   async function mintKey(name: string): Promise<{ raw: string; id: number }> {
     const key = generateApiKey('test')
     const [row] = await drizzle(pool)

@@ -54,7 +54,7 @@ describeEachDatabase('an app started before its migrations ran', (backend: Datab
     const logged = JSON.parse(lines[0] ?? '{}')
     expect(logged.table).toBe('books')
     expect(logged.msg).toBe(
-      'The database has no table "books": run `npx drizzle-kit generate` (if its migration is not written yet), then `npx kiln migrate`',
+      'The database has no table "books": run `npx drizzle-kit generate` (if its migration is not written yet), then `npx kilnjs migrate`',
     )
   })
 })

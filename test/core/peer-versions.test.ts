@@ -59,13 +59,13 @@ describe('peer version ranges', () => {
 
 /**
  * An installed kiln in an app, laid out as npm does: kiln's package.json (its peers) in
- * node_modules/kiln, the app's packages beside it. Each case has its own app, since Node
+ * node_modules/kilnjs, the app's packages beside it. Each case has its own app, since Node
  * remembers where a package name resolved from a folder.
  */
 function installKiln(app: string, packages: Record<string, string>): string {
-  const kiln = join(work, app, 'node_modules/kiln')
+  const kiln = join(work, app, 'node_modules/kilnjs')
   writePackage(kiln, {
-    name: 'kiln',
+    name: 'kilnjs',
     version: '0.1.0',
     peerDependencies: { zod: '^4.2.0', hono: '>=4.6.0 <5', pg: '^8.11.0' },
     peerDependenciesMeta: { pg: { optional: true } },

@@ -17,7 +17,7 @@ interface Run {
 
 const running: Run[] = []
 
-/** `kiln queue:work …` from this checkout, as a separate process. */
+/** `kilnjs queue:work …` from this checkout, as a separate process. */
 function kiln(args: string[], env: Record<string, string> = {}, cwd = root): Run {
   const child = spawn(process.execPath, [`${root}bin/kiln.js`, ...args], {
     cwd,
@@ -55,7 +55,7 @@ afterEach(async () => {
 // Each test starts one or two kiln processes: generous bounds for a loaded machine, not speed checks.
 const SPAWNING = { timeout: 120_000 }
 
-describe('kiln queue:work refuses what it cannot run', SPAWNING, () => {
+describe('kilnjs queue:work refuses what it cannot run', SPAWNING, () => {
   // A Redis URL that these failures never get to use.
   const unused = { REDIS_URL: 'redis://127.0.0.1:6390' }
 
@@ -108,7 +108,7 @@ describe('kiln queue:work refuses what it cannot run', SPAWNING, () => {
   })
 })
 
-describeWithRedis('kiln queue:work on Redis', SPAWNING, () => {
+describeWithRedis('kilnjs queue:work on Redis', SPAWNING, () => {
   let redis: TestRedis
   let producer: BullMqQueue
   let client: Redis

@@ -60,7 +60,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-describeEachDatabase('openAppDatabase and kiln migrate', (backend) => {
+describeEachDatabase('openAppDatabase and kilnjs migrate', (backend) => {
   // Only a server needs a test database; SQLite and PGlite apps get files in the app folder.
   let test: TestDatabase | undefined
   beforeEach(async () => {

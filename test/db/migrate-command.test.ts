@@ -35,7 +35,7 @@ function kiln(args: string[], options: { cwd: string; env: Record<string, string
 // Each run starts node + tsx and compiles the CLI: seconds on a busy machine.
 const timeout = 120_000
 
-describe('kiln migrate', () => {
+describe('kilnjs migrate', () => {
   let dir: string
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'kiln-migrate-cli-'))

@@ -156,7 +156,7 @@ describe.each(modes.filter((mode) => mode.enabled))('security reproductions: $na
   const request = (path: string, options: SendOptions = {}) => send(url(path), options)
   const json = (response: LoopbackResponse) => JSON.parse(response.text) as Record<string, unknown>
 
-  /** A key minted straight into the app's database, as `kiln make:api-key --save` does. */
+  /** A key minted straight into the app's database, as `kilnjs make:api-key --save` does. */
   async function mintKey(name: string, scopes: string[]): Promise<string> {
     const key = generateApiKey('test')
     await demo.query(

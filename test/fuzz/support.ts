@@ -239,7 +239,7 @@ export function describeRequest(method: string, path: string, init: RequestInit 
   return [`${method} ${path}`, ...headers, body].join('\n')
 }
 
-/** A valid API key of the demo, minted as `kiln make:api-key` does. */
+/** A valid API key of the demo, minted as `kilnjs make:api-key` does. */
 export async function mintApiKey(demo: DemoUnderTest, name = 'fuzz'): Promise<string> {
   const created = await createApiKey(demo.ctx.database, { name, scopes: ['*'] })
   return created.rawKey

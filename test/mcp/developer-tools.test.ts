@@ -76,7 +76,7 @@ describe('developer tools', () => {
         scaffold: { directory: 'app/messaging', exists: false, listener_file_exists: false },
         next_steps: [
           'Set MSG_PHONE_NUMBER_ID, MSG_VERIFY_TOKEN in the environment',
-          'Run `npx kiln make:messaging` to create the scaffold',
+          'Run `npx kilnjs make:messaging` to create the scaffold',
         ],
       })
       expect(outcome.text).not.toContain('app-secret-value-123')
@@ -128,7 +128,7 @@ describe('developer tools', () => {
     it('reads another file inside the root, and refuses paths outside it', async () => {
       writeFileSync(
         join(root, 'custom.ts'),
-        `import { Listener as Handles } from 'kiln/core'
+        `import { Listener as Handles } from 'kilnjs/core'
 export class Audit implements Handles<OrderPlaced> { async handle() {} }`,
       )
       const client = await connect()
@@ -145,7 +145,7 @@ export class Audit implements Handles<OrderPlaced> { async handle() {} }`,
       }
       const missing = await call(client, 'messaging_webhook_events', { file: 'nope.ts' })
       expect(missing).toMatchObject({ isError: true })
-      expect(missing.text).toMatch(/^No listener file at nope\.ts: run `npx kiln make:messaging`/)
+      expect(missing.text).toMatch(/^No listener file at nope\.ts: run `npx kilnjs make:messaging`/)
       const wrongType = await call(client, 'messaging_webhook_events', { file: 42 })
       expect(wrongType.isError).toBe(true)
     })
@@ -154,9 +154,9 @@ export class Audit implements Handles<OrderPlaced> { async handle() {} }`,
   describe('findListenerImplementations (TypeScript parser)', () => {
     it('finds qualified, aliased, exported, expression and multi-interface implementations', () => {
       const source = `
-import type { Listener, Logger } from 'kiln/core'
-import { Listener as On } from 'kiln/core'
-import * as core from 'kiln/core'
+import type { Listener, Logger } from 'kilnjs/core'
+import { Listener as On } from 'kilnjs/core'
+import * as core from 'kilnjs/core'
 // class Fake implements Listener<NotReal> {} — a comment, not code
 const text = 'class AlsoFake implements Listener<NotReal> {}'
 export class A implements Listener<MessagingTextReceived> { async handle() {} }
@@ -195,7 +195,7 @@ class Sub extends Base implements Listener<Fourth> { async handle() {} }
         ['temporary-url', 'Temporary URL generation'],
       ])
       const [upload, avatar, temporary] = result.templates
-      expect(upload!.code).toContain("from 'kiln/storage'")
+      expect(upload!.code).toContain("from 'kilnjs/storage'")
       expect(upload!.code).toContain('export function uploadRoutes')
       expect(avatar!.code).toContain('MAX_AVATAR_BYTES')
       expect(temporary!.code).toContain('temporaryUrl(')

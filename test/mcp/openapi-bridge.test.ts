@@ -224,7 +224,7 @@ describe('the OpenAPI bridge', () => {
     })
   })
 
-  describe('kiln mcp --api-url --api-key (stdio)', () => {
+  describe('kilnjs mcp --api-url --api-key (stdio)', () => {
     it('serves the operations and never writes the key anywhere', async () => {
       let stderr = ''
       const transport = new StdioClientTransport({

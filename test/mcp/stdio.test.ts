@@ -61,7 +61,7 @@ const apps: Record<string, StdioApp> = {
 }
 
 for (const [name, app] of Object.entries(apps)) {
-  describe.skipIf(name === 'postgres' && !postgresUrl)(`kiln mcp over stdio [${name}]`, () => {
+  describe.skipIf(name === 'postgres' && !postgresUrl)(`kilnjs mcp over stdio [${name}]`, () => {
     let root: string
     let opened: Awaited<ReturnType<StdioApp['open']>>
     let client: Client
@@ -190,7 +190,7 @@ for (const [name, app] of Object.entries(apps)) {
       for (const mode of [{ pin: '2026-07-28' }, 'legacy'] as const) {
         const second = new ClientV2(
           { name: 'kiln-stdio-v2', version: '1.0.0' },
-          // The probe spawns a second `kiln mcp`; on a busy machine it starts slowly.
+          // The probe spawns a second `kilnjs mcp`; on a busy machine it starts slowly.
           { versionNegotiation: { mode, probe: { timeoutMs: 180_000 } } },
         )
         await second.connect(

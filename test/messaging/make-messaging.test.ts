@@ -24,7 +24,7 @@ async function tempApp(): Promise<string> {
 
 const plain = (text: string) => stripVTControlCharacters(text)
 
-describe('kiln make:messaging', () => {
+describe('kilnjs make:messaging', () => {
   it('writes the init function, webhook wiring and listener stubs, and prints the provider setup', async () => {
     const cwd = await tempApp()
     const lines: string[] = []
@@ -105,7 +105,7 @@ describe('kiln make:messaging', () => {
     ).rejects.toThrow('--url expects an absolute http(s) URL')
   })
 
-  it('runs as `kiln make:messaging`, and the generated code typechecks against kiln', async () => {
+  it('runs as `kilnjs make:messaging`, and the generated code typechecks against kiln', async () => {
     const dir = join(repoRoot, 'test/messaging', `scaffold-${randomBytes(4).toString('hex')}`)
     cleanups.push(dir)
     const cli = spawnKiln([

@@ -19,8 +19,8 @@ function mountingSnippet(): string {
 // What the surrounding text of docs/oauth.md has in scope: the app's database, shared store,
 // config and logger.
 const IN_SCOPE = `import type { Redis } from 'ioredis'
-import type { KeyValueStore, Logger } from 'kiln/core'
-import type { PostgresDatabase } from 'kiln/db'
+import type { KeyValueStore, Logger } from 'kilnjs/core'
+import type { PostgresDatabase } from 'kilnjs/db'
 declare const database: PostgresDatabase
 declare const logger: Logger
 declare const shared: { kv: KeyValueStore; client: Redis }

@@ -34,7 +34,7 @@ beforeAll(async () => {
   const version = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version
   // prepack builds dist/: the tarball is what `npm publish` would upload.
   await run(repoRoot, 'npm', ['pack', '--pack-destination', work], appEnv())
-  tarball = join(work, `kiln-${version}.tgz`)
+  tarball = join(work, `kilnjs-${version}.tgz`)
   expect(existsSync(tarball)).toBe(true)
 }, 600_000)
 
@@ -158,7 +158,7 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
   let server: RunningProcess | undefined
   let base = ''
   let key = ''
-  const kiln = (...args: string[]) => run(dir, join(dir, 'node_modules/.bin/kiln'), args, env)
+  const kiln = (...args: string[]) => run(dir, join(dir, 'node_modules/.bin/kilnjs'), args, env)
 
   beforeAll(async () => {
     mkdirSync(dir, { recursive: true })
@@ -178,9 +178,9 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
   it('installs from the tarball with only its own driver, compiling no native module', async () => {
     await createApp(dir, spec, tarball)
     const installed = (name: string) => existsSync(join(dir, 'node_modules', name))
-    expect(installed('kiln/dist/index.js')).toBe(true)
-    expect(installed('kiln/migrations')).toBe(true)
-    expect(installed('kiln/docs/getting-started.md')).toBe(true)
+    expect(installed('kilnjs/dist/index.js')).toBe(true)
+    expect(installed('kilnjs/migrations')).toBe(true)
+    expect(installed('kilnjs/docs/getting-started.md')).toBe(true)
     for (const absent of [
       'redoc',
       'ioredis',
@@ -206,10 +206,10 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
   it('goes through init, make:api, migrations and a key as the printed steps say', async () => {
     const init = await kiln('init', '--yes', '--main', 'src/main.ts')
     for (const step of [
-      'npx kiln make:api --all',
+      'npx kilnjs make:api --all',
       'npx drizzle-kit generate',
-      'npx kiln migrate',
-      'npx kiln make:api-key first-key --save',
+      'npx kilnjs migrate',
+      'npx kilnjs make:api-key first-key --save',
       'npx tsx src/main.ts',
     ]) {
       expect(init).toContain(step)
@@ -323,7 +323,7 @@ describe('kiln installed beside zod 3, outside its zod range', () => {
       .source
 
   it('importing kiln fails at once with one message naming zod, the version and the fix', async () => {
-    for (const entry of ['kiln', 'kiln/core', 'kiln/api', 'kiln/db', 'kiln/mcp']) {
+    for (const entry of ['kilnjs', 'kilnjs/core', 'kilnjs/api', 'kilnjs/db', 'kilnjs/mcp']) {
       const failure = await run(dir, 'node', [
         '--input-type=module',
         '-e',
@@ -339,7 +339,7 @@ describe('kiln installed beside zod 3, outside its zod range', () => {
   })
 
   it('the kiln command prints the message alone and exits 1', async () => {
-    const error = await run(dir, join(dir, 'node_modules/.bin/kiln'), ['--help']).then(
+    const error = await run(dir, join(dir, 'node_modules/.bin/kilnjs'), ['--help']).then(
       () => undefined,
       (caught: Error) => caught,
     )

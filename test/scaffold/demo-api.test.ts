@@ -37,7 +37,7 @@ describe('the demo API is the output of make:api --all', () => {
     }
     writeFileSync(
       join(root, 'kiln.config.ts'),
-      "import { defineConfig } from 'kiln'\nexport default defineConfig({ dialect: 'postgres', schema: './src/schema.ts', out: './src/api', migrations: './migrations' })\n",
+      "import { defineConfig } from 'kilnjs'\nexport default defineConfig({ dialect: 'postgres', schema: './src/schema.ts', out: './src/api', migrations: './migrations' })\n",
     )
     await runMakeApi({ cwd: root, all: true, yes: true, print: () => {} })
   })

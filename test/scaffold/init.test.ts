@@ -59,7 +59,7 @@ async function initAndGenerate(root: string, dialect: 'postgres' | 'sqlite') {
   return { initOutput, makeApiOutput, main: readFileSync(join(root, 'src/main.ts'), 'utf8') }
 }
 
-describe('kiln init + make:api --all: the written entry point type-checks', () => {
+describe('kilnjs init + make:api --all: the written entry point type-checks', () => {
   const users = makeApp('users', USERS_SCHEMA)
   const notes = makeApp('notes', NOTES_SCHEMA)
   let withPasswords: Awaited<ReturnType<typeof initAndGenerate>>
@@ -76,7 +76,7 @@ describe('kiln init + make:api --all: the written entry point type-checks', () =
   it('passes hashPassword from createPasswordHasher when a model has a password column', () => {
     const { main, makeApiOutput } = withPasswords
     expect(main).toContain(
-      "import { createLogger, createPasswordHasher, errorHandler } from 'kiln/core'",
+      "import { createLogger, createPasswordHasher, errorHandler } from 'kilnjs/core'",
     )
     expect(main).toContain('apiRoutes({ database, apiKeys, limiters, hashPassword })')
     // make:api's printed next steps say the same lines as the file init wrote.

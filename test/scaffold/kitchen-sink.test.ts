@@ -46,7 +46,7 @@ describe('kitchen-sink schema: the generated code type-checks in a default stric
     skipLibCheck: true,
     noEmit: true,
     types: [],
-    paths: { kiln: [join(repo, 'src/index.ts')], 'kiln/*': [join(repo, 'src/*/index.ts')] },
+    paths: { kilnjs: [join(repo, 'src/index.ts')], 'kilnjs/*': [join(repo, 'src/*/index.ts')] },
   }
   for (const [label, resolution] of [
     ['nodenext', { module: 'nodenext', moduleResolution: 'nodenext' }],

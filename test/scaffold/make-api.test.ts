@@ -22,7 +22,7 @@ function makeApp(name: string, schema: string, dialect: 'postgres' | 'sqlite' = 
   writeFileSync(join(root, 'src/schema.ts'), schema)
   writeFileSync(
     join(root, 'kiln.config.ts'),
-    `import { defineConfig } from 'kiln'\nexport default defineConfig({ dialect: '${dialect}', schema: './src/schema.ts', out: './src/api', migrations: './migrations' })\n`,
+    `import { defineConfig } from 'kilnjs'\nexport default defineConfig({ dialect: '${dialect}', schema: './src/schema.ts', out: './src/api', migrations: './migrations' })\n`,
   )
   return { root, cleanup: () => rmSync(root, { recursive: true, force: true }) }
 }
@@ -57,7 +57,7 @@ function print() {
   return { lines, print: (line: string) => lines.push(line) }
 }
 
-describe('kiln make:api', () => {
+describe('kilnjs make:api', () => {
   const app = makeApp('main', SECRETS_SCHEMA)
   afterAll(() => app.cleanup())
 
@@ -117,7 +117,7 @@ describe('kiln make:api', () => {
       'apiRoutes(',
       'docsRoutes(',
       'apiKeyProvider(',
-      'kiln migrate',
+      'kilnjs migrate',
       'make:api-key',
     ]) {
       expect(text).toContain(step)

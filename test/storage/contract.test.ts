@@ -12,7 +12,7 @@ import {
   memory,
   type Storage,
   s3,
-} from 'kiln/storage'
+} from 'kilnjs/storage'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startObjectStore, type TestObjectStore } from './support/s3rver.ts'
 

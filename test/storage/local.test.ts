@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { Hono } from 'hono'
-import { ManualClock } from 'kiln/core'
-import { createStorage, InvalidPath, local, type Storage, storageRoutes } from 'kiln/storage'
+import { ManualClock } from 'kilnjs/core'
+import { createStorage, InvalidPath, local, type Storage, storageRoutes } from 'kilnjs/storage'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
 describe('local disk', () => {

@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto'
-import { createStorage, s3 } from 'kiln/storage'
+import { createStorage, s3 } from 'kilnjs/storage'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startObjectStore, type TestObjectStore } from './support/s3rver.ts'
 

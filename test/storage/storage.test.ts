@@ -1,6 +1,6 @@
 import { inspect } from 'node:util'
 import { Hono } from 'hono'
-import { ConfigError, ManualClock, Redactor, Secret } from 'kiln/core'
+import { ConfigError, ManualClock, Redactor, Secret } from 'kilnjs/core'
 import {
   createStorage,
   createStorageFromEnv,
@@ -10,7 +10,7 @@ import {
   storageRoutes,
   UnknownDisk,
   Unsupported,
-} from 'kiln/storage'
+} from 'kilnjs/storage'
 import { describe, expect, it } from 'vitest'
 
 const SECRET = 'a-signing-secret-of-at-least-32-characters'

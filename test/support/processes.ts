@@ -22,7 +22,7 @@ export interface SpawnOptions {
 
 /**
  * Runs a TypeScript entry point of this repository through tsx with the repository's tsconfig
- * (its `kiln/*` paths), as `npm start` runs the demo; without `npm start`'s young-generation
+ * (its `kilnjs/*` paths), as `npm start` runs the demo; without `npm start`'s young-generation
  * flag, which changes its speed, not its behaviour.
  */
 export function spawnTs(

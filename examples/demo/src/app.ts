@@ -1,5 +1,5 @@
 import { Hono } from 'hono'
-import { errorHandler, loginRoutes } from 'kiln/core'
+import { errorHandler, loginRoutes } from 'kilnjs/core'
 import { verifyUserCredentials } from './auth.ts'
 import type { DemoContext } from './context.ts'
 import { type DemoAppOptions, features } from './features/index.ts'

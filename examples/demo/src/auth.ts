@@ -4,8 +4,8 @@ import {
   type PasswordUsers,
   passwordUsers,
   type VerifyCredentials,
-} from 'kiln/core'
-import type { PostgresDatabase } from 'kiln/db'
+} from 'kilnjs/core'
+import type { PostgresDatabase } from 'kilnjs/db'
 import { users } from './schema.ts'
 
 /** The demo's password hashing: scrypt with parameters fixed here, never read from a hash. */

@@ -13,14 +13,14 @@ import {
   Redactor,
   type SessionStore,
   type SharedState,
-} from 'kiln/core'
+} from 'kilnjs/core'
 import {
   createDatabase,
   createModelRegistry,
   type ModelRegistry,
   migrate,
   type PostgresDatabase,
-} from 'kiln/db'
+} from 'kilnjs/db'
 import { passwords, userCredentialStamp } from './auth.ts'
 import * as schema from './schema.ts'
 

@@ -1,6 +1,6 @@
 import { type ServerType, serve } from '@hono/node-server'
 import type { Hono } from 'hono'
-import { ConfigError, type QueueWorker } from 'kiln/core'
+import { ConfigError, type QueueWorker } from 'kilnjs/core'
 import pc from 'picocolors'
 import { createDemoApp } from './app.ts'
 import { createDemoContext, type DemoContext } from './context.ts'
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const embedded = ctx.database.pglite && !ctx.config.databaseUrl ? ctx.database.pglite : undefined
   const shared = embedded ? await shareEmbeddedDatabase(embedded) : undefined
   // Without Redis the queue is in this process, so this process works it. With Redis,
-  // `kiln queue:work` runs workers (set WORKER=inline to also work jobs here).
+  // `kilnjs queue:work` runs workers (set WORKER=inline to also work jobs here).
   const inlineWorker = ctx.shared.kind === 'memory' || process.env.WORKER === 'inline'
   const worker: QueueWorker | undefined = inlineWorker
     ? ctx.shared.queue.work(demoJobHandlers(ctx), { concurrency: 4 })
@@ -62,9 +62,9 @@ function printBanner(ctx: DemoContext, sharedUrl: string | undefined, inlineWork
     '',
     `  Database      ${sharedUrl ? `embedded PGlite (storage/pgdata), shared for the CLI at ${sharedUrl}` : 'DATABASE_URL'}`,
     `  Shared state  ${ctx.shared.kind === 'redis' ? 'Redis (REDIS_URL)' : 'memory (set REDIS_URL for several instances)'}`,
-    `  Jobs          ${inlineWorker ? 'worked in this process' : 'run `npx kiln queue:work`'}`,
+    `  Jobs          ${inlineWorker ? 'worked in this process' : 'run `npx kilnjs queue:work`'}`,
     '',
-    `  Mint an API key in another terminal: ${pc.cyan('npx kiln make:api-key my-script --save')}`,
+    `  Mint an API key in another terminal: ${pc.cyan('npx kilnjs make:api-key my-script --save')}`,
     '',
   ]
   console.log(lines.join('\n'))

@@ -10,7 +10,7 @@ import {
   varchar,
 } from 'drizzle-orm/pg-core'
 
-/** The demo's models. `kiln make:api --all` generates the REST API from these tables. */
+/** The demo's models. `kilnjs make:api --all` generates the REST API from these tables. */
 export const users = pgTable('users', {
   id: bigserial('id', { mode: 'number' }).primaryKey(),
   email: varchar('email', { length: 255 }).notNull().unique(),

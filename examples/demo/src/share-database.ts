@@ -6,7 +6,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
 /**
  * Embedded PGlite serves one process. While the demo runs, it shares the database on a loopback
  * Postgres socket and records the address in `storage/kiln-db.json`, where kiln's CLI looks when
- * DATABASE_URL is unset — so `npx kiln make:api-key ci --save` works in a second terminal.
+ * DATABASE_URL is unset — so `npx kilnjs make:api-key ci --save` works in a second terminal.
  */
 export async function shareEmbeddedDatabase(
   pglite: PGlite,

@@ -1,8 +1,8 @@
-import type { WorkerDefinition } from 'kiln/core'
+import type { WorkerDefinition } from 'kilnjs/core'
 import { createDemoContext } from './context.ts'
 import { demoJobHandlers } from './jobs.ts'
 
-/** The demo's worker for `npx kiln queue:work` (with REDIS_URL and DATABASE_URL set). */
+/** The demo's worker for `npx kilnjs queue:work` (with REDIS_URL and DATABASE_URL set). */
 export default async function createWorker(): Promise<WorkerDefinition> {
   const ctx = await createDemoContext()
   return {

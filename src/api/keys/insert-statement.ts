@@ -44,7 +44,7 @@ export function apiKeyInsertSql(dialect: Dialect, values: ApiKeyInsertValues): s
 export function apiKeyInsertSnippet(dialect: Dialect, values: ApiKeyInsertValues): string {
   const table = dialect === 'postgres' ? 'apiKeysPg' : 'apiKeysSqlite'
   const lines = [
-    `import { ${table} } from 'kiln/db'`,
+    `import { ${table} } from 'kilnjs/db'`,
     '',
     `await db.insert(${table}).values({`,
     `  name: ${JSON.stringify(values.name)},`,

@@ -56,7 +56,7 @@ const TRIGGERS_SQL = `SELECT count(*)::int AS n FROM pg_trigger
     AND tgname IN ('api_keys_notify_update', 'api_keys_notify_delete')`
 const TRIGGER_RECHECK_MS = 30_000
 const MISSING_TRIGGERS =
-  'API key cache off: the api_keys change triggers are missing (run `kiln migrate`); every request is verified against the database'
+  'API key cache off: the api_keys change triggers are missing (run `kilnjs migrate`); every request is verified against the database'
 
 export function parseChangePayload(payload: string | undefined): number | undefined {
   if (payload === undefined || !/^\d{1,15}$/.test(payload)) return undefined

@@ -26,7 +26,7 @@ interface OpenApiLike {
 }
 
 /**
- * `kiln api:check`: (1) the server answers, (2) the spec path answers, (3) with a valid
+ * `kilnjs api:check`: (1) the server answers, (2) the spec path answers, (3) with a valid
  * OpenAPI 3.x document, (4) the API key authenticates. One ✓/✗ line per check; stops at the
  * first failure. On success prints the command registering the API with an MCP client.
  */
@@ -115,7 +115,7 @@ export async function runApiCheck(options: ApiCheckOptions): Promise<ApiCheckRes
   }
 
   const name = slug(typeof document.info?.title === 'string' ? document.info.title : '') || 'api'
-  const mcpCommand = `claude mcp add ${name} -- npx kiln mcp --api-url ${base} --api-key ${options.apiKey}`
+  const mcpCommand = `claude mcp add ${name} -- npx kilnjs mcp --api-url ${base} --api-key ${options.apiKey}`
   print('')
   print('Register this API with an MCP client (Claude Code):')
   print(`  ${mcpCommand}`)

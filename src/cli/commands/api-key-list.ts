@@ -49,7 +49,7 @@ export async function runApiKeyList(options: ApiKeyListOptions = {}): Promise<Ap
     return keys
   }
   if (keys.length === 0) {
-    print('No API keys yet. Make one with: kiln make:api-key <name> --save')
+    print('No API keys yet. Make one with: kilnjs make:api-key <name> --save')
     return keys
   }
   const rows = keys.map((key) => {

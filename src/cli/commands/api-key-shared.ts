@@ -9,7 +9,7 @@ export function apiKeyCommandError(error: unknown, description: string): Error {
   if (error instanceof CliError) return error
   if (error instanceof KilnError && error.status < 500) return new CliError(error.message)
   if (isMissingTable(error)) {
-    return new CliError(`${description} has no api_keys table yet: run \`kiln migrate\` first`, {
+    return new CliError(`${description} has no api_keys table yet: run \`kilnjs migrate\` first`, {
       cause: error,
     })
   }

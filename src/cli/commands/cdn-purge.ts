@@ -18,7 +18,7 @@ export interface CdnPurgeOptions {
 }
 
 /**
- * `kiln cdn:purge <path>...`: purges the given paths through the adapter `CDN_PROVIDER`
+ * `kilnjs cdn:purge <path>...`: purges the given paths through the adapter `CDN_PROVIDER`
  * selects. `*` (the whole cache) needs `--all`, per the purge policy.
  */
 export async function runCdnPurge(
@@ -30,12 +30,12 @@ export async function runCdnPurge(
   const wantsEverything = paths.some((path) => path.replace(/^\/+/, '') === '*')
   if (wantsEverything && !options.all) {
     throw new CliError(
-      'Purging * invalidates the whole CDN cache: run `kiln cdn:purge --all` to do it deliberately',
+      'Purging * invalidates the whole CDN cache: run `kilnjs cdn:purge --all` to do it deliberately',
     )
   }
   const targets = options.all ? ['*'] : paths
   if (targets.length === 0) {
-    throw new CliError('Name the paths to purge (e.g. kiln cdn:purge index.html), or use --all')
+    throw new CliError('Name the paths to purge (e.g. kilnjs cdn:purge index.html), or use --all')
   }
   const redactor = new Redactor()
   const logger =

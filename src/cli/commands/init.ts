@@ -53,7 +53,7 @@ const SCHEMA_GUESSES = [
 ]
 
 /**
- * `kiln init`: prepares an existing Hono + Drizzle app for kiln. Writes kiln.config.ts and a
+ * `kilnjs init`: prepares an existing Hono + Drizzle app for kiln. Writes kiln.config.ts and a
  * drizzle-kit config that leaves kiln's tables alone, prints (or, with `--main`, writes) an
  * entry point, and the exact commands that follow. Never overwrites a file.
  */
@@ -126,7 +126,9 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
   if (!mainFile || (existsSync(mainFile) && !written.includes(mainFile))) {
     print('')
     print(
-      pc.bold(`The entry point (save it as ${mainPath}, or run npx kiln init --main ${mainPath}):`),
+      pc.bold(
+        `The entry point (save it as ${mainPath}, or run npx kilnjs init --main ${mainPath}):`,
+      ),
     )
     for (const line of mainCode.trimEnd().split('\n')) print(pc.dim(`  ${line}`))
   }
@@ -172,7 +174,7 @@ interface PackageJson {
 function readPackageJson(root: string): PackageJson {
   const file = join(root, 'package.json')
   if (!existsSync(file))
-    throw new CliError(`No package.json in ${root}: run kiln init from your app's root`)
+    throw new CliError(`No package.json in ${root}: run kilnjs init from your app's root`)
   return JSON.parse(readFileSync(file, 'utf8')) as PackageJson
 }
 

@@ -87,7 +87,7 @@ export function parseScopesOption(value: string | undefined): string[] {
 }
 
 /**
- * `kiln make:api-key <name>`: mints a key and prints it once with its prefix, its hash, a
+ * `kilnjs make:api-key <name>`: mints a key and prints it once with its prefix, its hash, a
  * ready-to-run SQL INSERT for the app's dialect and a Drizzle snippet; with `--save` it
  * inserts the record into the app's database instead.
  */

@@ -43,7 +43,7 @@ export interface MakeApiResult {
 const LIBRARY_TABLES = new Set(['api_keys', 'oauth_clients'])
 
 /**
- * `kiln make:api`: writes controllers, resources and requests for the chosen models and,
+ * `kilnjs make:api`: writes controllers, resources and requests for the chosen models and,
  * once per app, the module index, routes, api-keys binding and migration. Existing files are
  * skipped, never overwritten.
  */
@@ -228,9 +228,9 @@ function printWiring(
   print('')
   print(pc.bold('Next steps'))
   print(`  1. In your app's main module (at the app root here), import kiln and the generated API:`)
-  print(pc.dim("       import { createRateLimiters } from 'kiln/api'"))
-  if (hashes) print(pc.dim("       import { createPasswordHasher } from 'kiln/core'"))
-  print(pc.dim("       import { createDatabase } from 'kiln/db'"))
+  print(pc.dim("       import { createRateLimiters } from 'kilnjs/api'"))
+  if (hashes) print(pc.dim("       import { createPasswordHasher } from 'kilnjs/core'"))
+  print(pc.dim("       import { createDatabase } from 'kilnjs/db'"))
   print(pc.dim(`       import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`))
   print('  2. Register apiRoutes() in your Hono app (it answers its own errors as JSON):')
   // Without DATABASE_URL, createDatabase opens embedded Postgres: a SQLite app names its file.
@@ -256,10 +256,12 @@ function printWiring(
       ? ` (set migrations: '${relative(info.root, info.migrationsDir)}' in kiln.config.ts)`
       : ''
   print(
-    `  4. Create your tables and kiln's: npx drizzle-kit generate, then npx kiln migrate${setMigrations}`,
+    `  4. Create your tables and kiln's: npx drizzle-kit generate, then npx kilnjs migrate${setMigrations}`,
   )
-  print("     (drizzle-kit writes your tables' migration; kiln migrate runs it beside kiln's own)")
-  print('  5. Mint a key: npx kiln make:api-key <name> --save  (scopes * unless --scopes)')
+  print(
+    "     (drizzle-kit writes your tables' migration; kilnjs migrate runs it beside kiln's own)",
+  )
+  print('  5. Mint a key: npx kilnjs make:api-key <name> --save  (scopes * unless --scopes)')
   print(
     `     Routes need <resource>:read (GET) or <resource>:write (POST, PUT, DELETE), e.g. ${info.models[0]?.names.resource ?? 'posts'}:read.`,
   )

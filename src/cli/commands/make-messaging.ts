@@ -30,7 +30,7 @@ export interface MakeMessagingResult {
 
 const CONFIG_FILES = ['kiln.config.ts', 'kiln.config.mts', 'kiln.config.js', 'kiln.config.mjs']
 
-/** `kiln make:messaging`: writes the init function, webhook wiring and listener stubs. */
+/** `kilnjs make:messaging`: writes the init function, webhook wiring and listener stubs. */
 export async function runMakeMessaging(
   options: MakeMessagingOptions = {},
 ): Promise<MakeMessagingResult> {

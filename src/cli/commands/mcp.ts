@@ -34,7 +34,7 @@ function stderrLogger(redactor: Redactor): Logger {
 }
 
 /**
- * `kiln mcp`: the local stdio MCP server of the app in the current folder (data tools over its
+ * `kilnjs mcp`: the local stdio MCP server of the app in the current folder (data tools over its
  * models, messaging status and listeners, code templates). With `--api-url` and `--api-key`
  * it is instead a bridge exposing each operation of that API's OpenAPI document as a tool.
  */
@@ -43,7 +43,7 @@ export async function runMcp(options: McpCommandOptions): Promise<void> {
   if (options.apiUrl !== undefined || options.apiKey !== undefined) {
     const given = options.apiKey ?? process.env.KILN_API_KEY
     if (!options.apiUrl || !given) {
-      throw new CliError('kiln mcp: --api-url and --api-key (or KILN_API_KEY) go together')
+      throw new CliError('kilnjs mcp: --api-url and --api-key (or KILN_API_KEY) go together')
     }
     const apiKey = new Secret(given)
     redactor.add(apiKey)

@@ -12,7 +12,7 @@ export interface MigrateCommandOptions {
   print?: (line: string) => void
 }
 
-/** `kiln migrate`: kiln's own migrations, then the app's, on the app's database. */
+/** `kilnjs migrate`: kiln's own migrations, then the app's, on the app's database. */
 export async function runMigrate(options: MigrateCommandOptions = {}): Promise<string[]> {
   const print = options.print ?? ((line: string) => console.log(line))
   const app = await openAppDatabase({ cwd: options.cwd, env: options.env })

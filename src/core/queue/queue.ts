@@ -55,13 +55,13 @@ export interface WorkOptions {
 
 /**
  * Background jobs. Payloads are plain JSON. In-process by default; BullMQ on Redis when
- * `REDIS_URL` is set, where producers (web instances) and workers (`kiln queue:work`) are
+ * `REDIS_URL` is set, where producers (web instances) and workers (`kilnjs queue:work`) are
  * separate processes.
  */
 export interface Queue {
   /**
    * Where jobs live: `memory` (this process; its own workers run them) or `bullmq` (Redis;
-   * any process's workers, e.g. `kiln queue:work`, run them).
+   * any process's workers, e.g. `kilnjs queue:work`, run them).
    */
   readonly kind?: 'memory' | 'bullmq'
   /**

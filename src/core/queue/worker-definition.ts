@@ -1,7 +1,7 @@
 import type { JobHandlers, Queue } from './queue.ts'
 
 /**
- * What an app's worker module (`worker` in kiln.config.ts) resolves to: `kiln queue:work`
+ * What an app's worker module (`worker` in kiln.config.ts) resolves to: `kilnjs queue:work`
  * imports it, calls its default export and runs `queue.work(handlers)` until SIGTERM.
  */
 export interface WorkerDefinition {

@@ -27,7 +27,7 @@ function collect() {
   return { lines, print: (line: string) => lines.push(stripVTControlCharacters(line)) }
 }
 
-describe('kiln api:check', () => {
+describe('kilnjs api:check', () => {
   let ctx: DemoContext
   let demo: { url: string; close(): Promise<void> }
   let key: string
@@ -57,7 +57,7 @@ describe('kiln api:check', () => {
       expect.stringMatching(/^✓ API key accepted \(GET \/api\/v1\/\w+ answered 200\)$/),
     ])
     expect(result.mcpCommand).toBe(
-      `claude mcp add kiln-demo -- npx kiln mcp --api-url ${demo.url} --api-key ${key}`,
+      `claude mcp add kiln-demo -- npx kilnjs mcp --api-url ${demo.url} --api-key ${key}`,
     )
     expect(out.lines).toContain(`  ${result.mcpCommand}`)
   })

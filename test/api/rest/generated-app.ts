@@ -48,7 +48,7 @@ export interface ScaffoldedApp {
 
 /**
  * A copy of the demo's (or the SQLite fixture's) schema and migrations in a temporary app under
- * the repository (so `kiln/*` and drizzle resolve), with `make:api --all --yes` run on it.
+ * the repository (so `kilnjs/*` and drizzle resolve), with `make:api --all --yes` run on it.
  */
 export async function scaffoldApp(
   dialect: 'postgres' | 'sqlite',
@@ -67,7 +67,7 @@ export async function scaffoldApp(
   cpSync(app.migrations, join(root, 'migrations'), { recursive: true })
   writeFileSync(
     join(root, 'kiln.config.ts'),
-    `import { defineConfig } from 'kiln'\n\nexport default defineConfig({\n  dialect: '${dialect}',\n  schema: './src/schema.ts',\n  out: './src/api',\n  migrations: './migrations',\n})\n`,
+    `import { defineConfig } from 'kilnjs'\n\nexport default defineConfig({\n  dialect: '${dialect}',\n  schema: './src/schema.ts',\n  out: './src/api',\n  migrations: './migrations',\n})\n`,
   )
   await runMakeApi({
     cwd: root,

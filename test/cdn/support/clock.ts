@@ -1,4 +1,4 @@
-import { ManualClock } from 'kiln/core'
+import { ManualClock } from 'kilnjs/core'
 
 /** A manual clock plus a sleep that advances it, recording each wait. */
 export function fakeTime() {

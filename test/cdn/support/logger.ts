@@ -1,4 +1,4 @@
-import { createLogger, type Logger, Redactor } from 'kiln/core'
+import { createLogger, type Logger, Redactor } from 'kilnjs/core'
 
 /** A real kiln logger whose lines are kept for assertions. */
 export function capturingLogger(redactor = new Redactor()): { logger: Logger; lines: string[] } {

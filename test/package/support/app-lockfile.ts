@@ -78,7 +78,7 @@ export function appLockfile(options: {
     integrity: `sha512-${createHash('sha512').update(readFileSync(options.tarball)).digest('base64')}`,
     license: kiln.license,
     dependencies: kiln.dependencies,
-    bin: { kiln: 'bin/kiln.js' },
+    bin: kiln.bin,
     engines: kiln.engines,
     peerDependencies: kiln.peerDependencies,
     peerDependenciesMeta: kiln.peerDependenciesMeta,
@@ -89,7 +89,7 @@ export function appLockfile(options: {
       dependencies: options.manifest.dependencies,
       devDependencies: options.manifest.devDependencies,
     },
-    'node_modules/kiln': kilnEntry,
+    'node_modules/kilnjs': kilnEntry,
   }
   const visit = (from: string, name: string, required: boolean, range?: string) => {
     let path = locate(repo, from, name)
@@ -126,9 +126,9 @@ export function appLockfile(options: {
     ...options.manifest.dependencies,
     ...options.manifest.devDependencies,
   })) {
-    if (name !== 'kiln') visit('', name, true)
+    if (name !== 'kilnjs') visit('', name, true)
   }
-  walk('node_modules/kiln', kilnEntry)
+  walk('node_modules/kilnjs', kilnEntry)
   return { name: options.manifest.name, lockfileVersion: 3, requires: true, packages }
 }
 

@@ -92,7 +92,7 @@ export async function createApp(dir: string, spec: AppSpec, tarball: string): Pr
     )
   const manifest: AppManifest = {
     name: spec.name,
-    dependencies: { kiln: `file:${tarball}`, ...pin([...PEERS, ...spec.runtime]) },
+    dependencies: { kilnjs: `file:${tarball}`, ...pin([...PEERS, ...spec.runtime]) },
     devDependencies: pin(DEV),
   }
   writeFileSync(
@@ -131,7 +131,7 @@ export function nativeAddons(dir: string): string[] {
   return found
 }
 
-/** Reads the key out of `kiln make:api-key --save`'s output. */
+/** Reads the key out of `kilnjs make:api-key --save`'s output. */
 export function keyFrom(output: string): string {
   const key = /Key:\s+(kl_\S+)/.exec(output)?.[1]
   if (!key) throw new Error(`no key in make:api-key's output:\n${output}`)

@@ -9,9 +9,9 @@ import {
   type OpenApiResource,
   type RateLimiters,
   type RecordCounter,
-} from 'kiln/api'
-import { createLogger, errorHandler, type Logger } from 'kiln/core'
-import { type Database, type PostgresDb, postgresDb } from 'kiln/db'
+} from 'kilnjs/api'
+import { createLogger, errorHandler, type Logger } from 'kilnjs/core'
+import { type Database, type PostgresDb, postgresDb } from 'kilnjs/db'
 import { commentsController, commentsQuery } from './controllers/comments.js'
 import { messagesController, messagesQuery } from './controllers/messages.js'
 import { postsController, postsQuery } from './controllers/posts.js'

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono'
-import { createRecordCounter, type DatabaseApiKeyProvider } from 'kiln/api'
+import { createRecordCounter, type DatabaseApiKeyProvider } from 'kilnjs/api'
 import { apiKeyProvider, apiRoutes, docsRoutes } from '../api/index.ts'
 import { hashPassword } from '../auth.ts'
 import type { DemoContext } from '../context.ts'
@@ -22,7 +22,7 @@ export function demoApiKeys(ctx: DemoContext): DatabaseApiKeyProvider {
 }
 
 /**
- * The generated REST API (`kiln make:api --all`, in ../api) under /api/v1, with its OpenAPI
+ * The generated REST API (`kilnjs make:api --all`, in ../api) under /api/v1, with its OpenAPI
  * document at /api/openapi.json and ReDoc at /api/docs. Rate limits and list totals live in
  * Redis when REDIS_URL is set, so every instance shares them.
  */

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono'
-import type { McpServer } from 'kiln/mcp'
+import type { McpServer } from 'kilnjs/mcp'
 import type { DemoContext } from '../context.ts'
 import { mountApi } from './api.ts'
 import { mountMcp } from './mcp.ts'

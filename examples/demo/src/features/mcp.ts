@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import type { Hono } from 'hono'
-import { type Authorize, createDataTools, createMcpServer, mcpEndpoint } from 'kiln/mcp'
+import { type Authorize, createDataTools, createMcpServer, mcpEndpoint } from 'kilnjs/mcp'
 import type { DemoContext } from '../context.ts'
 import { posts } from '../schema.ts'
 import type { DemoAppOptions } from './index.ts'

@@ -1,13 +1,13 @@
 import { desc } from 'drizzle-orm'
 import { Hono } from 'hono'
 import { html } from 'hono/html'
-import type { JobHandlers } from 'kiln/core'
+import type { JobHandlers } from 'kilnjs/core'
 import {
   createOwnerDirectory,
   MESSAGING_ENV_VARS,
   messagingEnvStatus,
   PROCESS_MESSAGING_WEBHOOK,
-} from 'kiln/messaging'
+} from 'kilnjs/messaging'
 import type { DemoContext } from '../context.ts'
 import { initMessaging, type Messaging } from '../messaging/index.ts'
 import { loadOwnerPhones, seedOwners } from '../messaging/owners.ts'
@@ -58,7 +58,7 @@ export async function mountMessaging(app: Hono, ctx: DemoContext): Promise<void>
   app.route('/', messagesPage(ctx, messaging !== undefined))
 }
 
-/** The ProcessMessagingWebhook job, for the web process (memory queue) and `kiln queue:work`. */
+/** The ProcessMessagingWebhook job, for the web process (memory queue) and `kilnjs queue:work`. */
 export function messagingJobs(ctx: DemoContext): JobHandlers {
   if (messagingEnvStatus(ctx.env).present.length === 0) return {}
   // Started now, so a configuration problem shows when the worker starts, not at the first job.

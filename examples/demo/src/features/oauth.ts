@@ -5,7 +5,7 @@ import {
   type OAuthConfig,
   oauthServer,
   type ValidateBearer,
-} from 'kiln/oauth'
+} from 'kilnjs/oauth'
 import { userCredentialStamp } from '../auth.ts'
 import type { DemoContext } from '../context.ts'
 

@@ -8,8 +8,8 @@ import {
   PayloadTooLargeError,
   Secret,
   ValidationError,
-} from 'kiln/core'
-import { createStorageFromEnv, publicDiskRoutes, type Storage, storageRoutes } from 'kiln/storage'
+} from 'kilnjs/core'
+import { createStorageFromEnv, publicDiskRoutes, type Storage, storageRoutes } from 'kilnjs/storage'
 import type { DemoContext } from '../context.ts'
 import { page, pageHeaders } from '../pages/layout.ts'
 

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono'
-import type { Env, JobHandlers, KeyValueStore, Logger, Queue, Redactor } from 'kiln/core'
-import type { PostgresDb } from 'kiln/db'
+import type { Env, JobHandlers, KeyValueStore, Logger, Queue, Redactor } from 'kilnjs/core'
+import type { PostgresDb } from 'kilnjs/db'
 import {
   createMessagingClient,
   createMessagingEventBus,
@@ -9,7 +9,7 @@ import {
   type MessagingClient,
   type MessagingConfig,
   messagingJobHandlers,
-} from 'kiln/messaging'
+} from 'kilnjs/messaging'
 import { StoreDeliveryStatus, StoreInboundMessage } from './listeners.ts'
 import { messagingRoutes } from './webhook.ts'
 

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
-import type { Listener } from 'kiln/core'
-import type { PostgresDb } from 'kiln/db'
-import type { MessagingStatusUpdate, MessagingTextReceived } from 'kiln/messaging'
+import type { Listener } from 'kilnjs/core'
+import type { PostgresDb } from 'kilnjs/db'
+import type { MessagingStatusUpdate, MessagingTextReceived } from 'kilnjs/messaging'
 import { messages } from '../schema.ts'
 
 /**

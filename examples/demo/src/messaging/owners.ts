@@ -1,6 +1,6 @@
 import { bigserial, pgTable, timestamp, varchar } from 'drizzle-orm/pg-core'
-import type { PostgresDb } from 'kiln/db'
-import { normalizePhone } from 'kiln/messaging'
+import type { PostgresDb } from 'kilnjs/db'
+import { normalizePhone } from 'kilnjs/messaging'
 
 /**
  * The business's own numbers: their messages arrive as `Owner(phone)`. Not one of the demo's

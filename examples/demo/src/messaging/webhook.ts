@@ -1,6 +1,6 @@
 import type { Hono } from 'hono'
-import type { KeyValueStore, Logger, Queue, Redactor } from 'kiln/core'
-import { type MessagingConfig, messagingWebhook, QueueDeduplicationStore } from 'kiln/messaging'
+import type { KeyValueStore, Logger, Queue, Redactor } from 'kilnjs/core'
+import { type MessagingConfig, messagingWebhook, QueueDeduplicationStore } from 'kilnjs/messaging'
 
 export interface MessagingRoutesOptions {
   config: MessagingConfig

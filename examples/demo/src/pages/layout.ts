@@ -1,7 +1,7 @@
 import type { Context } from 'hono'
 import { html, raw } from 'hono/html'
 import type { HtmlEscapedString } from 'hono/utils/html'
-import { securityHeaderValues } from 'kiln/core'
+import { securityHeaderValues } from 'kilnjs/core'
 
 const STYLE = `
   :root { color-scheme: light dark; font-family: system-ui, sans-serif; }

@@ -81,9 +81,9 @@ import {
   type OpenApiResource,
   type RateLimiters,
   type RecordCounter,
-} from 'kiln/api'
-import { createLogger, errorHandler, type Logger } from 'kiln/core'
-import { type Database, type ${dbType}, ${narrow} } from 'kiln/db'
+} from 'kilnjs/api'
+import { createLogger, errorHandler, type Logger } from 'kilnjs/core'
+import { type Database, type ${dbType}, ${narrow} } from 'kilnjs/db'
 ${imports.join('\n')}
 
 export interface ApiDeps {
@@ -159,10 +159,10 @@ export { type ApiContext, type ApiDeps, apiResources, apiRoutes, docsRoutes } fr
 /** `api-keys.ts`: the api_keys table of this app's dialect and the key provider. */
 export function apiKeysTemplate(ctx: TemplateContext): string {
   const table = ctx.dialect === 'postgres' ? 'apiKeysPg' : 'apiKeysSqlite'
-  return `import { createDatabaseApiKeyProvider, type DatabaseApiKeyProviderOptions } from 'kiln/api'
+  return `import { createDatabaseApiKeyProvider, type DatabaseApiKeyProviderOptions } from 'kilnjs/api'
 
 /** The \`api_keys\` table (created by kiln's migration and ./migrations). */
-export { ${table} as apiKeys } from 'kiln/db'
+export { ${table} as apiKeys } from 'kilnjs/db'
 
 /** The app's \`ApiKeyProvider\`: keys in \`api_keys\`, with revocation and expiry checks. */
 export function apiKeyProvider(options: DatabaseApiKeyProviderOptions) {

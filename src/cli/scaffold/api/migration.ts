@@ -5,7 +5,7 @@ import { libraryMigrationsDir } from '../../../db/migrate.ts'
 
 /**
  * The app's `api_keys` migration: the same `CREATE TABLE IF NOT EXISTS` statements as kiln's
- * own migration, so running both (kiln's first, as `kiln migrate` does) is harmless.
+ * own migration, so running both (kiln's first, as `kilnjs migrate` does) is harmless.
  */
 export function apiKeysMigration(dialect: Dialect): string {
   const dir = libraryMigrationsDir(dialect)

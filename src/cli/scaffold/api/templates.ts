@@ -168,7 +168,7 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
 import { Hono } from 'hono'
 import {
 ${kiln.map((name) => `  ${name},`).join('\n')}
-} from 'kiln/api'
+} from 'kilnjs/api'
 ${importLine(tables, ctx.schemaImport)}
 ${importLine([names.createRequest, names.updateRequest], `../requests/${names.singularFile}.js`)}
 ${importLine([names.toResource], `../resources/${names.singularFile}.js`)}
@@ -335,7 +335,7 @@ ${renamed.map((column) => `  ${column.name}: '${column.key}',`).join('\n')}
   ]
   const usesInsertType = exprs.includes(`${insertType}[`)
   const imports = [
-    ...(kiln.length > 0 ? [importLine(kiln, 'kiln/api')] : []),
+    ...(kiln.length > 0 ? [importLine(kiln, 'kilnjs/api')] : []),
     "import { z } from 'zod'",
     ...(usesInsertType ? [importLine([names.table], ctx.schemaImport, true)] : []),
   ]

@@ -33,7 +33,7 @@ export interface NextStepsInput {
   missing: MissingPackages
 }
 
-/** The commands after `kiln init`, in order, each to be run as written from the app's root. */
+/** The commands after `kilnjs init`, in order, each to be run as written from the app's root. */
 export function nextSteps({ dialect, mainPath, missing }: NextStepsInput): string[] {
   const lines = [pc.bold('Next steps (from this folder)')]
   let n = 0
@@ -52,13 +52,13 @@ export function nextSteps({ dialect, mainPath, missing }: NextStepsInput): strin
       'export DATABASE_URL=postgres://user:password@127.0.0.1:5432/app',
     )
   }
-  step('Generate the REST API for your tables:', 'npx kiln make:api --all')
+  step('Generate the REST API for your tables:', 'npx kilnjs make:api --all')
   step(
     "Write your tables' migration (drizzle-kit reads drizzle.config.ts):",
     'npx drizzle-kit generate',
   )
-  step("Create kiln's tables, then yours:", 'npx kiln migrate')
-  step('Mint an API key (printed once):', 'npx kiln make:api-key first-key --save')
+  step("Create kiln's tables, then yours:", 'npx kilnjs migrate')
+  step('Mint an API key (printed once):', 'npx kilnjs make:api-key first-key --save')
   step(`Start the app (${mainPath}):`, `npx tsx ${mainPath}`)
   step(
     'Call it with the key, and read the docs:',

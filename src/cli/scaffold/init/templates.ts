@@ -1,7 +1,7 @@
 import type { Dialect } from '../../../db/database.ts'
 
 /**
- * kiln's own tables, created by `kiln migrate`: the drizzle-kit config excludes them so that
+ * kiln's own tables, created by `kilnjs migrate`: the drizzle-kit config excludes them so that
  * `drizzle-kit push` / `pull` never propose to drop or re-create them.
  */
 export const KILN_TABLES_FILTER = ['!api_keys', '!oauth_*', '!kiln_*']
@@ -17,14 +17,14 @@ export interface InitTemplateInput {
 const dot = (path: string) => (path.startsWith('.') ? path : `./${path}`)
 
 export function kilnConfigTemplate(input: InitTemplateInput): string {
-  return `import { defineConfig } from 'kiln'
+  return `import { defineConfig } from 'kilnjs'
 
 /** Where kiln finds your Drizzle tables and where it writes (paths relative to this file). */
 export default defineConfig({
   dialect: '${input.dialect}',
   schema: '${dot(input.schema)}',
   out: '${dot(input.out)}',
-  // drizzle-kit writes your tables' migrations here; \`kiln migrate\` applies kiln's, then these.
+  // drizzle-kit writes your tables' migrations here; \`kilnjs migrate\` applies kiln's, then these.
   migrations: '${dot(input.migrations)}',
 })
 `
@@ -41,7 +41,7 @@ export default defineConfig({
 ${credentials}
   schema: '${dot(input.schema)}',
   out: '${dot(input.migrations)}',
-  // kiln's tables (created by \`kiln migrate\`) are not part of your schema: leave them alone.
+  // kiln's tables (created by \`kilnjs migrate\`) are not part of your schema: leave them alone.
   tablesFilter: [${KILN_TABLES_FILTER.map((pattern) => `'${pattern}'`).join(', ')}],
 })
 `
@@ -73,9 +73,9 @@ const hashPassword = (password: string) => passwords.hash(password)
     : 'database, apiKeys, limiters'
   return `import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
-import { createRateLimiters } from 'kiln/api'
-import { ${core} } from 'kiln/core'
-import { createDatabase } from 'kiln/db'
+import { createRateLimiters } from 'kilnjs/api'
+import { ${core} } from 'kilnjs/core'
+import { createDatabase } from 'kilnjs/db'
 import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
 
 const logger = createLogger()

@@ -1,5 +1,5 @@
 /**
- * The files `kiln make:messaging` writes. They import kiln's public subpaths only and read
+ * The files `kilnjs make:messaging` writes. They import kiln's public subpaths only and read
  * like hand-written code: the app owns them from then on.
  */
 export interface MessagingScaffoldFile {
@@ -10,7 +10,7 @@ export interface MessagingScaffoldFile {
 
 /** `index.ts`: the init function — configuration, webhook routes, listener registration. */
 export const initTemplate = `import type { Hono } from 'hono'
-import type { Env, JobHandlers, KeyValueStore, Logger, Queue, Redactor } from 'kiln/core'
+import type { Env, JobHandlers, KeyValueStore, Logger, Queue, Redactor } from 'kilnjs/core'
 import {
   createMessagingClient,
   createMessagingEventBus,
@@ -19,7 +19,7 @@ import {
   type MessagingClient,
   type MessagingConfig,
   messagingJobHandlers,
-} from 'kiln/messaging'
+} from 'kilnjs/messaging'
 import { StatusUpdateListener, TextReceivedListener } from './listeners.ts'
 import { messagingRoutes } from './webhook.ts'
 
@@ -62,8 +62,8 @@ export function initMessaging(options: MessagingOptions): Messaging {
 
 /** `webhook.ts`: the provider's webhook, with signature check and Redis-ready dedup. */
 export const webhookTemplate = `import type { Hono } from 'hono'
-import type { KeyValueStore, Logger, Queue, Redactor } from 'kiln/core'
-import { type MessagingConfig, messagingWebhook, QueueDeduplicationStore } from 'kiln/messaging'
+import type { KeyValueStore, Logger, Queue, Redactor } from 'kilnjs/core'
+import { type MessagingConfig, messagingWebhook, QueueDeduplicationStore } from 'kilnjs/messaging'
 
 export interface MessagingRoutesOptions {
   config: MessagingConfig
@@ -90,8 +90,8 @@ export function messagingRoutes(options: MessagingRoutesOptions): Hono {
 `
 
 /** `listeners.ts`: one listener per event type. */
-export const listenersTemplate = `import type { Listener, Logger } from 'kiln/core'
-import type { MessagingStatusUpdate, MessagingTextReceived } from 'kiln/messaging'
+export const listenersTemplate = `import type { Listener, Logger } from 'kilnjs/core'
+import type { MessagingStatusUpdate, MessagingTextReceived } from 'kilnjs/messaging'
 
 /**
  * Runs once per inbound text message, after the sender is known to be an Owner or a Customer.

@@ -7,8 +7,8 @@ import {
   getApiKey,
   requireScopes,
   throttle,
-} from 'kiln/api'
-import { errorHandler, type Logger } from 'kiln/core'
+} from 'kilnjs/api'
+import { errorHandler, type Logger } from 'kilnjs/core'
 
 /**
  * A custom route group beside the generated API: every route needs a valid API key and is

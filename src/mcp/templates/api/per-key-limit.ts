@@ -6,8 +6,8 @@ import {
   createRateLimiters,
   perIp,
   throttle,
-} from 'kiln/api'
-import type { Redis } from 'kiln/core'
+} from 'kilnjs/api'
+import type { Redis } from 'kilnjs/core'
 
 /**
  * A limiter of your own: 600 requests per minute per API key (`key:<id>`) for an export

@@ -1,5 +1,5 @@
-import type { Listener, Logger } from 'kiln/core'
-import { type MessagingClient, type MessagingTextReceived, Text } from 'kiln/messaging'
+import type { Listener, Logger } from 'kilnjs/core'
+import { type MessagingClient, type MessagingTextReceived, Text } from 'kilnjs/messaging'
 
 /**
  * Answers customers' texts with an acknowledgement and leaves owners' messages alone. The reply

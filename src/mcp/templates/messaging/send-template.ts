@@ -5,7 +5,7 @@ import {
   type SendResult,
   Template,
   textParameter,
-} from 'kiln/messaging'
+} from 'kilnjs/messaging'
 
 /**
  * Sends the approved `order_confirmation` template (a name and an amount) to a customer. Use a

@@ -1,5 +1,5 @@
 import { type Context, Hono } from 'hono'
-import type { Storage } from 'kiln/storage'
+import type { Storage } from 'kilnjs/storage'
 
 const MAX_AVATAR_BYTES = 2 * 1024 * 1024
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { extname } from 'node:path'
 import { Hono } from 'hono'
-import type { Storage } from 'kiln/storage'
+import type { Storage } from 'kilnjs/storage'
 
 /** Largest accepted upload, in bytes. */
 const MAX_BYTES = 10 * 1024 * 1024

@@ -1,5 +1,5 @@
 import { Hono } from 'hono'
-import { createStorageFromEnv, type Storage, storageRoutes } from 'kiln/storage'
+import { createStorageFromEnv, type Storage, storageRoutes } from 'kilnjs/storage'
 
 /**
  * Storage whose private files can be shared through expiring links: S3 disks presign, the

@@ -11,7 +11,7 @@ import {
   rejectConstraintViolation,
   runListQuery,
   scopeGuard,
-} from 'kiln/api'
+} from 'kilnjs/api'
 import { comments, posts } from '../../schema.js'
 import { CreateCommentRequest, UpdateCommentRequest } from '../requests/comment.js'
 import { toCommentResource } from '../resources/comment.js'

@@ -10,7 +10,7 @@ import {
   rejectConstraintViolation,
   runListQuery,
   scopeGuard,
-} from 'kiln/api'
+} from 'kilnjs/api'
 import { messages } from '../../schema.js'
 import { CreateMessageRequest, UpdateMessageRequest } from '../requests/message.js'
 import { toMessageResource } from '../resources/message.js'

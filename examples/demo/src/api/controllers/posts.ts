@@ -12,7 +12,7 @@ import {
   rejectConstraintViolation,
   runListQuery,
   scopeGuard,
-} from 'kiln/api'
+} from 'kilnjs/api'
 import { comments, posts, users } from '../../schema.js'
 import { CreatePostRequest, UpdatePostRequest } from '../requests/post.js'
 import { toPostResource } from '../resources/post.js'

@@ -11,7 +11,7 @@ import {
   rejectConstraintViolation,
   runListQuery,
   scopeGuard,
-} from 'kiln/api'
+} from 'kilnjs/api'
 import { posts, users } from '../../schema.js'
 import { CreateUserRequest, UpdateUserRequest } from '../requests/user.js'
 import { toUserResource } from '../resources/user.js'

@@ -1,4 +1,4 @@
-import { renameKeys } from 'kiln/api'
+import { renameKeys } from 'kilnjs/api'
 import { z } from 'zod'
 
 const fields = {
