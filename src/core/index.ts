@@ -28,7 +28,14 @@ export * from './events/index.ts'
 export * from './http/index.ts'
 export { type ErrorHandlerOptions, errorHandler } from './http-errors.ts'
 export * from './kv/index.ts'
-export { createLogger, type Logger, type LoggerOptions, Redactor, silentLogger } from './logger.ts'
+export {
+  createLogger,
+  type LogFormat,
+  type Logger,
+  type LoggerOptions,
+  Redactor,
+  silentLogger,
+} from './logger.ts'
 export * from './queue/index.ts'
 export {
   type ConnectOptions,

@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino'
+import { prettyLogLine } from './pretty-log.ts'
 import { Secret } from './secret.ts'
 
 export type Logger = PinoLogger
@@ -81,7 +82,15 @@ export interface LoggerOptions {
   /** Where lines go; standard output by default. Tests pass a capturing stream. */
   destination?: DestinationStream
   name?: string
+  /**
+   * `json` (the default: one JSON object per line, for production log pipelines) or `pretty`
+   * (a short coloured line for a person at a terminal; `loadAppConfig` picks it in development
+   * on a TTY or with `LOG_FORMAT=pretty`).
+   */
+  format?: LogFormat
 }
+
+export type LogFormat = 'json' | 'pretty'
 
 /**
  * pino's own redaction of well-known paths (the line-level pass above catches deeper ones and
@@ -116,7 +125,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level: options.level ?? 'info',
       redact: { paths: REDACTED_PATHS, censor: REDACTED },
       hooks: {
-        streamWrite: (line) => redactor.scrub(line),
+        streamWrite:
+          options.format === 'pretty'
+            ? (line) => prettyLogLine(redactor.scrub(line))
+            : (line) => redactor.scrub(line),
       },
     },
     options.destination ?? pino.destination({ dest: 1, sync: false }),

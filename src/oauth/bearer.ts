@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { type Clock, systemClock } from '../core/clock.ts'
+import { setRequestActor } from '../core/http/request-log.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { Secret } from '../core/secret.ts'
 import { OAuthError } from './errors.ts'
@@ -178,6 +179,7 @@ export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler<Bearer
       )
     }
     c.set('accessToken', result.claims)
+    setRequestActor(c, `client ${result.claims.client_id}`)
     await next()
   }
 }

@@ -31,6 +31,8 @@ describe('loadAppConfig', () => {
       databaseUrl: undefined,
       redisUrl: undefined,
       logLevel: 'info',
+      // The tests' standard output is no terminal: JSON, as a log collector would read it.
+      logFormat: 'json',
       trustProxy: false,
       allowedHosts: [],
     })
@@ -46,6 +48,7 @@ describe('loadAppConfig', () => {
       DATABASE_URL: 'postgres://u:p@db:5432/shop',
       REDIS_URL: 'redis://cache:6379',
       LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'pretty',
       TRUST_PROXY: 'yes',
       ALLOWED_HOSTS: 'node-1.internal:3000,[::1]:3000',
     })
@@ -62,6 +65,7 @@ describe('loadAppConfig', () => {
       databaseUrl: expect.any(Secret),
       redisUrl: expect.any(Secret),
       logLevel: 'warn',
+      logFormat: 'pretty',
       trustProxy: true,
       allowedHosts: ['node-1.internal:3000', '[::1]:3000'],
     })

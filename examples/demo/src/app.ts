@@ -1,5 +1,5 @@
 import { Hono } from 'hono'
-import { errorHandler, loginRoutes } from 'kilnjs/core'
+import { errorHandler, loginRoutes, requestLog } from 'kilnjs/core'
 import { verifyUserCredentials } from './auth.ts'
 import type { DemoContext } from './context.ts'
 import { type DemoAppOptions, features } from './features/index.ts'
@@ -10,6 +10,9 @@ export async function createDemoApp(ctx: DemoContext, options: DemoAppOptions = 
   const app = new Hono()
   app.onError(errorHandler({ logger: ctx.logger }))
   app.notFound((c) => c.json({ error: 'Not Found' }, 404))
+  // A line per request for the person running `npm start`; debug elsewhere (tests, production).
+  const requestLevel = ctx.config.env === 'development' ? 'info' : 'debug'
+  app.use('*', requestLog({ logger: ctx.logger, level: requestLevel }))
 
   app.get('/health', async (c) => {
     await ctx.database.ping()

@@ -59,7 +59,8 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
   const env = options.env ?? process.env
   const config = loadAppConfig(env)
   const redactor = new Redactor()
-  const logger = options.logger ?? createLogger({ level: config.logLevel, redactor })
+  const logger =
+    options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, redactor })
   const database = await createDatabase(options.databaseUrl ?? config.databaseUrl, {
     pgliteDir: options.pgliteDir ?? 'storage/pgdata',
   })

@@ -1,5 +1,6 @@
 import type { Context, Env, MiddlewareHandler } from 'hono'
 import { ForbiddenError, UnauthenticatedError } from '../../core/errors.ts'
+import { setRequestActor } from '../../core/http/request-log.ts'
 import type { Logger } from '../../core/logger.ts'
 import { ApiKeyRejectedError } from '../errors.ts'
 import type { ApiKeyInfo, ApiKeyProvider } from '../provider/api-key-provider.ts'
@@ -71,6 +72,7 @@ export async function authenticate(c: Context, check: KeyCheck): Promise<ApiKeyI
     logger?.info({ keyId: info.id, missing, path: c.req.path }, 'API key lacks a scope')
     throw new ForbiddenError(missingScopeMessage(missing))
   }
+  setRequestActor(c, `key ${info.name}`)
   return info
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { parseTrustedProxies, type TrustProxy } from '../http/client-ip.ts'
+import type { LogFormat } from '../logger.ts'
 import { Secret } from '../secret.ts'
 import { type Env, envBoolean, envUrl, parseEnv } from './parse-env.ts'
 
@@ -68,6 +69,7 @@ export const appEnvSchema = z.object({
       message: 'expected one of fatal, error, warn, info, debug, trace, silent',
     })
     .default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty'], { message: 'expected json or pretty' }).optional(),
   TRUST_PROXY: envTrustProxy.default(false),
   ALLOWED_HOSTS: z
     .string()
@@ -88,6 +90,11 @@ export interface AppConfig {
   /** `REDIS_URL`, likewise. */
   redisUrl: Secret | undefined
   logLevel: string
+  /**
+   * `LOG_FORMAT`; without it `pretty` in development when standard output is a terminal, `json`
+   * otherwise (production, CI, a log collector).
+   */
+  logFormat: LogFormat
   /** Which proxies' X-Forwarded-For is believed (only proxies you run); see `TrustProxy`. */
   trustProxy: TrustProxy
   /**
@@ -111,6 +118,9 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     databaseUrl: parsed.DATABASE_URL ? new Secret(parsed.DATABASE_URL) : undefined,
     redisUrl: parsed.REDIS_URL ? new Secret(parsed.REDIS_URL) : undefined,
     logLevel: parsed.LOG_LEVEL,
+    logFormat:
+      parsed.LOG_FORMAT ??
+      (parsed.NODE_ENV === 'development' && process.stdout.isTTY ? 'pretty' : 'json'),
     trustProxy: parsed.TRUST_PROXY,
     allowedHosts: parsed.ALLOWED_HOSTS?.split(',') ?? [],
   }

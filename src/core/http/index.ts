@@ -43,6 +43,7 @@ export {
   type RateLimiters,
   type RateLimitersOptions,
 } from './rate-limiters.ts'
+export { type RequestLogOptions, requestLog, setRequestActor } from './request-log.ts'
 export { editResponseHeaders } from './response-headers.ts'
 export {
   type CspDirectives,
