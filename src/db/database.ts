@@ -7,7 +7,8 @@ import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres'
 import type { PgliteDatabase } from 'drizzle-orm/pglite'
 import type pg from 'pg'
-import { importOptional } from '../core/optional-package.ts'
+import { ConfigError } from '../core/config/parse-env.ts'
+import { importOptional, MissingPackageError } from '../core/optional-package.ts'
 import { revealSecret, type Secret } from '../core/secret.ts'
 import { type PipelineOptions, pipelineOneOffQueries } from './pipelined-queries.ts'
 
@@ -70,7 +71,7 @@ export async function createDatabase(
 ): Promise<Database> {
   // A postgres:// URL may carry a password: `DATABASE_URL` is a Secret in the app's config.
   const url = given === undefined ? undefined : revealSecret(given)
-  if (!url) return openPglite(options.pgliteDir ?? 'storage/pgdata')
+  if (!url) return openDefaultPglite(options.pgliteDir ?? 'storage/pgdata')
   switch (databaseUrlKind(url)) {
     case 'pglite':
       return openPglite(pgliteDir(url))
@@ -177,6 +178,25 @@ async function openPostgres(
   }
   pools.set(database, pool)
   return database
+}
+
+/**
+ * The embedded database a Postgres app gets when `DATABASE_URL` is unset. When it cannot open
+ * (the folder is not writable, another process holds it), the message names the setting the
+ * developer most likely forgot, not only PGlite's own words.
+ */
+async function openDefaultPglite(dir: string): Promise<PostgresDatabase> {
+  try {
+    return await openPglite(dir)
+  } catch (error) {
+    if (error instanceof MissingPackageError) throw error
+    throw new ConfigError(
+      {
+        DATABASE_URL: `not set, so kiln opened embedded Postgres (PGlite) in ${dir}, which failed (${(error as Error).message}). Set DATABASE_URL to your database (postgres://…, or sqlite:<path> for a SQLite app), or free ${dir} if another process is using it`,
+      },
+      'Could not open the database',
+    )
+  }
 }
 
 async function openPglite(dir: string | undefined): Promise<PostgresDatabase> {

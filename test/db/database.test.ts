@@ -1,8 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ConfigError } from '../../src/core/index.ts'
 import {
   createDatabase,
   type Database,
@@ -86,6 +87,17 @@ describe('createDatabase URL forms', () => {
     const result = await second.db.execute<{ v: number }>(sql`select v from t`)
     expect(result.rows).toEqual([{ v: 7 }])
     await second.close()
+  })
+
+  it('names DATABASE_URL when the embedded default cannot open, in one line', async () => {
+    // A file where the data folder should be: PGlite cannot create its folder there.
+    const blocked = join(dir, 'not-a-folder')
+    await writeFile(blocked, '')
+    const opening = createDatabase(undefined, { pgliteDir: join(blocked, 'pgdata') })
+    await expect(opening).rejects.toThrow(ConfigError)
+    await expect(createDatabase(undefined, { pgliteDir: join(blocked, 'pgdata') })).rejects.toThrow(
+      /^Could not open the database: DATABASE_URL: not set, so kiln opened embedded Postgres \(PGlite\) in .*not-a-folder\/pgdata, which failed \(.+\)\. Set DATABASE_URL/,
+    )
   })
 
   it.each([

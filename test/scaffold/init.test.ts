@@ -76,7 +76,7 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
   it('passes hashPassword from createPasswordHasher when a model has a password column', () => {
     const { main, makeApiOutput } = withPasswords
     expect(main).toContain(
-      "import { createLogger, createPasswordHasher, errorHandler } from 'kilnjs/core'",
+      "import { createLogger, createPasswordHasher, createSharedState, errorHandler, loadAppConfig, requestLog } from 'kilnjs/core'",
     )
     expect(main).toContain('apiRoutes({ database, apiKeys, limiters, hashPassword })')
     // make:api's printed next steps say the same lines as the file init wrote.
@@ -95,9 +95,23 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
     const { main, makeApiOutput } = withoutPasswords
     expect(main).not.toMatch(/hashPassword|createPasswordHasher/)
     expect(main).toContain('apiRoutes({ database, apiKeys, limiters })')
-    const url = "createDatabase(process.env.DATABASE_URL ?? 'sqlite:storage/app.db')"
-    expect(main).toContain(url)
-    expect(makeApiOutput.join('\n')).toContain(url)
+    expect(main).toContain("createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')")
+    expect(makeApiOutput.join('\n')).toContain("'sqlite:storage/app.db'")
+  })
+
+  it('reads configuration once and shares limits through Redis behind trusted proxies', () => {
+    for (const { main } of [withPasswords, withoutPasswords]) {
+      expect(main).toContain('const config = loadAppConfig()')
+      expect(main).toContain(
+        'const logger = createLogger({ level: config.logLevel, format: config.logFormat })',
+      )
+      expect(main).toContain('createSharedState({ redisUrl: config.redisUrl, logger })')
+      expect(main).toContain(
+        'createRateLimiters({ trustProxy: config.trustProxy, redis: shared.client, logger })',
+      )
+      expect(main).toContain("app.use('*', requestLog({ logger }))")
+      expect(main).not.toContain('process.env')
+    }
   })
 
   it('tsc --noEmit (strict) on both apps, main.ts included', async () => {

@@ -56,12 +56,21 @@ export interface MainTemplateInput {
   hashesPasswords?: boolean
 }
 
-/** A minimal entry point serving the generated API and its docs. */
+/**
+ * The app's entry point: configuration read once (`loadAppConfig`: PORT, HOST, DATABASE_URL,
+ * REDIS_URL, TRUST_PROXY, LOG_LEVEL, LOG_FORMAT), state shared through Redis when it is set (rate
+ * limits count across instances), one log line per request, and a graceful stop.
+ */
 export function mainTemplate(input: MainTemplateInput): string {
   const dialectName = input.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'
-  const core = input.hashesPasswords
-    ? 'createLogger, createPasswordHasher, errorHandler'
-    : 'createLogger, errorHandler'
+  const core = [
+    'createLogger',
+    ...(input.hashesPasswords ? ['createPasswordHasher'] : []),
+    'createSharedState',
+    'errorHandler',
+    'loadAppConfig',
+    'requestLog',
+  ].join(', ')
   const hasher = input.hashesPasswords
     ? `// Hashes the passwords the API stores; your login must verify with the same hasher.
 const passwords = createPasswordHasher()
@@ -71,6 +80,12 @@ const hashPassword = (password: string) => passwords.hash(password)
   const deps = input.hashesPasswords
     ? 'database, apiKeys, limiters, hashPassword'
     : 'database, apiKeys, limiters'
+  const database =
+    input.dialect === 'postgres'
+      ? `// DATABASE_URL, or embedded PGlite in storage/pgdata when it is unset (needs @electric-sql/pglite).
+const database = await createDatabase(config.databaseUrl)`
+      : `// DATABASE_URL, or storage/app.db (where the kilnjs command looks too) when it is unset.
+const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')`
   return `import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { createRateLimiters } from 'kilnjs/api'
@@ -78,33 +93,38 @@ import { ${core} } from 'kilnjs/core'
 import { createDatabase } from 'kilnjs/db'
 import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
 
-const logger = createLogger()
-${
-  input.dialect === 'postgres'
-    ? `// DATABASE_URL, or embedded PGlite in storage/pgdata when it is unset (needs @electric-sql/pglite).
-const database = await createDatabase(process.env.DATABASE_URL)`
-    : `// DATABASE_URL, or storage/app.db (where the kiln command looks too) when it is unset.
-const database = await createDatabase(process.env.DATABASE_URL ?? 'sqlite:storage/app.db')`
-}
+// Every setting comes from the environment, checked once: a wrong value stops here with one line.
+const config = loadAppConfig()
+const logger = createLogger({ level: config.logLevel, format: config.logFormat })
+
+${database}
 if (database.dialect !== '${input.dialect}') {
   throw new Error('DATABASE_URL must name a ${dialectName} database')
 }
+// With REDIS_URL, what instances must share (rate limits, one-time codes) lives in Redis.
+const shared = await createSharedState({ redisUrl: config.redisUrl, logger })
 
 const apiKeys = apiKeyProvider({ database })
-const limiters = createRateLimiters()
+// TRUST_PROXY: behind a load balancer, count each client by its own address, not the proxy's.
+const limiters = createRateLimiters({ trustProxy: config.trustProxy, redis: shared.client, logger })
 ${hasher}
 const app = new Hono()
 app.onError(errorHandler({ logger }))
+app.use('*', requestLog({ logger }))
 app.route('/', apiRoutes({ ${deps} }))
 app.route('/', docsRoutes({ app, title: '${input.appName.replaceAll("'", "\\'")}' }))
 
-const port = Number(process.env.PORT ?? 3000)
-const server = serve({ fetch: app.fetch, port }, () => {
-  logger.info(\`API on http://localhost:\${port}/api/v1, docs on http://localhost:\${port}/api/docs\`)
+const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => {
+  logger.info(\`API on \${config.appUrl}/api/v1, docs on \${config.appUrl}/api/docs\`)
 })
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => server.close(() => void database.close()))
+  process.once(signal, () =>
+    server.close(async () => {
+      await shared.close()
+      await database.close()
+    }),
+  )
 }
 `
 }
