@@ -37,6 +37,9 @@ export const ACCESS_TOKEN = 'EAAtest-access-token-do-not-use'
 export const PHONE_NUMBER_ID = '100000000000001'
 export const OWNER = '12025550199'
 export const CUSTOMER = '12025550143'
+/** The customer's business-scoped user id (BSUID) and parent BSUID in the BSUID fixtures. */
+export const CUSTOMER_BSUID = 'US.13491208655302741918'
+export const CUSTOMER_PARENT_BSUID = 'US.ENT.11815799212886844830'
 
 /** Every signed webhook fixture with the provider's signature. */
 export const signedFixtures = Object.entries(signatureFile.signatures).map(([name, signature]) => ({
