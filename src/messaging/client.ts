@@ -2,6 +2,7 @@ import { ValidationError } from '../core/errors.ts'
 import type { Logger } from '../core/logger.ts'
 import { backoffDelayMs, retry } from '../core/retry.ts'
 import { redactSecrets, type Secret } from '../core/secret.ts'
+import { isBsuid } from './bsuid.ts'
 import { GRAPH_API_VERSION, type MessagingConfig } from './config.ts'
 import {
   AccessTokenExpiredError,
@@ -21,8 +22,11 @@ export interface SendResult {
 }
 
 export interface MessagingClient {
-  /** Sends `message` to `phone` (E.164 without `+`). */
-  send(phone: string, message: OutboundMessage): Promise<SendResult>
+  /**
+   * Sends `message` to `to`: a phone number (E.164 without `+`, e.g. `12025550143`) or a
+   * business-scoped user id (BSUID or parent BSUID, e.g. `US.13491208655302741918`).
+   */
+  send(to: string, message: OutboundMessage): Promise<SendResult>
 }
 
 export interface SendRetryOptions {
@@ -49,8 +53,11 @@ export interface MessagingClientOptions {
 const THROTTLING_CODES = new Set([4, 80007, 130429, 131056])
 /** Temporary provider failures. */
 const TRANSIENT_CODES = new Set([1, 2, 131000, 131016])
-/** Never retried, even on a 5xx: the same request cannot succeed. */
-const PERMANENT_CODES = new Set([100, 190, 131047, 131026, 131051, 132000, 132001, 132012])
+/**
+ * Never retried, even on a 5xx: the same request cannot succeed. 131062: this message cannot go
+ * to a BSUID (authentication templates need the phone number).
+ */
+const PERMANENT_CODES = new Set([100, 190, 131047, 131026, 131051, 131062, 132000, 132001, 132012])
 
 const MAX_TEXT_LENGTH = 4096
 
@@ -100,9 +107,9 @@ export function createMessagingClient(options: MessagingClientOptions): Messagin
   }
 
   return {
-    async send(phone, message) {
-      validate(phone, message)
-      const body = JSON.stringify(buildSendRequest(phone, message))
+    async send(to, message) {
+      validate(to, message)
+      const body = JSON.stringify(buildSendRequest(to, message))
       try {
         return await retry(() => sendOnce(body), {
           attempts,
@@ -131,10 +138,13 @@ export function createMessagingClient(options: MessagingClientOptions): Messagin
   }
 }
 
-function validate(phone: string, message: OutboundMessage): void {
+function validate(to: string, message: OutboundMessage): void {
   const errors: Record<string, string[]> = {}
-  if (typeof phone !== 'string' || !isE164WithoutPlus(phone)) {
-    errors.phone = ['expected an E.164 number without "+", e.g. 12025550143']
+  if (typeof to !== 'string' || !(isE164WithoutPlus(to) || isBsuid(to))) {
+    // Keyed `phone` as before BSUIDs existed, so code reading the error keeps working.
+    errors.phone = [
+      'expected an E.164 number without "+" (e.g. 12025550143) or a business-scoped user id (e.g. US.13491208655302741918)',
+    ]
   }
   if (message.type === 'text') {
     if (typeof message.body !== 'string' || message.body.trim() === '') {

@@ -1,14 +1,43 @@
-/** Who wrote an inbound message: the business's own people, or a customer. */
-export type SenderIdentity =
-  | { readonly kind: 'Owner'; readonly phone: string }
-  | { readonly kind: 'Customer'; readonly phone: string }
+/**
+ * The ids a WhatsApp user is known by: the phone number (E.164 without `+`), the
+ * business-scoped user id (`user_id`, a BSUID), or both. A user who adopted a username may
+ * arrive with the BSUID alone; a notification from before BSUIDs, with the phone alone.
+ */
+export type SenderKeys =
+  | { readonly phone: string; readonly user_id?: string }
+  | { readonly phone?: undefined; readonly user_id: string }
 
-export function Owner(phone: string): SenderIdentity {
-  return { kind: 'Owner', phone }
+/**
+ * Who wrote an inbound message: the business's own people, or a customer. `Owner(phone)` and
+ * `Customer(phone)` as specified, with the sender's BSUID beside the phone when the provider
+ * sent it, and in its place when the phone is withheld.
+ */
+export type SenderIdentity = ({ readonly kind: 'Owner' } | { readonly kind: 'Customer' }) &
+  SenderKeys
+
+export function Owner(sender: string | SenderKeys): SenderIdentity {
+  return { kind: 'Owner', ...toKeys(sender) }
 }
 
-export function Customer(phone: string): SenderIdentity {
-  return { kind: 'Customer', phone }
+export function Customer(sender: string | SenderKeys): SenderIdentity {
+  return { kind: 'Customer', ...toKeys(sender) }
+}
+
+/** A string is a phone number, as in the specification; absent keys are left out. */
+function toKeys(sender: string | SenderKeys): SenderKeys {
+  if (typeof sender === 'string') return { phone: sender }
+  if (sender.phone === undefined) return { user_id: sender.user_id }
+  return sender.user_id === undefined
+    ? { phone: sender.phone }
+    : { phone: sender.phone, user_id: sender.user_id }
+}
+
+/**
+ * Where a reply to `sender` goes, for `send()`: the phone number when the provider shared it
+ * (the provider recommends it, and statuses then keep carrying the number), else the BSUID.
+ */
+export function replyAddress(sender: SenderKeys): string {
+  return sender.phone ?? sender.user_id
 }
 
 /** Delivery status of a message this number sent. `Unknown` for a value kiln does not know. */
@@ -32,6 +61,14 @@ export interface MessagingTextReceived {
   timestamp: Date
   /** The whole webhook payload the message came in, as the provider sent it. */
   raw: unknown
+  /** The sender's phone number (E.164 without `+`); absent when the user withholds it. */
+  phone?: string
+  /** The sender's business-scoped user id (BSUID): the stable key to store for this user. */
+  user_id?: string
+  /** The sender's parent BSUID, when the business has parent BSUIDs enabled. */
+  parent_user_id?: string
+  /** The sender's WhatsApp username (display only: users can change it). */
+  username?: string
 }
 
 /** Emitted once per delivery status of a message this number sent. */
@@ -42,6 +79,10 @@ export interface MessagingStatusUpdate {
   timestamp: Date
   /** The phone number the message went to (E.164 without `+`), when the provider says. */
   recipient: string | undefined
+  /** The recipient's BSUID, when the provider says (a failed status sent to a number may not). */
+  recipient_user_id?: string
+  /** The recipient's parent BSUID, when the business has parent BSUIDs enabled. */
+  recipient_parent_user_id?: string
   /** The provider's errors, on `Failed` statuses. */
   errors: StatusError[]
 }

@@ -1,23 +1,42 @@
 import type { Logger } from '../core/logger.ts'
-import { Customer, Owner, type SenderIdentity } from './events.ts'
+import { isBsuid } from './bsuid.ts'
+import { Customer, Owner, type SenderIdentity, type SenderKeys } from './events.ts'
 import { normalizePhone } from './phone.ts'
 
-/** Synchronous owner check: given an E.164 number without `+`, true for the business's own people. */
-export type IsOwner = (phone: string) => boolean
+/**
+ * Synchronous owner check: given an id of a WhatsApp user (an E.164 number without `+`, a
+ * BSUID or a parent BSUID), true for the business's own people.
+ */
+export type IsOwner = (id: string) => boolean
 
-/** Classifies a sender as `Owner(phone)` or `Customer(phone)`. */
-export function classifySender(phone: string, isOwner: IsOwner): SenderIdentity {
-  return isOwner(phone) ? Owner(phone) : Customer(phone)
+/** What the provider said about a sender: the keys, and the parent BSUID when it has one. */
+export type SenderIds = SenderKeys & { readonly parent_user_id?: string | undefined }
+
+/**
+ * Classifies a sender as `Owner` or `Customer`: an owner when the owner list holds any of its
+ * ids (phone number, BSUID, parent BSUID), a customer otherwise, so a sender known by a BSUID
+ * alone is a customer unless that BSUID is listed. A string is a phone number (the spec's form).
+ */
+export function classifySender(sender: string | SenderIds, isOwner: IsOwner): SenderIdentity {
+  const ids: SenderIds = typeof sender === 'string' ? { phone: sender } : sender
+  const owner = [ids.phone, ids.user_id, ids.parent_user_id].some(
+    (id) => id !== undefined && isOwner(id),
+  )
+  // Owner() and Customer() keep the phone and the BSUID; the parent only decides.
+  return owner ? Owner(ids) : Customer(ids)
 }
 
-/** An `isOwner` over a fixed list (numbers may be written with `+`, spaces or dashes). */
-export function staticOwners(phones: Iterable<string>): IsOwner {
-  const owners = toSet(phones)
-  return (phone) => owners.has(phone)
+/**
+ * An `isOwner` over a fixed list of phone numbers (written with `+`, spaces or dashes if you
+ * like) and BSUIDs (written as the provider writes them).
+ */
+export function staticOwners(ids: Iterable<string>): IsOwner {
+  const owners = toSet(ids)
+  return (id) => owners.has(id)
 }
 
 export interface OwnerDirectoryOptions {
-  /** Loads the owner numbers, e.g. from a database table. */
+  /** Loads the owners' phone numbers and BSUIDs, e.g. from a database table. */
   load: () => Promise<string[]>
   /** How often the list is reloaded in the background; default 60 s. 0 never reloads. */
   refreshMs?: number
@@ -29,7 +48,7 @@ export interface OwnerDirectory {
   readonly isOwner: IsOwner
   /** Reloads now; on failure the previous list stays and the error is thrown. */
   refresh(): Promise<void>
-  /** The numbers currently held. */
+  /** The phone numbers and BSUIDs currently held. */
   owners(): string[]
   /** Stops the background reload. */
   close(): void
@@ -44,15 +63,17 @@ export async function createOwnerDirectory(
   options: OwnerDirectoryOptions,
 ): Promise<OwnerDirectory> {
   if (typeof options.load !== 'function') {
-    throw new TypeError('createOwnerDirectory: `load` must be a function returning phone numbers')
+    throw new TypeError(
+      'createOwnerDirectory: `load` must be a function returning phone numbers or BSUIDs',
+    )
   }
   let owners = toSet(await options.load())
   let inFlight: Promise<void> | undefined
   const refresh = () => {
     inFlight ??= options
       .load()
-      .then((phones) => {
-        owners = toSet(phones)
+      .then((ids) => {
+        owners = toSet(ids)
       })
       .finally(() => {
         inFlight = undefined
@@ -70,18 +91,24 @@ export async function createOwnerDirectory(
       : undefined
   timer?.unref()
   return {
-    isOwner: (phone) => owners.has(phone),
+    isOwner: (id) => owners.has(id),
     refresh,
     owners: () => [...owners],
     close: () => clearInterval(timer),
   }
 }
 
-function toSet(phones: Iterable<string>): Set<string> {
+function toSet(ids: Iterable<string>): Set<string> {
   const set = new Set<string>()
-  for (const phone of phones) {
-    const normalized = normalizePhone(String(phone))
+  for (const id of ids) {
+    const normalized = normalizeOwnerId(String(id))
     if (normalized) set.add(normalized)
   }
   return set
+}
+
+/** A BSUID as written (it is case-sensitive), a phone number as E.164 digits; else undefined. */
+function normalizeOwnerId(input: string): string | undefined {
+  const trimmed = input.trim()
+  return isBsuid(trimmed) ? trimmed : normalizePhone(trimmed)
 }

@@ -1,5 +1,6 @@
 import '../core/check-peers.ts'
 
+export { isBsuid } from './bsuid.ts'
 export {
   createMessagingClient,
   type MessagingClient,
@@ -46,7 +47,9 @@ export {
   type MessagingStatusUpdate,
   type MessagingTextReceived,
   Owner,
+  replyAddress,
   type SenderIdentity,
+  type SenderKeys,
   type StatusError,
   toDeliveryStatus,
 } from './events.ts'
@@ -56,6 +59,7 @@ export {
   type IsOwner,
   type OwnerDirectory,
   type OwnerDirectoryOptions,
+  type SenderIds,
   staticOwners,
 } from './identity.ts'
 export {

@@ -1,3 +1,5 @@
+import { isBsuid } from './bsuid.ts'
+
 /** A parameter of a template's body: typed text, currency, or any other component parameter. */
 export type TemplateParameter =
   | { type: 'text'; text: string }
@@ -58,9 +60,17 @@ export function currencyParameter(options: {
   }
 }
 
-/** The Graph API body for sending `message` to `to` (E.164 without `+`). */
+/**
+ * The Graph API body for sending `message` to `to`: a phone number (E.164 without `+`) goes in
+ * the `to` field, a BSUID or parent BSUID in the `recipient` field (the provider reads `to`
+ * first when both are set, so kiln sets exactly one).
+ */
 export function buildSendRequest(to: string, message: OutboundMessage): Record<string, unknown> {
-  const base = { messaging_product: 'whatsapp', recipient_type: 'individual', to }
+  const base = {
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    ...(isBsuid(to) ? { recipient: to } : { to }),
+  }
   if (message.type === 'text') {
     return {
       ...base,

@@ -1,11 +1,12 @@
 import type { Logger } from '../core/logger.ts'
+import { isBsuid } from './bsuid.ts'
 import {
   type MessagingStatusUpdate,
   type MessagingTextReceived,
   type StatusError,
   toDeliveryStatus,
 } from './events.ts'
-import { classifySender, type IsOwner } from './identity.ts'
+import { classifySender, type IsOwner, type SenderIds } from './identity.ts'
 
 /** One event found in a webhook payload, with the stable id its emission carries. */
 export type WebhookEvent =
@@ -44,12 +45,13 @@ export function extractWebhookEvents(payload: unknown, options: ExtractOptions):
         continue
       }
       const value = isObject(change.value) ? change.value : {}
+      const contacts = asArray(value.contacts).filter(isObject)
       for (const message of asArray(value.messages)) {
-        const event = textEvent(message, payload, options)
+        const event = textEvent(message, contacts, payload, options)
         if (event) events.push(event)
       }
       for (const status of asArray(value.statuses)) {
-        const event = statusEvent(status, logger)
+        const event = statusEvent(status, contacts, logger)
         if (event) events.push(event)
       }
     }
@@ -59,10 +61,12 @@ export function extractWebhookEvents(payload: unknown, options: ExtractOptions):
 
 function textEvent(
   message: unknown,
+  contacts: Contact[],
   raw: unknown,
   options: ExtractOptions,
 ): WebhookEvent | undefined {
-  if (!isObject(message) || typeof message.id !== 'string' || typeof message.from !== 'string') {
+  const sender = isObject(message) ? senderOf(message, contacts) : undefined
+  if (!isObject(message) || typeof message.id !== 'string' || !sender) {
     options.logger?.warn('webhook message without id or sender skipped')
     return undefined
   }
@@ -84,15 +88,80 @@ function textEvent(
     id: `${message.id}:text`,
     event: {
       wamid: message.id,
-      sender_identity: classifySender(message.from, options.isOwner),
+      sender_identity: classifySender(sender.ids, options.isOwner),
       text,
       timestamp,
       raw,
+      ...present({
+        phone: sender.ids.phone,
+        user_id: sender.ids.user_id,
+        parent_user_id: sender.ids.parent_user_id,
+        username: sender.username,
+      }),
     },
   }
 }
 
-function statusEvent(status: unknown, logger: Logger | undefined): WebhookEvent | undefined {
+type Contact = Record<string, unknown>
+
+/**
+ * The sender of an inbound message: its phone number (`from`, else the contact's `wa_id`), its
+ * BSUID (`from_user_id`, else the contact's `user_id`), parent BSUID and username. The phone
+ * is absent for a user who hides it behind a username; undefined when neither id is there.
+ */
+function senderOf(
+  message: Record<string, unknown>,
+  contacts: Contact[],
+): { ids: SenderIds; username: string | undefined } | undefined {
+  let phone = nonEmpty(message.from)
+  let userId = nonEmpty(message.from_user_id)
+  // A `from` in the BSUID's form is not a phone number, whatever field it came in.
+  if (phone !== undefined && isBsuid(phone)) {
+    userId ??= phone
+    phone = undefined
+  }
+  const contact = contactOf(contacts, phone, userId)
+  phone ??= nonEmpty(contact?.wa_id)
+  userId ??= nonEmpty(contact?.user_id)
+  const parent = nonEmpty(message.from_parent_user_id) ?? nonEmpty(contact?.parent_user_id)
+  const username = nonEmpty(isObject(contact?.profile) ? contact.profile.username : undefined)
+  const ids: SenderIds | undefined =
+    phone !== undefined
+      ? { phone, user_id: userId, parent_user_id: parent }
+      : userId !== undefined
+        ? { user_id: userId, parent_user_id: parent }
+        : undefined
+  return ids && { ids, username }
+}
+
+/**
+ * The `contacts[]` entry of a user: the one whose `wa_id` or `user_id` is one of the given ids,
+ * else the only entry when it names no one else (the provider sends one per user of the batch).
+ */
+function contactOf(
+  contacts: Contact[],
+  phone: string | undefined,
+  userId: string | undefined,
+): Contact | undefined {
+  const agrees = (c: Contact) =>
+    (phone === undefined || c.wa_id === undefined || c.wa_id === phone) &&
+    (userId === undefined || c.user_id === undefined || c.user_id === userId)
+  const named = contacts.find(
+    (c) =>
+      agrees(c) &&
+      ((phone !== undefined && c.wa_id === phone) ||
+        (userId !== undefined && c.user_id === userId)),
+  )
+  if (named) return named
+  const [only] = contacts
+  return contacts.length === 1 && only && agrees(only) ? only : undefined
+}
+
+function statusEvent(
+  status: unknown,
+  contacts: Contact[],
+  logger: Logger | undefined,
+): WebhookEvent | undefined {
   if (!isObject(status) || typeof status.id !== 'string') {
     logger?.warn('webhook status without message id skipped')
     return undefined
@@ -105,6 +174,10 @@ function statusEvent(status: unknown, logger: Logger | undefined): WebhookEvent 
   const mapped = toDeliveryStatus(status.status)
   if (mapped === 'Unknown')
     logger?.info({ wamid: status.id, status: status.status }, 'unknown delivery status')
+  const recipient = typeof status.recipient_id === 'string' ? status.recipient_id : undefined
+  const recipientUserId = nonEmpty(status.recipient_user_id)
+  // A failed status carries no contacts: then the status's own fields are all there is.
+  const contact = contactOf(contacts, recipient, recipientUserId)
   return {
     type: 'MessagingStatusUpdate',
     id: `${status.id}:status:${String(status.status)}`,
@@ -112,8 +185,16 @@ function statusEvent(status: unknown, logger: Logger | undefined): WebhookEvent 
       wamid: status.id,
       status: mapped,
       timestamp,
-      recipient: typeof status.recipient_id === 'string' ? status.recipient_id : undefined,
+      recipient,
       errors: asArray(status.errors).filter(isObject).map(toStatusError),
+      ...present({
+        recipient_user_id: recipientUserId ?? nonEmpty(contact?.user_id),
+        // Meta's examples write `parent_recipient_user_id`; some partners document the other order.
+        recipient_parent_user_id:
+          nonEmpty(status.parent_recipient_user_id) ??
+          nonEmpty(status.recipient_parent_user_id) ??
+          nonEmpty(contact?.parent_user_id),
+      }),
     },
   }
 }
@@ -135,6 +216,18 @@ function toDate(value: unknown): Date | undefined {
   const date = new Date(seconds * 1000)
   // Beyond ±8.64e15 ms a Date is invalid, and no listener can store it.
   return Number.isNaN(date.getTime()) ? undefined : date
+}
+
+/** A non-empty string, else undefined. */
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/** The fields that have a value: an id the provider did not send is absent, not `undefined`. */
+function present<T extends Record<string, string | undefined>>(fields: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(fields).filter(([, value]) => value !== undefined),
+  ) as Partial<T>
 }
 
 function asArray(value: unknown): unknown[] {

@@ -102,6 +102,18 @@ describe('demo: messaging stored and listed', () => {
     expect(row?.phone).toBe('1'.repeat(20))
   })
 
+  it('a user who withholds the phone number: stored without one, no failed job', async () => {
+    const { ctx } = await startWithMessaging()
+    await deliver('inbound-text-bsuid-only.json')
+    await deliver('status-failed-bsuid.json')
+    const rows = await ctx.database.db.select().from(messages).orderBy(messages.id)
+    expect(rows.map((r) => [r.direction, r.phone, r.senderKind, r.body ?? r.status])).toEqual([
+      ['inbound', null, 'Customer', 'Can I pick it up today?'],
+      ['outbound', null, null, 'Failed'],
+    ])
+    expect(await ctx.shared.queue.failed(10)).toEqual([])
+  })
+
   it('a status never moves backwards: read stays read when a late delivered arrives', async () => {
     const { ctx } = await startWithMessaging()
     await deliver('status-sent.json')

@@ -37,6 +37,9 @@ export const ACCESS_TOKEN = 'EAAtest-access-token-do-not-use'
 export const PHONE_NUMBER_ID = '100000000000001'
 export const OWNER = '12025550199'
 export const CUSTOMER = '12025550143'
+/** The customer's business-scoped user id (BSUID) and parent BSUID in the BSUID fixtures. */
+export const CUSTOMER_BSUID = 'US.13491208655302741918'
+export const CUSTOMER_PARENT_BSUID = 'US.ENT.11815799212886844830'
 
 /** Every signed webhook fixture with the provider's signature. */
 export const signedFixtures = Object.entries(signatureFile.signatures).map(([name, signature]) => ({
@@ -98,8 +101,48 @@ export interface RecordedRequest {
 export type StandInReply = { status: number; body?: string | Buffer; delayMs?: number }
 
 /**
- * A stand-in Graph API on 127.0.0.1: records each request and answers from `replies` in order
- * (the last one repeats).
+ * Whom a send request is addressed to, checked as the Graph API does before anything else:
+ * `to` holds a phone number, `recipient` a BSUID or parent BSUID, and exactly one of them is
+ * set (the provider reads `to` first, so a request with both goes to the number). Written here
+ * independently of kiln's own checks. Returns what is wrong, or undefined.
+ */
+function refusedRecipient(body: Buffer): string | undefined {
+  let json: unknown
+  try {
+    json = JSON.parse(body.toString('utf8'))
+  } catch {
+    return 'the body is not JSON'
+  }
+  const { to, recipient } = (json ?? {}) as { to?: unknown; recipient?: unknown }
+  if (to !== undefined && recipient !== undefined) return 'both `to` and `recipient` are set'
+  if (recipient !== undefined) {
+    return typeof recipient === 'string' && /^[A-Z]{2}\.(ENT\.)?[A-Za-z0-9]{1,128}$/.test(recipient)
+      ? undefined
+      : '`recipient` is not a BSUID'
+  }
+  if (to === undefined) return 'neither `to` nor `recipient` is set'
+  return typeof to === 'string' && /^[1-9][0-9]{6,14}$/.test(to)
+    ? undefined
+    : '`to` is not a phone number'
+}
+
+/** The Graph API's answer to a request it cannot address (code 100, invalid parameter). */
+function invalidParameter(details: string): string {
+  return JSON.stringify({
+    error: {
+      message: '(#100) Invalid parameter',
+      type: 'OAuthException',
+      code: 100,
+      error_data: { messaging_product: 'whatsapp', details },
+      fbtrace_id: 'AStandInTraceId0000000',
+    },
+  })
+}
+
+/**
+ * A stand-in Graph API on 127.0.0.1: records each request, refuses one without a valid `to` or
+ * `recipient` (400, code 100, as the provider does), and otherwise answers from `replies` in
+ * order (the last one repeats).
  */
 export async function startGraphStandIn(replies: StandInReply[]): Promise<{
   url: string
@@ -111,13 +154,12 @@ export async function startGraphStandIn(replies: StandInReply[]): Promise<{
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
-      requests.push({
-        method: req.method ?? '',
-        path: req.url ?? '',
-        headers: req.headers,
-        body: Buffer.concat(chunks),
-      })
-      const reply = replies[Math.min(requests.length - 1, replies.length - 1)] ?? { status: 500 }
+      const body = Buffer.concat(chunks)
+      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body })
+      const refused = refusedRecipient(body)
+      const reply: StandInReply = refused
+        ? { status: 400, body: invalidParameter(refused) }
+        : (replies[Math.min(requests.length - 1, replies.length - 1)] ?? { status: 500 })
       const answer = () => {
         if (res.destroyed) return
         res.writeHead(reply.status, { 'content-type': 'application/json' })

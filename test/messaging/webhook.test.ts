@@ -194,11 +194,18 @@ describe('POST /messaging/webhook over HTTP: every fixture, signed by the provid
   it('has a signature for every webhook fixture', () => {
     expect(signedFixtures.map((f) => f.name).sort()).toEqual([
       'inbound-image-ignored.json',
+      'inbound-text-bsuid-only.json',
       'inbound-text-customer.json',
       'inbound-text-owner.json',
+      'inbound-text-parent-bsuid.json',
+      'inbound-text-phone-and-bsuid.json',
+      'inbound-text-username.json',
       'inbound-unsupported-type.json',
+      'status-delivered-bsuid.json',
       'status-delivered.json',
+      'status-failed-bsuid.json',
       'status-failed.json',
+      'status-read-phone-and-bsuid.json',
       'status-read.json',
       'status-sent.json',
       'unknown-field-template-status.json',

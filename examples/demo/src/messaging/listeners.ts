@@ -23,7 +23,11 @@ export class StoreInboundMessage implements Listener<MessagingTextReceived> {
       .values({
         wamid: storable(event.wamid, 255),
         direction: 'inbound',
-        phone: storable(event.sender_identity.phone, 20),
+        // A user who hides the number behind a username arrives with a BSUID alone.
+        phone:
+          event.sender_identity.phone === undefined
+            ? null
+            : storable(event.sender_identity.phone, 20),
         senderKind: event.sender_identity.kind,
         body: storable(event.text),
         sentAt: event.timestamp,
