@@ -1,0 +1,110 @@
+import { execFile } from 'node:child_process'
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, describe, expect, it } from 'vitest'
+
+/**
+ * Every `ts` block of README.md and docs/ is type-checked against kiln's sources, so that a
+ * snippet cannot drift from the API it shows. A block may use the names of the entry point
+ * (test/docs/snippet-context.ts), import the app's `./schema.ts` (the demo's tables) and
+ * `./api/index.js` (its generated API), and must import or define everything else. A block that is
+ * deliberately not code (a signature sketch, a fragment with `…`) is preceded by
+ * `<!-- not type-checked: <why> -->`, and the reason is required.
+ */
+const repo = join(import.meta.dirname, '../..')
+const work = join(repo, 'tmp', `doc-snippets-${process.pid}`)
+const SKIP = /<!--\s*not type-checked:\s*(.*?)\s*-->\s*$/
+
+interface Snippet {
+  doc: string
+  line: number
+  code: string
+  skipReason: string | undefined
+}
+
+function docSnippets(): Snippet[] {
+  const docs = [
+    'README.md',
+    ...readdirSync(join(repo, 'docs'), { recursive: true })
+      .map(String)
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+  ]
+  const snippets: Snippet[] = []
+  for (const doc of docs) {
+    const text = readFileSync(join(repo, doc), 'utf8')
+    for (const match of text.matchAll(/^( *)```(?:ts|typescript)\n([\s\S]*?)^\1```/gm)) {
+      const before = text.slice(0, match.index)
+      const previous = before.trimEnd().split('\n').at(-1) ?? ''
+      snippets.push({
+        doc,
+        line: before.split('\n').length,
+        code: (match[2] ?? '').replace(new RegExp(`^${match[1]}`, 'gm'), ''),
+        skipReason: SKIP.exec(previous)?.[1],
+      })
+    }
+  }
+  return snippets
+}
+
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+describe('the code blocks of README.md and docs/', () => {
+  const snippets = docSnippets()
+
+  it('each skipped block says why', () => {
+    for (const snippet of snippets) {
+      if (snippet.skipReason !== undefined) {
+        expect(snippet.skipReason, `${snippet.doc}:${snippet.line}`).not.toBe('')
+      }
+    }
+  })
+
+  it('type-check against kiln, each block a module of its own', async () => {
+    mkdirSync(work, { recursive: true })
+    const files = new Map<string, Snippet>()
+    for (const snippet of snippets.filter((s) => s.skipReason === undefined)) {
+      const name = `${snippet.doc.replace(/[/.]/g, '_')}_L${snippet.line}.ts`
+      writeFileSync(join(work, name), `${snippet.code}\nexport {}\n`)
+      files.set(name, snippet)
+    }
+    const context = relative(work, join(repo, 'test/docs/snippet-context.ts'))
+    // The app's own modules a block may import: the demo's tables and its generated API.
+    mkdirSync(join(work, 'api'), { recursive: true })
+    const demo = (path: string) => relative(work, join(repo, 'examples/demo/src', path))
+    writeFileSync(join(work, 'schema.ts'), `export * from '${demo('schema.ts')}'\n`)
+    writeFileSync(
+      join(work, 'api/index.ts'),
+      `export * from '${relative(join(work, 'api'), join(repo, 'examples/demo/src/api/index.ts'))}'\n`,
+    )
+    writeFileSync(
+      join(work, 'tsconfig.json'),
+      JSON.stringify({
+        extends: relative(work, join(repo, 'tsconfig.json')),
+        compilerOptions: { noUnusedLocals: false, allowUnusedLabels: false },
+        include: ['./*.ts', './api/*.ts', context],
+        exclude: [],
+      }),
+    )
+    const tsc = join(repo, 'node_modules/typescript/bin/tsc')
+    const output = await promisify(execFile)(process.execPath, [tsc, '--noEmit', '-p', work], {
+      cwd: repo,
+    }).then(
+      () => '',
+      (error: { stdout: string }) => error.stdout,
+    )
+    // Each error is reported at the doc's own line, as a reader would look for it.
+    const errors = output
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const match = /([^/\\]+\.ts)\((\d+),(\d+)\): (.*)$/.exec(line)
+        const snippet = match && files.get(match[1] as string)
+        if (!match || !snippet) return line
+        return `${snippet.doc}:${snippet.line + Number(match[2])}: ${match[4]}`
+      })
+    expect(errors).toEqual([])
+    expect(files.size).toBeGreaterThan(40)
+  }, 300_000)
+})
