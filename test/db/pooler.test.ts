@@ -13,9 +13,11 @@ import {
 } from '../../src/db/index.ts'
 import { pipelinedSockets } from '../../src/db/pipelined-queries.ts'
 import { poolerOfUrl } from '../../src/db/pooler.ts'
+import { mintKey } from '../faults/support.ts'
 import { createPostgresTestDatabase } from '../support/databases.ts'
 import { postgresUrl } from '../support/env.ts'
 import { type RunningPgBouncer, startPgBouncer } from '../support/pgbouncer.ts'
+import { startDemoProcess } from '../support/processes.ts'
 
 describe('poolerOfUrl', () => {
   it('reads ?pooler= and hands pg the URL without it', () => {
@@ -204,6 +206,45 @@ describe.skipIf(!postgresUrl)('createDatabase behind PgBouncer in transaction mo
       await expect(provider.verifyKey(key.rawKey)).rejects.toMatchObject({ reason: 'revoked' })
     } finally {
       await provider.close()
+    }
+  })
+
+  it('serves the demo: 200 concurrent shows through the pooler, all answered 200', async () => {
+    const demoDatabase = await createPostgresTestDatabase()
+    const name = new URL(demoDatabase.url).pathname.slice(1)
+    const demo = await startDemoProcess({
+      DATABASE_URL: `${bouncer.urlFor(name)}?pooler=transaction`,
+      TRUST_PROXY: 'true',
+      LOG_LEVEL: 'error',
+    })
+    const pool = new pg.Pool({ connectionString: demoDatabase.url, max: 1 })
+    try {
+      const key = await mintKey(pool)
+      await pool.query(
+        `insert into posts (title, body, author_id)
+         select 'post ' || n, 'body', (select min(id) from users) from generate_series(1, 20) n`,
+      )
+      const statuses: number[] = []
+      for (let round = 0; round < 10; round++) {
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, async (_, i) => {
+            const response = await fetch(`${demo.url}/api/v1/posts/${i + 1}`, {
+              // One client address per request: the per-IP limit stays out of the way.
+              headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': `10.0.${round}.${i}` },
+            })
+            await response.arrayBuffer()
+            return response.status
+          }),
+        )
+        statuses.push(...answers)
+      }
+      expect(statuses.filter((status) => status !== 200)).toEqual([])
+      expect(demo.output()).not.toMatch(/prepared statement/)
+      expect(demo.output().match(/through a transaction pooler/g)).toHaveLength(1)
+    } finally {
+      await demo.stop()
+      await pool.end()
+      await demoDatabase.drop()
     }
   })
 })
