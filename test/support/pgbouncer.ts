@@ -48,7 +48,7 @@ auth_file = ${join(options.dir, 'userlist.txt')}
 pool_mode = ${options.poolMode ?? 'transaction'}
 default_pool_size = ${options.poolSize ?? 10}
 max_client_conn = 1000
-ignore_startup_parameters = extra_float_digits,options
+ignore_startup_parameters = extra_float_digits
 server_login_retry = 1
 ${options.daemon ? `logfile = ${join(options.dir, 'pgbouncer.log')}\npidfile = ${join(options.dir, 'pgbouncer.pid')}\n` : ''}`
 }
