@@ -57,7 +57,7 @@ export interface CreateDatabaseOptions {
    */
   pipelineStalledAfterMs?: number
   /**
-   * What stands between kiln and PostgreSQL (see docs/database.md, Behind a pooler). Behind
+   * What stands between kiln and PostgreSQL (docs/database.md, "Behind a connection pooler"). Behind
    * `'transaction'` (PgBouncer's transaction mode, a hosted pooler's transaction port) kiln
    * sends no named statements and no pipelines. Default: the URL's `?pooler=`, else
    * `'transaction'` for the hosted poolers kiln recognises by address, else `'none'`.
