@@ -11,6 +11,7 @@ import { ConfigError } from '../core/config/parse-env.ts'
 import { importOptional, MissingPackageError } from '../core/optional-package.ts'
 import { revealSecret, type Secret } from '../core/secret.ts'
 import { type PipelineOptions, pipelineOneOffQueries } from './pipelined-queries.ts'
+import { type PoolerMode, poolerOfUrl, unnamedStatementClient } from './pooler.ts'
 
 export type Dialect = 'postgres' | 'sqlite'
 
@@ -56,6 +57,21 @@ export interface CreateDatabaseOptions {
    * checkouts when slow queries are rare, lower it when they are common.
    */
   pipelineStalledAfterMs?: number
+  /**
+   * What stands between kiln and PostgreSQL (docs/database.md, "Behind a connection pooler"). Behind
+   * `'transaction'` (PgBouncer's transaction mode, a hosted pooler's transaction port) kiln
+   * sends no named statements and no pipelines. Default: the URL's `?pooler=`, else
+   * `'transaction'` for the hosted poolers kiln recognises by address, else `'none'`.
+   */
+  pooler?: PoolerMode
+  /**
+   * The server's own address when `DATABASE_URL` is a transaction pooler (`DATABASE_DIRECT_URL`):
+   * the API-key change feed LISTENs there. Without it, behind such a pooler, API keys are
+   * verified against the database on every request.
+   */
+  directUrl?: Secret | string
+  /** Told once, at start-up, that kiln runs behind a transaction pooler. Default: console. */
+  logger?: { info(message: string): void }
 }
 
 /**
@@ -78,10 +94,7 @@ export async function createDatabase(
     case 'sqlite':
       return openSqlite(sqlitePath(url))
     case 'postgres':
-      return openPostgres(url, options.poolMax ?? 10, {
-        connections: options.pipelineConnections ?? 4,
-        stalledAfterMs: options.pipelineStalledAfterMs,
-      })
+      return openPostgresBehind(url, options)
     default:
       throw new TypeError(`createDatabase: ${DATABASE_URL_FORMS}`)
   }
@@ -141,6 +154,51 @@ export function sqliteClient(database: Database): BetterSqlite3.Database | undef
   return sqliteClients.get(database)
 }
 
+/**
+ * The pg settings of a connection that keeps session state (LISTEN): the server's own; behind
+ * a transaction pooler the direct URL's, or undefined without one. Undefined off pg.
+ */
+export function sessionConnectionConfig(database: Database): pg.ClientConfig | undefined {
+  const pool = pools.get(database)
+  if (!pool) return undefined
+  return directConfigs.has(database)
+    ? directConfigs.get(database)
+    : (pool.options as pg.ClientConfig)
+}
+
+/** Whether the database is reached through a transaction pooler. */
+export function behindTransactionPooler(database: Database): boolean {
+  return directConfigs.has(database)
+}
+
+/** Databases opened behind a transaction pooler → their direct connection's settings, if given. */
+const directConfigs = new WeakMap<Database, pg.ClientConfig | undefined>()
+
+async function openPostgresBehind(
+  given: string,
+  options: CreateDatabaseOptions,
+): Promise<PostgresDatabase> {
+  const { url, pooler, detected } = poolerOfUrl(given, options.pooler)
+  const pooled = pooler === 'transaction'
+  const database = await openPostgres(
+    url,
+    options.poolMax ?? 10,
+    {
+      connections: pooled ? 0 : (options.pipelineConnections ?? 4),
+      stalledAfterMs: options.pipelineStalledAfterMs,
+    },
+    pooled,
+  )
+  if (!pooled) return database
+  const direct = options.directUrl === undefined ? undefined : revealSecret(options.directUrl)
+  directConfigs.set(database, direct ? { connectionString: direct } : undefined)
+  const logger = options.logger ?? { info: (message: string) => console.info(message) }
+  logger.info(
+    `kiln: PostgreSQL through a transaction pooler (${detected ? 'recognised by its address' : 'pooler=transaction'}): no named statements, no pipelines${direct ? '; the API-key change feed listens on the direct URL' : '; API keys verified on every request (no direct URL to LISTEN on)'}`,
+  )
+  return database
+}
+
 // Each driver (and drizzle's adapter for it, which imports the driver) is loaded only when a URL
 // names it, so an app installs just the one it uses.
 
@@ -148,13 +206,19 @@ async function openPostgres(
   url: string,
   max: number,
   pipeline: PipelineOptions,
+  behindTransactionPooler: boolean,
 ): Promise<PostgresDatabase> {
   const [{ default: pg }, { drizzle: drizzlePg }] = await importOptional(
     'pg',
     'PostgreSQL (a postgres:// URL)',
     () => Promise.all([import('pg'), import('drizzle-orm/node-postgres')]),
   )
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000 })
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 5_000,
+    Client: behindTransactionPooler ? unnamedStatementClient(pg.Client) : pg.Client,
+  })
   // An idle client losing its server emits on the pool; the next query reports the failure.
   pool.on('error', () => {})
   try {

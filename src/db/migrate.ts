@@ -6,6 +6,7 @@ import type { PGlite, Transaction } from '@electric-sql/pglite'
 import type BetterSqlite3 from 'better-sqlite3'
 import type pg from 'pg'
 import {
+  behindTransactionPooler,
   type Database,
   type Dialect,
   type PostgresDatabase,
@@ -92,7 +93,9 @@ export function readMigrationFiles(dir: string, namespace: string): MigrationFil
 /**
  * Applies kiln's migrations, then the app's, each file once and in one transaction, recording
  * them in `kiln_migrations`. Re-running applies only new files. On a PostgreSQL server an
- * advisory lock serializes instances that migrate at the same time.
+ * advisory lock serializes instances that migrate at the same time: held for the run on the
+ * server itself, taken inside each file's transaction behind a transaction pooler (where a
+ * lock held between transactions would stay on a server connection the pooler hands on).
  */
 export async function migrate(
   database: Database,
@@ -205,12 +208,22 @@ function postgresRunner(database: PostgresDatabase): Runner {
   }
   const pool = postgresPool(database)
   if (!pool) throw new TypeError('migrate: the Postgres database was not opened by createDatabase')
+  if (behindTransactionPooler(database)) {
+    return async (work) => {
+      const client = await pool.connect()
+      try {
+        return await work(pgSession(client, { lockEachTransaction: true }))
+      } finally {
+        client.release()
+      }
+    }
+  }
   return async (work) => {
     const client = await pool.connect()
     try {
       await client.query('SELECT pg_advisory_lock($1)', [ADVISORY_LOCK_KEY])
       try {
-        return await work(pgSession(client))
+        return await work(pgSession(client, { lockEachTransaction: false }))
       } finally {
         await client.query('SELECT pg_advisory_unlock($1)', [ADVISORY_LOCK_KEY])
       }
@@ -220,10 +233,34 @@ function postgresRunner(database: PostgresDatabase): Runner {
   }
 }
 
-function pgSession(client: pg.PoolClient): Session {
+function pgSession(
+  client: pg.PoolClient,
+  { lockEachTransaction }: { lockEachTransaction: boolean },
+): Session {
+  const begin = async () => {
+    await client.query('BEGIN')
+    if (!lockEachTransaction) return
+    try {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [ADVISORY_LOCK_KEY])
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {})
+      throw error
+    }
+  }
   return {
     async ensureTable() {
-      await client.query(CREATE_TABLE_POSTGRES)
+      if (!lockEachTransaction) {
+        await client.query(CREATE_TABLE_POSTGRES)
+        return
+      }
+      await begin()
+      try {
+        await client.query(CREATE_TABLE_POSTGRES)
+        await client.query('COMMIT')
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw error
+      }
     },
     async recorded() {
       const result = await client.query<{ name: string; checksum: string }>(
@@ -232,7 +269,7 @@ function pgSession(client: pg.PoolClient): Session {
       return toMap(result.rows)
     },
     async apply(file) {
-      await client.query('BEGIN')
+      await begin()
       try {
         const found = await client.query('SELECT 1 FROM kiln_migrations WHERE name = $1', [
           file.name,

@@ -244,7 +244,11 @@ describeEachDatabase(
 
     it('api-key:revoke by id, by prefix and by the key itself; a running instance refuses it', async () => {
       // A running app instance with its own connection, which has verified and cached each key.
-      const instance = await createDatabase(url, { poolMax: 2 })
+      const instance = await createDatabase(url, {
+        poolMax: 2,
+        directUrl: test.directUrl,
+        logger: { info: () => {} },
+      })
       const provider = createDatabaseApiKeyProvider({ database: instance })
       try {
         await vi.waitFor(() => expect(provider.status().changeFeed).toBe('live'))

@@ -334,7 +334,11 @@ describeEachDatabase(
     let there: DatabaseApiKeyProvider
     beforeEach(async () => {
       test = await migratedDatabase(backend)
-      other = await createDatabase(test.url!, { poolMax: 2 })
+      other = await createDatabase(test.url!, {
+        poolMax: 2,
+        directUrl: test.directUrl,
+        logger: { info: () => {} },
+      })
       here = createDatabaseApiKeyProvider({ database: test.database })
       there = createDatabaseApiKeyProvider({ database: other })
       await vi.waitFor(() => expect(there.status().changeFeed).toBe('live'))

@@ -64,7 +64,7 @@ describeEachDatabase('openAppDatabase and kilnjs migrate', (backend) => {
   // Only a server needs a test database; SQLite and PGlite apps get files in the app folder.
   let test: TestDatabase | undefined
   beforeEach(async () => {
-    if (backend.name === 'postgres') test = await backend.create()
+    if (backend.name === 'postgres' || backend.name === 'pgbouncer') test = await backend.create()
   })
   afterEach(async () => {
     await test?.cleanup()

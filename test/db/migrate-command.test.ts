@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -74,6 +75,25 @@ describe('kilnjs migrate', () => {
       const second = await kiln(['migrate'], { cwd: fixture, env })
       expect(second.code).toBe(0)
       expect(second.stdout.trimEnd().split('\n').at(-1)).toBe('Nothing to migrate')
+    },
+    timeout,
+  )
+
+  it(
+    'migrates DATABASE_DIRECT_URL when set (the server behind a pooler), not DATABASE_URL',
+    async () => {
+      const env = {
+        DATABASE_URL: `sqlite:${join(dir, 'pooled.db')}`,
+        DATABASE_DIRECT_URL: `sqlite:${join(dir, 'direct.db')}`,
+      }
+      const run = await kiln(['migrate'], { cwd: fixture, env })
+      expect(run.stderr).toBe('')
+      expect(run.code).toBe(0)
+      const lines = run.stdout.trimEnd().split('\n')
+      expect(lines[0]).toBe(`Migrating DATABASE_DIRECT_URL (sqlite:${join(dir, 'direct.db')})`)
+      expect(lines).toContain('✓ app/0001_init.sql')
+      expect(existsSync(join(dir, 'direct.db'))).toBe(true)
+      expect(existsSync(join(dir, 'pooled.db'))).toBe(false)
     },
     timeout,
   )

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
 import pg from 'pg'
-import { isCI, postgresUrl, redisUrl } from './env.ts'
+import { isCI, pgbouncerUrl, postgresUrl, redisUrl } from './env.ts'
 
 /**
  * Checks the test services once before any suite runs. Under CI=true a missing or unreachable
@@ -22,6 +22,19 @@ export default async function setup(): Promise<void> {
     }
   } else if (isCI) {
     problems.push('KILN_TEST_DATABASE_URL is not set')
+  }
+  if (pgbouncerUrl) {
+    const client = new pg.Client({ connectionString: pgbouncerUrl, connectionTimeoutMillis: 5_000 })
+    try {
+      await client.connect()
+      await client.query('select 1')
+    } catch (error) {
+      problems.push(
+        `PgBouncer at KILN_TEST_PGBOUNCER_URL is unreachable (${(error as Error).message})`,
+      )
+    } finally {
+      await client.end().catch(() => {})
+    }
   }
   if (redisUrl) {
     const redis = new Redis(redisUrl, {
@@ -48,6 +61,7 @@ export default async function setup(): Promise<void> {
   const skipped = [
     !postgresUrl && 'PostgreSQL (set KILN_TEST_DATABASE_URL)',
     !redisUrl && 'Redis (set KILN_TEST_REDIS_URL)',
+    postgresUrl && !pgbouncerUrl && 'PgBouncer (set KILN_TEST_PGBOUNCER_URL, as .ci/run does)',
   ]
     .filter(Boolean)
     .join(' and ')

@@ -50,7 +50,8 @@ export function spawnKiln(args: string[], options: SpawnOptions = {}): RunningPr
   )
 }
 
-function track(child: ChildProcess): RunningProcess {
+/** Collects the output of a child process and stops it on demand. */
+export function track(child: ChildProcess): RunningProcess {
   let output = ''
   child.stdout?.on('data', (chunk) => {
     output += chunk

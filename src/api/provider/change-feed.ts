@@ -4,7 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3'
 import type pg from 'pg'
 import type { Logger } from '../../core/logger.ts'
 import { requireOptional } from '../../core/optional-package.ts'
-import { type Database, postgresPool, sqliteClient } from '../../db/database.ts'
+import { type Database, sessionConnectionConfig, sqliteClient } from '../../db/database.ts'
 
 /** The channel the `api_keys` triggers notify (see the api_keys migration). */
 export const API_KEYS_CHANNEL = 'kiln_api_keys'
@@ -30,6 +30,10 @@ export interface KeyChangeFeed {
  * - PGlite: the same triggers, through PGlite's in-process LISTEN.
  * - SQLite: `PRAGMA data_version`, which changes whenever another connection (another
  *   process, the CLI, the sqlite3 shell) commits to the file.
+ *
+ * Behind a transaction pooler a LISTEN would stay on whichever server connection ran it, heard
+ * by whoever holds that connection next: the feed listens on the direct URL (`directUrl` of
+ * `createDatabase`), and without one it is never trusted, so nothing is cached.
  */
 export function openKeyChangeFeed(
   database: Database,
@@ -42,9 +46,9 @@ export function openKeyChangeFeed(
   if (database.driver === 'pglite' && database.pglite) {
     return new PgliteListenFeed(database.pglite, onChange, logger)
   }
-  const pool = postgresPool(database)
-  if (!pool) return { trusted: () => false, close: async () => {} }
-  return new PgListenFeed(pool.options as pg.ClientConfig, onChange, logger)
+  const config = sessionConnectionConfig(database)
+  if (!config) return { trusted: () => false, close: async () => {} }
+  return new PgListenFeed(config, onChange, logger)
 }
 
 /** `application_name` of the LISTEN connection, to find it in `pg_stat_activity`. */

@@ -15,9 +15,20 @@ export interface MigrateCommandOptions {
 /** `kilnjs migrate`: kiln's own migrations, then the app's, on the app's database. */
 export async function runMigrate(options: MigrateCommandOptions = {}): Promise<string[]> {
   const print = options.print ?? ((line: string) => console.log(line))
-  const app = await openAppDatabase({ cwd: options.cwd, env: options.env })
+  const env = options.env ?? process.env
+  // Behind a transaction pooler, DATABASE_URL is the pooler's and DATABASE_DIRECT_URL the
+  // server's own: a migration's DDL and its lock go straight to the server.
+  const direct = env.DATABASE_DIRECT_URL || undefined
+  const app = await openAppDatabase({
+    cwd: options.cwd,
+    env: direct === undefined ? env : { ...env, DATABASE_URL: direct },
+  })
   try {
-    print(pc.dim(`Migrating ${app.description}`))
+    print(
+      pc.dim(
+        `Migrating ${direct === undefined ? app.description : app.description.replace(/^DATABASE_URL/, 'DATABASE_DIRECT_URL')}`,
+      ),
+    )
     const { migrations } = app.kilnConfig
     const { applied } = await migrate(app.database, {
       appMigrationsDir: migrations === undefined ? undefined : resolve(app.root, migrations),
