@@ -23,6 +23,7 @@ export async function createDemoApp(ctx: DemoContext, options: DemoAppOptions = 
       limiters: ctx.limiters,
       verifyCredentials: verifyUserCredentials(ctx.database),
       appName: ctx.config.appName,
+      appUrl: ctx.config.appUrl,
     }),
   )
   for (const mount of features) await mount(app, ctx, options)
