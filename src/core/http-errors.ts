@@ -1,6 +1,6 @@
 import type { Context, ErrorHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
-import { KilnError, TooManyRequestsError } from './errors.ts'
+import { KilnError, RequestAbortedError, TooManyRequestsError } from './errors.ts'
 import { hasResponseHeader } from './http/plain-response.ts'
 import type { Logger } from './logger.ts'
 import { MIGRATE_HINT, missingTable } from './missing-table.ts'
@@ -21,6 +21,9 @@ export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
     if (err instanceof KilnError) {
       if (err.status >= 500) {
         logger.error({ err: err.cause ?? err, code: err.code, path: c.req.path }, err.message)
+      }
+      if (err instanceof RequestAbortedError) {
+        logger.debug({ method: c.req.method, path: c.req.path }, 'client closed the request')
       }
       if (err instanceof TooManyRequestsError) {
         c.header('Retry-After', String(err.retryAfterSeconds))
