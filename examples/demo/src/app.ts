@@ -24,6 +24,7 @@ export async function createDemoApp(ctx: DemoContext, options: DemoAppOptions = 
       verifyCredentials: verifyUserCredentials(ctx.database),
       appName: ctx.config.appName,
       appUrl: ctx.config.appUrl,
+      logger: ctx.logger,
     }),
   )
   for (const mount of features) await mount(app, ctx, options)
