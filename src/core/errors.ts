@@ -58,6 +58,18 @@ export class UnsupportedMediaTypeError extends KilnError {
   }
 }
 
+/**
+ * The client closed the connection before its body arrived in full (a cancelled upload, a
+ * dropped network). Nobody is left to read an answer: logged at debug, without a stack.
+ */
+export class RequestAbortedError extends KilnError {
+  override readonly code = 'request_aborted'
+  override readonly status = 400
+  constructor(options?: { cause?: unknown }) {
+    super('Bad Request: the request body was not received in full', options)
+  }
+}
+
 export type FieldErrors = Record<string, string[]>
 
 export class ValidationError extends KilnError {

@@ -1,7 +1,8 @@
 import type { Context, ErrorHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
-import { KilnError, TooManyRequestsError } from './errors.ts'
+import { KilnError, RequestAbortedError, TooManyRequestsError } from './errors.ts'
 import { hasResponseHeader } from './http/plain-response.ts'
+import { NO_SNIFF } from './http/security-headers.ts'
 import type { Logger } from './logger.ts'
 import { MIGRATE_HINT, missingTable } from './missing-table.ts'
 
@@ -18,9 +19,13 @@ export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
   /** Tables already reported missing: the operator reads it once, not once per request. */
   const reportedTables = new Set<string>()
   return function kilnErrorHandler(err: Error, c: Context) {
+    c.header(NO_SNIFF.name, NO_SNIFF.value)
     if (err instanceof KilnError) {
       if (err.status >= 500) {
         logger.error({ err: err.cause ?? err, code: err.code, path: c.req.path }, err.message)
+      }
+      if (err instanceof RequestAbortedError) {
+        logger.debug({ method: c.req.method, path: c.req.path }, 'client closed the request')
       }
       if (err instanceof TooManyRequestsError) {
         c.header('Retry-After', String(err.retryAfterSeconds))

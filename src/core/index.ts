@@ -19,6 +19,7 @@ export {
   KilnError,
   NotFoundError,
   PayloadTooLargeError,
+  RequestAbortedError,
   TooManyRequestsError,
   UnauthenticatedError,
   UnsupportedMediaTypeError,

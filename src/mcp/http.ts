@@ -8,6 +8,7 @@ import {
 } from '@modelcontextprotocol/server'
 import { type Context, type Handler, Hono, type MiddlewareHandler } from 'hono'
 import {
+  noSniff,
   type OriginGuardOptions,
   originPolicy,
   originRefusal,
@@ -228,6 +229,7 @@ export function mcpEndpoint(options: McpEndpointOptions): Hono<BearerEnv> {
     ...(options.scopes ? { scopes: options.scopes } : {}),
   })
   const handler = mcpHttpHandler(options)
+  app.use('/', noSniff())
   app.use('/', oauthCors())
   if (options.origins !== false) {
     app.use('/', mcpOriginGuard(options.origins ?? { appUrl: options.resourceMetadataUrl }))

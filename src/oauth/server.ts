@@ -4,6 +4,7 @@ import { bodyLimit } from '../core/http/body-limit.ts'
 import type { TrustProxy } from '../core/http/client-ip.ts'
 import { type OriginGuardOptions, originGuard } from '../core/http/origin-guard.ts'
 import { createRateLimiters, type RateLimiters } from '../core/http/rate-limiters.ts'
+import { noSniff } from '../core/http/security-headers.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
 import { Secret } from '../core/secret.ts'
@@ -124,27 +125,28 @@ export function oauthServer(options: OAuthServerOptions): Hono {
   const app = new Hono()
   app.onError(oauthErrorHandler({ issuer: ctx.endpoints.issuer, logger: ctx.logger }))
   const limit = bodyLimit({ maxBytes: 64 * 1024 })
-  const cors = oauthCors()
+  // The endpoints clients call answer JSON to any origin; the pages have their own headers.
+  const clientFacing = [oauthCors(), noSniff()] as const
   const resourcePath = new URL(ctx.endpoints.resource).pathname
   const sameSite = originGuard({ ...options.allowedOrigins, appUrl: ctx.endpoints.issuer })
   for (const page of ['/authorize', '/device', '/connected-apps']) app.use(page, sameSite)
 
-  app.use('/.well-known/oauth-authorization-server', cors)
+  app.use('/.well-known/oauth-authorization-server', ...clientFacing)
   app.get('/.well-known/oauth-authorization-server', metadataHandler(ctx))
   for (const path of [
     '/.well-known/oauth-protected-resource',
     `/.well-known/oauth-protected-resource${resourcePath}`,
   ]) {
-    app.use(path, cors)
+    app.use(path, ...clientFacing)
     app.get(path, protectedResourceHandler(ctx))
   }
-  app.use('/register', cors, limit)
+  app.use('/register', ...clientFacing, limit)
   app.post('/register', registerHandler(ctx))
-  app.use('/token', cors, limit)
+  app.use('/token', ...clientFacing, limit)
   app.post('/token', tokenHandler(ctx))
-  app.use('/revoke', cors, limit)
+  app.use('/revoke', ...clientFacing, limit)
   app.post('/revoke', revokeHandler(ctx))
-  app.use('/device_authorization', cors, limit)
+  app.use('/device_authorization', ...clientFacing, limit)
   app.post('/device_authorization', deviceAuthorizationHandler(ctx))
   app.get('/authorize', authorizeHandler(ctx))
   app.post('/authorize', limit, authorizeDecisionHandler(ctx))

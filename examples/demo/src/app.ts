@@ -26,6 +26,8 @@ export async function createDemoApp(ctx: DemoContext, options: DemoAppOptions = 
       limiters: ctx.limiters,
       verifyCredentials: verifyUserCredentials(ctx.database),
       appName: ctx.config.appName,
+      appUrl: ctx.config.appUrl,
+      logger: ctx.logger,
     }),
   )
   for (const mount of features) await mount(app, ctx, options)

@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono'
-import { PayloadTooLargeError } from '../errors.ts'
+import { PayloadTooLargeError, RequestAbortedError } from '../errors.ts'
 
 /** 1 MiB: the default for JSON bodies and forms. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
@@ -13,8 +13,20 @@ export interface BodyLimitOptions {
  * Reads a request body, refusing more than `maxBytes` with `PayloadTooLargeError` (413):
  * at once when `Content-Length` says so, else as soon as the bytes streamed so far pass the
  * limit. Nothing past the limit is read, so a chunked upload cannot make the app buffer it.
+ * A client that closes the connection before its body arrived gets `RequestAbortedError`
+ * (400, logged at debug): the app did nothing wrong.
  */
 export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
+  try {
+    return await readWithin(request, maxBytes)
+  } catch (error) {
+    if (error instanceof PayloadTooLargeError) throw error
+    // Reading the client's own stream fails only when the client went away mid-body.
+    throw new RequestAbortedError({ cause: error })
+  }
+}
+
+async function readWithin(request: Request, maxBytes: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length')
   if (declared !== null) {
     const length = Number(declared)

@@ -48,6 +48,8 @@ export { editResponseHeaders } from './response-headers.ts'
 export {
   type CspDirectives,
   FILE_SECURITY_HEADERS,
+  NO_SNIFF,
+  noSniff,
   PAGE_CSP,
   type SecurityHeadersOptions,
   securityHeaders,

@@ -55,6 +55,12 @@ export class MemoryWindows {
     return { count: window.count, msLeft: window.endsAt - now }
   }
 
+  /** Takes back one request counted in `key`'s open window. */
+  refund(key: string): void {
+    const window = this.#windows.get(key)
+    if (window !== undefined && window.endsAt > this.#now() && window.count > 0) window.count--
+  }
+
   delete(key: string): void {
     this.#windows.delete(key)
   }

@@ -53,19 +53,66 @@ export function originPolicy(options: OriginGuardOptions): OriginPolicy {
 }
 
 /**
- * Why a request is refused, or undefined when its `Origin` and `Host` are allowed. A request
- * without `Origin` (a native client, curl) passes; one with an `Origin` (a browser, including
- * `null`) must name an allowed origin. `Host` must be an allowed host when present: a page on
- * a rebinding domain reaches the server with its own name in `Host`.
+ * Why a request is refused, or undefined when its origin and `Host` are allowed. A request
+ * without `Origin` (a native client, curl) passes unless a browser's `Sec-Fetch-Site` says a
+ * form or script of another origin sent it (checked on state-changing methods: following a
+ * link from another site stays possible). A request with an `Origin` must name an allowed
+ * origin; `Origin: null` (an opaque or no-referrer page) passes only when `Sec-Fetch-Site`
+ * says `same-origin`. `Host` must be an allowed host when present: a page on a rebinding
+ * domain reaches the server with its own name in `Host`.
  */
 export function originRefusal(request: Request, policy: OriginPolicy): string | undefined {
   const origin = request.headers.get('origin')
-  if (origin !== null && !policy.origins.has(origin.toLowerCase())) return 'Origin not allowed'
+  const site = request.headers.get('sec-fetch-site')
+  if (origin === null || origin === 'null') {
+    const refused =
+      origin === 'null'
+        ? site !== 'same-origin'
+        : changesState(request.method) && site !== null && !SELF_INITIATED.has(site)
+    if (refused) return 'Origin not allowed'
+  } else if (!policy.origins.has(origin.toLowerCase())) {
+    return 'Origin not allowed'
+  }
   const host = request.headers.get('host')
   if (policy.hosts && host !== null && !policy.hosts.has(host.toLowerCase())) {
     return 'Host not allowed'
   }
   return undefined
+}
+
+/** `Sec-Fetch-Site` values of a request made by the page's own origin or by the person (a typed URL, a bookmark). */
+const SELF_INITIATED = new Set(['same-origin', 'none'])
+
+function changesState(method: string): boolean {
+  return method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS'
+}
+
+/**
+ * The allowed origins of a form's posts, per request: APP_URL's (and `origins`) when the app
+ * gives it; otherwise those of the name the request reached, over http and https (a proxy
+ * ending TLS hides the scheme), plus `origins`. No `Host` check: a login form is worth nothing
+ * to a rebinding page, whose cookies are its own.
+ */
+export function formOriginPolicy(options: {
+  appUrl?: string | undefined
+  origins?: readonly string[] | undefined
+  owner: string
+}): (request: Request) => OriginPolicy {
+  const extra = (options.origins ?? []).map((origin) => {
+    try {
+      return new URL(origin).origin.toLowerCase()
+    } catch {
+      throw new TypeError(`${options.owner}: ${JSON.stringify(origin)} is not an origin URL`)
+    }
+  })
+  if (options.appUrl !== undefined) {
+    const fixed = originPolicy({ appUrl: options.appUrl, origins: extra, hosts: false })
+    return () => fixed
+  }
+  return function ownHostPolicy(request) {
+    const host = new URL(request.url).host.toLowerCase()
+    return { origins: new Set([`http://${host}`, `https://${host}`, ...extra]), hosts: undefined }
+  }
 }
 
 /**

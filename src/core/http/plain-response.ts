@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { contextValue, setContextValue } from './context-value.ts'
 import { editResponseHeaders } from './response-headers.ts'
+import { NO_SNIFF } from './security-headers.ts'
 
 /** Response headers as Node writes them: lower-case names, `set-cookie` as a list. */
 export type PlainHeaders = Record<string, string | string[]>
@@ -105,7 +106,10 @@ export function recordResponse(c: Context, options: PlainResponsesOptions): Reco
   c.json = ((object: unknown, arg?: number | ResponseInit, extra?: PlainHeaders) => {
     const text = JSON.stringify(object)
     const code = typeof arg === 'number' ? arg : (arg?.status ?? status)
-    const headers: PlainHeaders = { 'content-type': 'application/json' }
+    const headers: PlainHeaders = {
+      'content-type': 'application/json',
+      'x-content-type-options': NO_SNIFF.value,
+    }
     addPending(headers, pending, cacheControl, vary)
     if (typeof arg === 'object' && arg.headers) {
       for (const [name, value] of new Headers(arg.headers)) {

@@ -57,7 +57,10 @@ export interface RateLimitersOptions {
   trustProxy?: TrustProxy
   /** The app's limiters; `api` replaces the built-in one (60 per minute per client IP). */
   limiters?: Record<string, LimiterDefinition>
-  /** Told when Redis fails and limits fall back to memory. */
+  /**
+   * Told when Redis fails and limits fall back to memory, and (at info) when a bucket is
+   * spent: one line per bucket and window, at its first refused request.
+   */
   logger?: Logger
   /** The clock of the counts kept in memory (ms since the epoch); `Date.now` by default. */
   now?: () => number
@@ -81,10 +84,19 @@ export interface RateLimiters {
    * server, the login helper) bring their defaults, and the app's own definition wins.
    */
   define(name: string, definition: LimiterDefinition): void
-  /** Counts one request against the named limiter. */
+  /**
+   * Counts one request against the named limiter, atomically: of any number of concurrent
+   * requests, exactly `points` are allowed. Count first, then decide on the answer; to limit
+   * only failures (wrong codes), `refund` the request that turned out right.
+   */
   consume(name: string, request: LimitRequest): Promise<LimitResult>
-  /** The named limiter's state for this request, without counting it. */
+  /**
+   * The named limiter's state for this request, without counting it. For display only:
+   * deciding on it, then counting, lets concurrent requests through.
+   */
   peek(name: string, request: LimitRequest): Promise<LimitResult>
+  /** Takes back one request `consume` counted in the request's bucket (never below zero). */
+  refund(name: string, request: LimitRequest): Promise<void>
   /** Forgets the request's bucket (e.g. the failed logins of an email once one succeeds). */
   reset(name: string, request: LimitRequest): Promise<void>
 }
@@ -116,6 +128,7 @@ const WARN_EVERY_MS = 60_000
 interface WindowCounter {
   consume(key: string): WindowCount | Promise<WindowCount>
   get(key: string): WindowCount | undefined | Promise<WindowCount | undefined>
+  refund(key: string): unknown
   delete(key: string): unknown
 }
 
@@ -190,7 +203,32 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
     } catch (error) {
       throw new DependencyError('Internal Server Error', { cause: error })
     }
-    return limitResult(rule, counted)
+    const result = limitResult(rule, counted)
+    if (counted?.count === rule.points + 1 && step === consumeStep) {
+      // Only the first refusal: a flood of refused requests must not flood the log.
+      logger?.info(
+        {
+          limiter: name,
+          ip: request.ip,
+          method: request.method,
+          path: request.path,
+          limit: rule.points,
+          retryAfterSeconds: result.resetSeconds,
+        },
+        'rate limit reached',
+      )
+    }
+    return result
+  }
+
+  const forget = async (name: string, request: LimitRequest, refund: boolean) => {
+    const rule = ruleFor(name, request)
+    const windows = counter(name, rule.durationSeconds ?? 60)
+    try {
+      await (refund ? windows.refund(rule.key) : windows.delete(rule.key))
+    } catch (error) {
+      throw new DependencyError('Internal Server Error', { cause: error })
+    }
   }
 
   return {
@@ -203,18 +241,15 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
       checkDefinition(name, definition)
       definitions[name] = definition
     },
-    consume: (name, request) => run(name, request, (windows, key) => windows.consume(key)),
-    peek: (name, request) => run(name, request, (windows, key) => windows.get(key)),
-    async reset(name, request) {
-      const rule = ruleFor(name, request)
-      try {
-        await counter(name, rule.durationSeconds ?? 60).delete(rule.key)
-      } catch (error) {
-        throw new DependencyError('Internal Server Error', { cause: error })
-      }
-    },
+    consume: (name, request) => run(name, request, consumeStep),
+    peek: (name, request) => run(name, request, peekStep),
+    refund: (name, request) => forget(name, request, true),
+    reset: (name, request) => forget(name, request, false),
   }
 }
+
+const consumeStep = (windows: WindowCounter, key: string) => windows.consume(key)
+const peekStep = (windows: WindowCounter, key: string) => windows.get(key)
 
 function limitResult(rule: LimitRule, counted: WindowCount | undefined): LimitResult {
   const consumed = counted?.count ?? 0

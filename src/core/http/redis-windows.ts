@@ -1,4 +1,5 @@
 import { corkUntilTheLoopTurns } from '../cork.ts'
+import { keyDigest } from '../kv/key-digest.ts'
 import type { Redis } from '../redis.ts'
 import { MemoryWindows, type WindowCount } from './memory-windows.ts'
 
@@ -15,16 +16,24 @@ if ttl == -1 then
 end
 return {consumed, ttl}`
 
-/** The script as a command of the client (EVALSHA, the script sent again only when Redis lost it). */
+/** Takes one request back from an open window, never below zero, in one step. */
+const REFUND_SCRIPT = `local consumed = tonumber(redis.call('get', KEYS[1]))
+if consumed and consumed > 0 then return redis.call('decr', KEYS[1]) end
+return 0`
+
+/** The scripts as commands of the client (EVALSHA, the script sent again only when Redis lost it). */
 const COMMAND = 'kilnRateWindow'
+const REFUND = 'kilnRateRefund'
 
 type CountingRedis = Redis & {
   [COMMAND](key: string, points: number, durationSeconds: number): Promise<[number, number]>
+  [REFUND](key: string): Promise<number>
 }
 
 /**
- * Fixed windows counted in Redis, one count for every instance: `<keyPrefix>:<bucket>` holds
- * the bucket's count and expires with its window. When Redis is not connected or a command
+ * Fixed windows counted in Redis, one count for every instance: `<keyPrefix>:<digest>` holds
+ * the bucket's count and expires with its window. The bucket is named by its digest
+ * (`keyDigest`): buckets hold client addresses and the emails of login attempts. When Redis is not connected or a command
  * fails, the same windows are counted in this process's memory (`onFallback` is told), so a
  * Redis outage neither refuses requests with a 500 nor lets them through unlimited.
  */
@@ -45,8 +54,12 @@ export class RedisWindows {
       now?: () => number
     },
   ) {
-    if (typeof (redis as unknown as Partial<Record<string, unknown>>)[COMMAND] !== 'function') {
-      redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: COUNT_SCRIPT })
+    const defined = redis as unknown as Partial<Record<string, unknown>>
+    for (const [name, lua] of [
+      [COMMAND, COUNT_SCRIPT],
+      [REFUND, REFUND_SCRIPT],
+    ] as const) {
+      if (typeof defined[name] !== 'function') redis.defineCommand(name, { numberOfKeys: 1, lua })
     }
     this.#redis = redis as unknown as CountingRedis
     this.#keyPrefix = options.keyPrefix
@@ -60,7 +73,7 @@ export class RedisWindows {
     if (this.#redis.status !== 'ready') return this.#fallBack().consume(key)
     // The counts of one loop turn leave in one write (docs/api-keys.md).
     corkUntilTheLoopTurns(this.#redis.stream)
-    return this.#redis[COMMAND](`${this.#keyPrefix}:${key}`, 1, this.#durationSeconds).then(
+    return this.#redis[COMMAND](this.#redisKey(key), 1, this.#durationSeconds).then(
       ([count, msLeft]) => ({ count, msLeft }),
       () => this.#fallBack().consume(key),
     )
@@ -68,7 +81,7 @@ export class RedisWindows {
 
   async get(key: string): Promise<WindowCount | undefined> {
     if (this.#redis.status !== 'ready') return this.#fallBack().get(key)
-    const redisKey = `${this.#keyPrefix}:${key}`
+    const redisKey = this.#redisKey(key)
     try {
       const replies = await this.#redis.multi().get(redisKey).pttl(redisKey).exec()
       const [[countError, count] = [], [ttlError, msLeft] = []] = replies ?? []
@@ -80,13 +93,26 @@ export class RedisWindows {
     }
   }
 
+  async refund(key: string): Promise<void> {
+    if (this.#redis.status !== 'ready') return this.#fallBack().refund(key)
+    try {
+      await this.#redis[REFUND](this.#redisKey(key))
+    } catch {
+      this.#fallBack().refund(key)
+    }
+  }
+
   async delete(key: string): Promise<void> {
     if (this.#redis.status !== 'ready') return this.#fallBack().delete(key)
     try {
-      await this.#redis.del(`${this.#keyPrefix}:${key}`)
+      await this.#redis.del(this.#redisKey(key))
     } catch {
       this.#fallBack().delete(key)
     }
+  }
+
+  #redisKey(key: string): string {
+    return `${this.#keyPrefix}:${keyDigest(key)}`
   }
 
   #fallBack(): MemoryWindows {

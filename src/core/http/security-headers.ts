@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from 'hono'
+import { editResponseHeaders } from './response-headers.ts'
 
 /** A Content-Security-Policy as directives: `{ 'img-src': "'self' data:" }`. */
 export type CspDirectives = Record<string, string>
@@ -61,6 +62,23 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
     await next()
     for (const [header, value] of values) {
       if (!c.res.headers.has(header)) c.res.headers.set(header, value)
+    }
+  }
+}
+
+/**
+ * The header every answer of kiln carries: a browser never sniffs a JSON answer (which may
+ * echo what a client sent) into HTML or script. JSON built by `plainResponses` and
+ * `errorHandler` writes it at once; `noSniff()` adds it to the answers of a group of routes.
+ */
+export const NO_SNIFF = { name: 'X-Content-Type-Options', value: 'nosniff' } as const
+
+/** Middleware adding `X-Content-Type-Options: nosniff` to every answer of its routes that lacks it. */
+export function noSniff(): MiddlewareHandler {
+  return async function noSniffMiddleware(c, next) {
+    await next()
+    if (!c.res.headers.has(NO_SNIFF.name)) {
+      editResponseHeaders(c, (headers) => headers.set(NO_SNIFF.name, NO_SNIFF.value))
     }
   }
 }

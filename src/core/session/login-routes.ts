@@ -2,13 +2,17 @@ import { randomBytes } from 'node:crypto'
 import { type Context, Hono } from 'hono'
 import { bodyLimit } from '../http/body-limit.ts'
 import { constantTimeEqual } from '../http/constant-time.ts'
+import { formOriginPolicy, originRefusal } from '../http/origin-guard.ts'
 import {
   type LimiterDefinition,
+  type LimitRequest,
   perIpAndSubject,
   type RateLimiters,
 } from '../http/rate-limiters.ts'
 import { securityHeaderValues } from '../http/security-headers.ts'
 import { limitRequest } from '../http/throttle.ts'
+import { keyDigest } from '../kv/key-digest.ts'
+import type { Logger } from '../logger.ts'
 import { type LoginPageProps, renderLoginPage } from './login-page.ts'
 import { safeReturnTo } from './return-to.ts'
 import { readCookie, type SessionStore } from './session-store.ts'
@@ -27,7 +31,10 @@ export interface LoginRoutesOptions {
    * known ones.
    */
   verifyCredentials: VerifyCredentials
-  /** kiln's rate limiters: `login-ip` counts every attempt, `login-email-ip` failed ones. */
+  /**
+   * kiln's rate limiters: `login-ip` counts every attempt, `login-email-ip` failed ones
+   * (each attempt is counted before the password is checked, and a success forgets them).
+   */
   limiters: RateLimiters
   /** Default `/login`; the OAuth server's `loginPath` must match. */
   loginPath?: string
@@ -38,6 +45,19 @@ export interface LoginRoutesOptions {
   renderPage?: (props: LoginPageProps) => string
   /** Largest accepted form in bytes; default 16 KiB. */
   maxBodyBytes?: number
+  /**
+   * `APP_URL`: a form posted with another `Origin` (or, without one, a `Sec-Fetch-Site` other
+   * than `same-origin`) is refused with 403. Without it, the origin of the name the request
+   * reached (its `Host`, over http or https) is the allowed one.
+   */
+  appUrl?: string
+  /** More origins whose pages may post the login form, e.g. `https://www.example.com`. */
+  allowedOrigins?: readonly string[]
+  /**
+   * Where failed and refused logins are logged, at info: the reason, the client address and
+   * a digest of the email (what was typed there may be a password), never the password.
+   */
+  logger?: Logger
 }
 
 /** 30 sign-in attempts a minute from one address, whatever the email. */
@@ -46,14 +66,21 @@ export const LOGIN_IP_LIMIT: LimiterDefinition = { points: 30, durationSeconds: 
 export const LOGIN_EMAIL_IP_LIMIT: LimiterDefinition = (request) =>
   perIpAndSubject(request, 10, 900)
 
+/**
+ * The double-submit cookie. Over https it is a `__Host-` cookie: a sibling subdomain or
+ * another port cannot plant it (such a cookie must be `Secure`, for `/`, set by this host).
+ * Plain http (development on localhost) has no such guard: the `Origin` check stops there.
+ */
 const CSRF_COOKIE = 'kiln_login_csrf'
+const HOST_CSRF_COOKIE = '__Host-kiln_login_csrf'
 const PAGE_HEADERS = securityHeaderValues({ csp: { 'form-action': "'self'" } })
 
 /**
  * `GET /login?return_to=…`, `POST /login` and `POST /logout` for apps whose users sign in
- * with an email and a password. Login CSRF is a double-submit token (a cookie scoped to the
- * login path and a hidden field); `return_to` is followed only when it is a path on this
- * site. Each POST reads at most `maxBodyBytes`.
+ * with an email and a password. Login CSRF: a form posted from another origin is refused
+ * (`Origin`, `Sec-Fetch-Site`), and the form carries a double-submit token (a hidden field
+ * and a cookie, `__Host-` over https); `return_to` is followed only when it is a path on
+ * this site. Each POST reads at most `maxBodyBytes`.
  */
 export function loginRoutes(options: LoginRoutesOptions): Hono {
   const { sessions, verifyCredentials, limiters } = options
@@ -65,7 +92,21 @@ export function loginRoutes(options: LoginRoutesOptions): Hono {
   const render = options.renderPage ?? renderLoginPage
   const appName = options.appName ?? 'kiln'
   const secure = sessions.secure ? '; Secure' : ''
+  const csrfCookie = sessions.secure
+    ? { name: HOST_CSRF_COOKIE, path: '/' }
+    : { name: CSRF_COOKIE, path: loginPath }
+  const policyFor = formOriginPolicy({
+    appUrl: options.appUrl,
+    origins: options.allowedOrigins,
+    owner: 'loginRoutes',
+  })
+  const crossSite = (c: Context) => originRefusal(c.req.raw, policyFor(c.req.raw)) !== undefined
   const limit = bodyLimit({ maxBytes: options.maxBodyBytes ?? 16 * 1024 })
+  const refused = (reason: string, request: LimitRequest) =>
+    options.logger?.info(
+      { reason, ip: request.ip, email: keyDigest(request.subject ?? '') },
+      'login refused',
+    )
   limiters.define('login-ip', LOGIN_IP_LIMIT)
   limiters.define('login-email-ip', LOGIN_EMAIL_IP_LIMIT)
 
@@ -77,7 +118,7 @@ export function loginRoutes(options: LoginRoutesOptions): Hono {
     const csrfToken = randomBytes(24).toString('base64url')
     c.header(
       'Set-Cookie',
-      `${CSRF_COOKIE}=${csrfToken}; Path=${loginPath}; HttpOnly; SameSite=Strict; Max-Age=3600${secure}`,
+      `${csrfCookie.name}=${csrfToken}; Path=${csrfCookie.path}; HttpOnly; SameSite=Strict; Max-Age=3600${secure}`,
       { append: true },
     )
     return c.html(
@@ -101,16 +142,24 @@ export function loginRoutes(options: LoginRoutesOptions): Hono {
       if (retryAfter !== undefined) c.header('Retry-After', String(Math.max(retryAfter, 1)))
       return page(c, { returnTo, email, error }, status)
     }
-    const byIp = await limiters.consume('login-ip', limitRequest(c, limiters))
-    if (!byIp.allowed)
+    const attempt = limitRequest(c, limiters, email)
+    const byIp = await limiters.consume('login-ip', attempt)
+    if (!byIp.allowed) {
+      refused('too many attempts from this address', attempt)
       return fail('Too many attempts. Wait a minute and try again.', 429, byIp.resetSeconds)
-    const cookieToken = readCookie(c.req.header('cookie'), CSRF_COOKIE) ?? ''
+    }
+    if (crossSite(c)) {
+      refused('posted from another origin', attempt)
+      return fail('This form was sent from another site. Sign in on this page.', 403)
+    }
+    const cookieToken = readCookie(c.req.header('cookie'), csrfCookie.name) ?? ''
     if (!constantTimeEqual(field('csrf_token'), cookieToken)) {
       return fail('Your form expired. Please try again.', 400)
     }
-    const attempt = limitRequest(c, limiters, email)
-    const failures = await limiters.peek('login-email-ip', attempt)
-    if (failures.remaining === 0) {
+    // Counted before the check: concurrent guesses each see their own count.
+    const failures = await limiters.consume('login-email-ip', attempt)
+    if (!failures.allowed) {
+      refused('locked out', attempt)
       return fail(
         'Too many attempts. Wait a few minutes and try again.',
         429,
@@ -119,7 +168,7 @@ export function loginRoutes(options: LoginRoutesOptions): Hono {
     }
     const userId = await verifyCredentials({ email, password: field('password') })
     if (userId === undefined) {
-      await limiters.consume('login-email-ip', attempt)
+      refused('wrong email or password', attempt)
       return fail('Invalid email or password.', 401)
     }
     await limiters.reset('login-email-ip', attempt)
@@ -127,13 +176,14 @@ export function loginRoutes(options: LoginRoutesOptions): Hono {
     c.header('Set-Cookie', cookie, { append: true })
     c.header(
       'Set-Cookie',
-      `${CSRF_COOKIE}=; Path=${loginPath}; HttpOnly; SameSite=Strict; Max-Age=0${secure}`,
+      `${csrfCookie.name}=; Path=${csrfCookie.path}; HttpOnly; SameSite=Strict; Max-Age=0${secure}`,
       { append: true },
     )
     return c.redirect(returnTo, 303)
   })
 
   app.post(logoutPath, limit, async function logout(c) {
+    if (crossSite(c)) return c.redirect('/', 303)
     const session = await sessions.current(c.req.raw)
     const form = await c.req.parseBody()
     const token = typeof form.csrf_token === 'string' ? form.csrf_token : ''

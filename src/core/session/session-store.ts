@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { constantTimeEqual } from '../http/constant-time.ts'
+import { keyDigest } from '../kv/key-digest.ts'
 import type { KeyValueStore } from '../kv/key-value-store.ts'
 
 /** A signed-in browser: what `sessions.current(request)` returns. */
@@ -18,7 +19,10 @@ export interface SessionStoreOptions {
   secure: boolean
   /** Default 8 hours. */
   ttlMs?: number
-  /** Default `kiln_session`. */
+  /**
+   * Default `__Host-kiln_session` over https (a sibling subdomain cannot plant it) and
+   * `kiln_session` over http.
+   */
   cookieName?: string
   now?: () => number
   /**
@@ -31,6 +35,10 @@ export interface SessionStoreOptions {
 }
 
 const ID = /^[A-Za-z0-9_-]{43}$/
+
+/** Store keys name a session and a user by digest: the cookie value is a bearer secret. */
+const sessionKey = (id: string) => `session:${keyDigest(id)}`
+const generationKey = (userId: string) => `session-generation:${keyDigest(userId)}`
 
 type StoredSession = Session & { generation: number; stamp: string | undefined }
 
@@ -59,14 +67,15 @@ export class SessionStore {
     this.#ttlMs = options.ttlMs ?? 8 * 60 * 60 * 1000
     this.#now = options.now ?? Date.now
     this.#stamp = options.credentialStamp
-    this.cookieName = options.cookieName ?? 'kiln_session'
+    this.cookieName =
+      options.cookieName ?? (options.secure ? '__Host-kiln_session' : 'kiln_session')
   }
 
   /** The session a request's cookie names, if it is still alive. */
   async current(request: Request): Promise<Session | undefined> {
     const id = readCookie(request.headers.get('cookie'), this.cookieName)
     if (!id || !ID.test(id)) return undefined
-    const stored = await this.#kv.get(`session:${id}`)
+    const stored = await this.#kv.get(sessionKey(id))
     if (!stored) return undefined
     const { generation, stamp, ...session } = JSON.parse(stored) as StoredSession
     if (generation !== (await this.#generation(session.userId))) return undefined
@@ -91,19 +100,19 @@ export class SessionStore {
       generation: await this.#generation(userId),
       stamp: this.#stamp ? await this.#stampOf(userId) : undefined,
     }
-    await this.#kv.set(`session:${session.id}`, JSON.stringify(stored), { ttlMs: this.#ttlMs })
+    await this.#kv.set(sessionKey(session.id), JSON.stringify(stored), { ttlMs: this.#ttlMs })
     return { session, cookie: this.#cookie(session.id, Math.floor(this.#ttlMs / 1000)) }
   }
 
   /** Ends one session; returns the `Set-Cookie` value that clears the cookie. */
   async destroy(session: Session): Promise<string> {
-    await this.#kv.delete(`session:${session.id}`)
+    await this.#kv.delete(sessionKey(session.id))
     return this.#cookie('', 0)
   }
 
   /** Ends every session of a user, on every instance: call it when a password changes or a user is deleted. */
   async endAllFor(userId: string): Promise<void> {
-    await this.#kv.increment(`session-generation:${userId}`, 1)
+    await this.#kv.increment(generationKey(userId), 1)
   }
 
   /** A digest of the credential stamp: the session record never holds a password hash. */
@@ -113,7 +122,7 @@ export class SessionStore {
   }
 
   async #generation(userId: string): Promise<number> {
-    return Number((await this.#kv.get(`session-generation:${userId}`)) ?? '0')
+    return Number((await this.#kv.get(generationKey(userId))) ?? '0')
   }
 
   #cookie(value: string, maxAge: number): string {

@@ -50,22 +50,25 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
       { name: 'oauth-user-code-user', request: limitRequest(c, ctx.limiters, session.userId) },
       { name: 'oauth-user-code-ip', request: limitRequest(c, ctx.limiters) },
     ]
+    // Each code is counted before it is looked up, so concurrent guesses each see their own
+    // count; a right code gives its count back: only wrong ones are limited.
+    let allowed = true
     for (const { name, request } of throttles) {
-      if ((await ctx.limiters.peek(name, request)).remaining === 0) {
-        throw new OAuthPageError(
-          429,
-          'Too many attempts',
-          'Too many wrong codes. Wait a few minutes and try again.',
-        )
-      }
+      if (!(await ctx.limiters.consume(name, request)).allowed) allowed = false
+    }
+    if (!allowed) {
+      throw new OAuthPageError(
+        429,
+        'Too many attempts',
+        'Too many wrong codes. Wait a few minutes and try again.',
+      )
     }
     const typed = form.get('user_code') ?? ''
     const userCode = normalizeUserCode(typed)
     const found = userCode ? await ctx.devices.findByUserCode(userCode) : undefined
     const alreadyDecided = found ? (await ctx.devices.decision(found.hash)) !== undefined : false
-    const wrong = async () => {
-      for (const { name, request } of throttles) await ctx.limiters.consume(name, request)
-      return htmlResponse(
+    const wrong = () =>
+      htmlResponse(
         renderDeviceEntryPage({
           action,
           csrfToken: session.csrfToken,
@@ -74,8 +77,8 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
         }),
         400,
       )
-    }
     if (!found || !userCode || alreadyDecided) return wrong()
+    for (const { name, request } of throttles) await ctx.limiters.refund(name, request)
     const decision = form.get('decision')
     if (decision === null) {
       const client = await resolveClient(ctx, found.grant.clientId)

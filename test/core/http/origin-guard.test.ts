@@ -60,6 +60,41 @@ describe('originGuard', () => {
     expect((await call(noHost, { host: 'anything' })).status).toBe(200)
   })
 
+  it('refuses a post without Origin that Sec-Fetch-Site says another site sent', async () => {
+    for (const site of ['same-site', 'cross-site']) {
+      const response = await call(app, { 'sec-fetch-site': site })
+      expect(response.status).toBe(403)
+      expect(await response.json()).toEqual({ error: 'Origin not allowed' })
+    }
+    for (const site of ['same-origin', 'none']) {
+      expect((await call(app, { 'sec-fetch-site': site })).status).toBe(200)
+    }
+  })
+
+  it('lets Origin: null through only from the same origin', async () => {
+    expect((await call(app, { origin: 'null', 'sec-fetch-site': 'same-origin' })).status).toBe(200)
+    expect((await call(app, { origin: 'null', 'sec-fetch-site': 'same-site' })).status).toBe(403)
+  })
+
+  it('an allowed Origin wins over Sec-Fetch-Site (an allowed sibling is same-site)', async () => {
+    const extra = appFor({
+      appUrl: 'https://app.example.com',
+      origins: ['https://admin.example.com'],
+    })
+    const headers = { origin: 'https://admin.example.com', 'sec-fetch-site': 'same-site' }
+    expect((await call(extra, headers)).status).toBe(200)
+  })
+
+  it('still follows links from other sites (GET navigations carry no Origin)', async () => {
+    const pages = new Hono()
+    pages.use('/authorize', originGuard({ appUrl: 'https://app.example.com' }))
+    pages.get('/authorize', (c) => c.text('consent'))
+    const response = await pages.request('https://app.example.com/authorize', {
+      headers: { 'sec-fetch-site': 'cross-site' },
+    })
+    expect(response.status).toBe(200)
+  })
+
   it('refuses a bad configuration when the factory runs', () => {
     expect(() => originGuard({ appUrl: 'not a url' })).toThrow(/APP_URL/)
     expect(() => originGuard({ appUrl: 'https://a.example', origins: ['nope'] })).toThrow(TypeError)

@@ -5,6 +5,7 @@ import { MemoryWindows } from '../../../src/core/http/memory-windows.ts'
 import {
   createRateLimiters,
   errorHandler,
+  keyDigest,
   type LimitRequest,
   perIpAndSubject,
   type RateLimiters,
@@ -257,11 +258,12 @@ async function redisLimiters(name: string, points: number) {
 }
 
 describe.skipIf(redisUrl === undefined)('rate limiters on Redis: the stored windows', () => {
-  it('keeps each bucket under <prefix>:<limiter>:<duration>:<bucket>, expiring with its window', async () => {
+  it('keeps each bucket under <prefix>:<limiter>:<duration>:<digest of the bucket>, expiring with its window', async () => {
     const { redis, prefix, limiters } = await redisLimiters('stored', 5)
     await limiters.consume('api', request('1.2.3.4'))
     expect((await limiters.consume('api', request('1.2.3.4'))).remaining).toBe(3)
-    const key = `${prefix}:api:60:ip:1.2.3.4`
+    const key = `${prefix}:api:60:${keyDigest('ip:1.2.3.4')}`
+    expect(await redis.keys(`${prefix}:*`)).toEqual([key])
     expect(await redis.get(key)).toBe('2')
     const ttl = await redis.pttl(key)
     expect(ttl).toBeGreaterThan(0)
@@ -290,8 +292,38 @@ describe.skipIf(redisUrl === undefined)('rate limiters on Redis: counts made tog
     expect(counts.map((count) => count.remaining).sort((a, b) => b - a)).toEqual([
       98, 97, 96, 95, 94, 93, 92, 91, 90, 89,
     ])
-    expect(await redis.get(`${prefix}:api:60:ip:5.6.7.8`)).toBe('11')
+    expect(await redis.get(`${prefix}:api:60:${keyDigest('ip:5.6.7.8')}`)).toBe('11')
     // A lone count is not held back: it leaves when the loop turns.
     expect((await limiters.consume('api', request('5.6.7.8'))).remaining).toBe(88)
   })
 })
+
+for (const backend of backends) {
+  describe.skipIf(!backend.available)(`rate limiters: consume is atomic [${backend.name}]`, () => {
+    it('allows exactly the limit of 200 concurrent requests', async () => {
+      const limiters = await backend.open()
+      limiters.define('guesses', { points: 10, durationSeconds: 900 })
+      const results = await Promise.all(
+        Array.from({ length: 200 }, () => limiters.consume('guesses', request('198.51.100.4'))),
+      )
+      expect(results.filter((result) => result.allowed)).toHaveLength(10)
+    })
+
+    it('refund takes back one count, never below zero, and leaves other buckets alone', async () => {
+      const limiters = await backend.open()
+      limiters.define('codes', { points: 2, durationSeconds: 900 })
+      const mine = request('198.51.100.5')
+      await limiters.refund('codes', mine)
+      expect((await limiters.peek('codes', mine)).remaining).toBe(2)
+      await limiters.consume('codes', mine)
+      await limiters.consume('codes', mine)
+      await limiters.consume('codes', request('198.51.100.6'))
+      await limiters.refund('codes', mine)
+      expect((await limiters.peek('codes', mine)).remaining).toBe(1)
+      expect((await limiters.peek('codes', request('198.51.100.6'))).remaining).toBe(1)
+      await limiters.refund('codes', mine)
+      await limiters.refund('codes', mine)
+      expect((await limiters.consume('codes', mine)).remaining).toBe(1)
+    })
+  })
+}
