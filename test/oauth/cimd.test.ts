@@ -167,6 +167,23 @@ describe('CIMD building blocks', () => {
     expect(isAllowedAddress('10.1.2.3', true)).toBe(false)
   })
 
+  it('blocks IPv4-compatible, site-local and NAT64 local-use IPv6, even with allowLoopback', () => {
+    for (const address of [
+      '::7f00:1', // ::127.0.0.1, IPv4-compatible (::/96)
+      '::a00:1',
+      '::808:808',
+      'fec0::1', // site-local (fec0::/10)
+      'feff:ffff::1',
+      '64:ff9b:1::7f00:1', // NAT64 local-use (64:ff9b:1::/48)
+      '64:ff9b:1:ffff::1',
+    ]) {
+      expect(isAllowedAddress(address, false), address).toBe(false)
+      expect(isAllowedAddress(address, true), address).toBe(false)
+    }
+    expect(isAllowedAddress('2001:4860:4860::8888', false)).toBe(true)
+    expect(isAllowedAddress('64:ff9b:2::1', false)).toBe(true)
+  })
+
   it('reads Cache-Control within bounds', () => {
     const bounds = { defaultSeconds: 300, maxSeconds: 86400 }
     expect(cacheSeconds(null, bounds)).toBe(300)
