@@ -92,8 +92,11 @@ export class ClientMetadataDocuments {
 
   /** The client a document URL describes; undefined when it cannot be fetched or is invalid. */
   async resolve(clientId: string): Promise<RegisteredClient | undefined> {
-    const url = parseClientIdUrl(clientId, this.#limits.allowLoopback)
-    if (!url) return undefined
+    const { url, refused } = parseClientIdUrl(clientId, this.#limits.allowLoopback)
+    if (!url) {
+      this.#refuse(clientId, refused)
+      return undefined
+    }
     const cached = await getJson<RegisteredClient>(this.#store, cacheKey(clientId))
     if (cached) return cached
     let pending = this.#inFlight.get(clientId)
@@ -113,9 +116,14 @@ export class ClientMetadataDocuments {
       return client
     } catch (error) {
       if (!(error instanceof DocumentFetchError || error instanceof OAuthError)) throw error
-      this.#logger.warn({ clientId, reason: error.message }, 'oauth: client metadata refused')
+      this.#refuse(clientId, error.message)
       return undefined
     }
+  }
+
+  /** Every refusal, on the URL's form or after a fetch, is logged with its reason. */
+  #refuse(clientId: string, reason: string): void {
+    this.#logger.warn({ clientId, reason }, 'oauth: client metadata refused')
   }
 
   #validate(clientId: string, url: URL, body: string): RegisteredClient {
