@@ -78,7 +78,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     if (!found || !userCode || alreadyDecided) return wrong()
     const decision = form.get('decision')
     if (decision === null) {
-      const client = await resolveClient(ctx, found.grant.clientId)
+      const client = await resolveClient(ctx, found.grant.clientId, limitRequest(c, ctx.limiters))
       return htmlResponse(
         renderConsentPage({
           appName: ctx.appName,
