@@ -100,6 +100,12 @@ describe('CIMD fetch limits', () => {
     expect((await authorize(harness, '/gone.json', { cookie })).status).toBe(400)
     expect(fetched('/gone.json')).toBe(2)
   })
+
+  it('refuses a negative failureCacheSeconds when the server is built', () => {
+    expect(() => createHarness({ clientIdMetadataDocuments: { failureCacheSeconds: -1 } })).toThrow(
+      /failureCacheSeconds/,
+    )
+  })
 })
 
 describeWithRedis('CIMD fetch limits across instances sharing Redis', () => {

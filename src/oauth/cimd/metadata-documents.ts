@@ -98,7 +98,13 @@ export class ClientMetadataDocuments {
       defaultSeconds: options.defaultCacheSeconds ?? 300,
       maxSeconds: options.maxCacheSeconds ?? 24 * 3600,
     }
-    this.#failureMs = (options.failureCacheSeconds ?? 60) * 1000
+    const failureSeconds = options.failureCacheSeconds ?? 60
+    if (!Number.isFinite(failureSeconds) || failureSeconds < 0) {
+      throw new TypeError(
+        'oauthServer: `clientIdMetadataDocuments.failureCacheSeconds` must be 0 or more seconds',
+      )
+    }
+    this.#failureMs = failureSeconds * 1000
   }
 
   /** Whether this `client_id` names a metadata document (rather than a registered client). */
