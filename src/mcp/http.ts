@@ -23,7 +23,7 @@ import {
   oauthCors,
   type ValidateBearer,
 } from '../oauth/index.ts'
-import type { McpCaller } from './access.ts'
+import { DEFAULT_TOOL_SCOPES, type McpCaller } from './access.ts'
 import {
   acceptsEventStream,
   closingWhenDone,
@@ -195,6 +195,11 @@ export interface McpEndpointOptions extends McpHttpHandlerOptions {
   /** Scopes every request must carry, whatever the tool (the tools check their own). */
   scopes?: string[]
   /**
+   * The `scope` of the 401 challenges, which clients ask for when they authorize. Default:
+   * `scopes` and the data tools' `mcp:read` and `mcp:write`.
+   */
+  challengeScopes?: string[]
+  /**
    * The allowed `Origin` and `Host` values (DNS-rebinding protection). Default: the origin of
    * `resourceMetadataUrl`, which is the app's `APP_URL`. `false` turns the check off.
    */
@@ -227,6 +232,9 @@ export function mcpEndpoint(options: McpEndpointOptions): Hono<BearerEnv> {
     validator: options.validator,
     resourceMetadataUrl: options.resourceMetadataUrl,
     ...(options.scopes ? { scopes: options.scopes } : {}),
+    challengeScopes: options.challengeScopes ?? [
+      ...new Set([...(options.scopes ?? []), ...Object.values(DEFAULT_TOOL_SCOPES)]),
+    ],
   })
   const handler = mcpHttpHandler(options)
   app.use('/', noSniff())

@@ -142,14 +142,20 @@ export interface BearerAuthOptions {
   resourceMetadataUrl: string
   /** Scopes every request must carry; checked after the token is known valid. */
   scopes?: string[]
+  /**
+   * The `scope` of the 401 challenges: what a client should ask for to use this resource
+   * (MCP 2025-11-25 clients request exactly these). Not required of a token. Default `scopes`.
+   */
+  challengeScopes?: string[]
 }
 
 export type BearerEnv = { Variables: { accessToken: AccessTokenClaims } }
 
 /**
  * Protects resource routes: 401 with `WWW-Authenticate: Bearer resource_metadata="…"` when the
- * token is missing (no `error`) or invalid (`error="invalid_token"`), then 403
- * `insufficient_scope` when a required scope is absent. @see RFC 6750 §3.1, RFC 9728 §5.1
+ * token is missing (no `error`) or invalid (`error="invalid_token"`), both with `scope` when
+ * there are challenge scopes, then 403 `insufficient_scope` when a required scope is absent.
+ * @see RFC 6750 §3, RFC 9728 §5.1
  */
 export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler<BearerEnv> {
   const { validator, resourceMetadataUrl, scopes = [] } = options
@@ -158,15 +164,15 @@ export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler<Bearer
   }
   if (!resourceMetadataUrl) throw new TypeError('bearerAuth: `resourceMetadataUrl` is required')
   const required = scopes.join(' ')
+  const challenged = (options.challengeScopes ?? scopes).join(' ') || undefined
   return async function bearerAuthMiddleware(c, next) {
     const result = await validator(c.req.raw)
-    if (result.kind === 'missing') {
-      return missingTokenResponse(resourceMetadataUrl, required || undefined)
-    }
+    if (result.kind === 'missing') return missingTokenResponse(resourceMetadataUrl, challenged)
     if (result.kind === 'invalid') {
       return bearerErrorResponse(
         new OAuthError('invalid_token', result.reason),
         resourceMetadataUrl,
+        challenged,
       )
     }
     const granted = new Set(parseScope(result.claims.scope))

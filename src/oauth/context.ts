@@ -56,6 +56,6 @@ export interface OAuthContext {
   random: RandomSource
   logger: Logger
   trustProxy: TrustProxy
-  /** kiln's throttle, with `oauth-register`, `oauth-user-code-ip` and `oauth-user-code-user`. */
+  /** kiln's throttle, with the `oauth-*` limiters `oauthServer` defines. */
   limiters: RateLimiters
 }

@@ -12,6 +12,7 @@ import type { Database } from '../db/database.ts'
 import {
   type ClientMetadataDocumentOptions,
   ClientMetadataDocuments,
+  DOCUMENT_FETCH_LIMIT,
 } from './cimd/metadata-documents.ts'
 import { normalizeIssuer } from './config.ts'
 import type { Limit, OAuthContext, SessionResolver } from './context.ts'
@@ -68,8 +69,10 @@ export interface OAuthServerOptions {
   /**
    * kiln's rate limiters (`createRateLimiters({ redis: shared.client, trustProxy })`), shared
    * with the API so every instance counts together. Without them the throttles count in this
-   * process's memory. The OAuth limiters are `oauth-register`, `oauth-user-code-ip` and
-   * `oauth-user-code-user`; define one of those names yourself to change it.
+   * process's memory. The OAuth limiters are `oauth-register`, `oauth-register-all`,
+   * `oauth-device-authorization`, `oauth-device-code-unknown`, `oauth-cimd-fetch`,
+   * `oauth-user-code-ip` and `oauth-user-code-user`; define one of those names yourself to
+   * change it.
    */
   rateLimiters?: RateLimiters
   /** Which proxies' `X-Forwarded-For` the throttles believe, without `rateLimiters`. */
@@ -94,7 +97,8 @@ export interface OAuthServerOptions {
   allowedOrigins?: Omit<OriginGuardOptions, 'appUrl'>
   /**
    * Clients identified by the HTTPS URL of their metadata document (CIMD): on by default.
-   * `allowLoopback` (development and tests only) accepts http loopback document URLs.
+   * `allowLoopback` (development and tests only) accepts http loopback document URLs;
+   * `fetchLimit` bounds the fetches one address causes (limiter `oauth-cimd-fetch`).
    */
   clientIdMetadataDocuments?: ClientMetadataDocumentOptions
   /**
@@ -255,6 +259,10 @@ function oauthLimiters(options: OAuthServerOptions): RateLimiters {
   limiters.define(
     'oauth-device-authorization',
     window(options.deviceLimits?.authorizationPerIp ?? { max: 30, windowMs: minutes15 }),
+  )
+  limiters.define(
+    'oauth-cimd-fetch',
+    window(options.clientIdMetadataDocuments?.fetchLimit ?? DOCUMENT_FETCH_LIMIT),
   )
   limiters.define(
     'oauth-device-code-unknown',

@@ -72,7 +72,7 @@ describeEachDatabase('the /mcp endpoint over Streamable HTTP', (backend) => {
       })
       expect(response.status).toBe(401)
       expect(response.headers.get('www-authenticate')).toBe(
-        `Bearer resource_metadata="${app.origin}/.well-known/oauth-protected-resource/mcp"`,
+        `Bearer resource_metadata="${app.origin}/.well-known/oauth-protected-resource/mcp", scope="mcp:read mcp:write"`,
       )
       const metadata = await (
         await fetch(`${app.origin}/.well-known/oauth-protected-resource/mcp`)

@@ -267,5 +267,42 @@ describe('bearerAuth', () => {
     expect(res.headers.get('www-authenticate')).toBe(
       `Bearer resource_metadata="${metadataUrl}", scope="admin"`,
     )
+    const invalid = await app.request('/admin', {
+      method: 'POST',
+      headers: { authorization: 'Bearer x.y.z' },
+    })
+    expect(invalid.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${metadataUrl}", error="invalid_token", error_description="The token is malformed", scope="admin"`,
+    )
+  })
+
+  it('names challengeScopes in both 401 challenges without requiring them', async () => {
+    const tools = new Hono()
+    tools.use(
+      '/tools',
+      bearerAuth({
+        validator,
+        resourceMetadataUrl: metadataUrl,
+        challengeScopes: ['mcp:read', 'mcp:write'],
+      }),
+    )
+    tools.post('/tools', (c) => c.json({ ok: true }))
+    const missing = await tools.request('/tools', { method: 'POST' })
+    expect(missing.status).toBe(401)
+    expect(missing.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${metadataUrl}", scope="mcp:read mcp:write"`,
+    )
+    const invalid = await tools.request('/tools', {
+      method: 'POST',
+      headers: { authorization: 'Bearer x.y.z' },
+    })
+    expect(invalid.status).toBe(401)
+    expect(invalid.headers.get('www-authenticate')).toContain('scope="mcp:read mcp:write"')
+    const token = await signAccessToken({ ...claims(clock), scope: 'mcp:read' }, key)
+    const allowed = await tools.request('/tools', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(allowed.status).toBe(200)
   })
 })

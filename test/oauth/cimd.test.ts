@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isAllowedAddress } from '../../src/oauth/cimd/address-policy.ts'
 import { cacheSeconds, parseClientIdUrl } from '../../src/oauth/cimd/client-id-url.ts'
+import { capturingLogger } from '../cdn/support/logger.ts'
 import { documentRoute, serveClientSite } from './cimd-support.ts'
 import { approve, authorizeQuery, CHALLENGE, createHarness, form, VERIFIER } from './support.ts'
 
@@ -123,6 +124,28 @@ describe('client ID metadata documents', () => {
     expect(site.fetches['/client.json'] ?? 0).toBe(before)
   })
 
+  it('logs why an http client_id URL is refused on its form', async () => {
+    for (const [options, clientId, reason] of [
+      [{}, 'http://app.example.com/client.json', 'must use https'],
+      [{}, `${site.origin}/client.json`, 'allowLoopback'],
+      [devFlag, 'http://app.example.com/client.json', 'must use https'],
+    ] as const) {
+      const { logger, lines } = capturingLogger()
+      const harness = createHarness({ ...options, logger })
+      const res = await authorize(harness, clientId, harness.sessions.login('alice'))
+      expect(res.status).toBe(400)
+      const refused = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+      expect(refused, clientId).toContainEqual(
+        expect.objectContaining({
+          level: 40,
+          msg: 'oauth: client metadata refused',
+          clientId,
+          reason: expect.stringContaining(reason),
+        }),
+      )
+    }
+  })
+
   it('refuses names that resolve to loopback or private addresses (checked after DNS)', async () => {
     const harness = createHarness()
     for (const url of ['https://localhost:1/client.json', 'https://10.0.0.1/client.json']) {
@@ -134,14 +157,23 @@ describe('client ID metadata documents', () => {
 
 describe('CIMD building blocks', () => {
   it('accepts https URLs with a path, and http loopback only under the flag', () => {
-    expect(parseClientIdUrl('https://app.example.com/oauth/client.json', false)).toBeDefined()
-    expect(parseClientIdUrl('https://app.example.com/', false)).toBeUndefined()
-    expect(parseClientIdUrl('https://app.example.com/a#b', false)).toBeUndefined()
-    expect(parseClientIdUrl('https://user@app.example.com/a', false)).toBeUndefined()
-    expect(parseClientIdUrl('https://app.example.com/a/../b', false)).toBeUndefined()
-    expect(parseClientIdUrl('http://app.example.com/a', true)).toBeUndefined()
-    expect(parseClientIdUrl('http://127.0.0.1:8080/a', false)).toBeUndefined()
-    expect(parseClientIdUrl('http://127.0.0.1:8080/a', true)).toBeDefined()
+    const accepted = (value: string, allowLoopback = false) =>
+      parseClientIdUrl(value, allowLoopback).url?.href
+    const refusal = (value: string, allowLoopback = false) =>
+      parseClientIdUrl(value, allowLoopback).refused
+    expect(accepted('https://app.example.com/oauth/client.json')).toBe(
+      'https://app.example.com/oauth/client.json',
+    )
+    expect(accepted('http://127.0.0.1:8080/a', true)).toBe('http://127.0.0.1:8080/a')
+    expect(refusal('https://app.example.com/')).toMatch(/needs a path/)
+    expect(refusal('https://app.example.com/a#b')).toMatch(/fragment/)
+    expect(refusal('https://user@app.example.com/a')).toMatch(/user information/)
+    expect(refusal('https://app.example.com/a/../b')).toMatch(/normalized form/)
+    expect(refusal('HTTPS://app.example.com/a')).toMatch(/normalized form/)
+    expect(refusal('https://[::1/a')).toMatch(/not a valid URL/)
+    expect(refusal(`https://app.example.com/${'a'.repeat(2000)}`)).toMatch(/longer than 2000/)
+    expect(refusal('http://app.example.com/a', true)).toMatch(/must use https/)
+    expect(refusal('http://127.0.0.1:8080/a')).toMatch(/needs allowLoopback/)
   })
 
   it('blocks private, loopback, link-local and mapped addresses', () => {
@@ -165,6 +197,23 @@ describe('CIMD building blocks', () => {
     expect(isAllowedAddress('2606:4700::1111', false)).toBe(true)
     expect(isAllowedAddress('127.0.0.1', true)).toBe(true)
     expect(isAllowedAddress('10.1.2.3', true)).toBe(false)
+  })
+
+  it('blocks IPv4-compatible, site-local and NAT64 local-use IPv6, even with allowLoopback', () => {
+    for (const address of [
+      '::7f00:1', // ::127.0.0.1, IPv4-compatible (::/96)
+      '::a00:1',
+      '::808:808',
+      'fec0::1', // site-local (fec0::/10)
+      'feff:ffff::1',
+      '64:ff9b:1::7f00:1', // NAT64 local-use (64:ff9b:1::/48)
+      '64:ff9b:1:ffff::1',
+    ]) {
+      expect(isAllowedAddress(address, false), address).toBe(false)
+      expect(isAllowedAddress(address, true), address).toBe(false)
+    }
+    expect(isAllowedAddress('2001:4860:4860::8888', false)).toBe(true)
+    expect(isAllowedAddress('64:ff9b:2::1', false)).toBe(true)
   })
 
   it('reads Cache-Control within bounds', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createHarness } from './support.ts'
 
 describe('discovery', () => {
-  it('serves the spec fields plus RFC 9207 iss and RFC 7009 revocation', async () => {
+  it('serves the spec fields plus RFC 9207 iss, RFC 7009 revocation and refresh_token', async () => {
     const harness = createHarness()
     const res = await harness.request('/.well-known/oauth-authorization-server')
     expect(res.status).toBe(200)
@@ -15,7 +15,12 @@ describe('discovery', () => {
       revocation_endpoint_auth_methods_supported: ['none'],
       device_authorization_endpoint: 'http://127.0.0.1:3000/device_authorization',
       response_types_supported: ['code'],
-      grant_types_supported: ['authorization_code', 'urn:ietf:params:oauth:grant-type:device_code'],
+      // The two grants of the spec, and refresh_token: /token issues and accepts refresh tokens.
+      grant_types_supported: [
+        'authorization_code',
+        'urn:ietf:params:oauth:grant-type:device_code',
+        'refresh_token',
+      ],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['none'],
       scopes_supported: ['mcp:read', 'mcp:write'],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/core/index.ts'
+import type { Database } from '../../src/db/index.ts'
 import { createDatabaseClientStore } from '../../src/oauth/index.ts'
 import { describeEachDatabase } from '../support/databases.ts'
 import { createHarness, type Harness, migrated } from './support.ts'
@@ -74,23 +75,56 @@ describeEachDatabase('POST /register', (backend) => {
         await register(harness, { redirect_uris: ['javascript:alert(1)'] }),
         'invalid_redirect_uri',
       )
-      const { sql } = await import('drizzle-orm')
-      const count =
-        database.dialect === 'sqlite'
-          ? database.db.all<{ n: number }>(sql`select count(*) as n from oauth_clients`)[0]?.n
-          : Number(
-              (
-                (await database.db.execute(sql`select count(*) as n from oauth_clients`)) as {
-                  rows: { n: string }[]
-                }
-              ).rows[0]?.n,
-            )
-      expect(Number(count)).toBe(0)
+      expect(await countClients(database)).toBe(0)
+    } finally {
+      await cleanup()
+    }
+  })
+
+  it('counts only stored registrations against the cap over all addresses', async () => {
+    const { database, cleanup } = await backend.create()
+    try {
+      await migrated(database)
+      const harness = createHarness({
+        database,
+        globalRegistrationLimit: { max: 2, windowMs: 3600_000 },
+        trustProxy: true,
+      })
+      const from = (i: number) => ({ 'x-forwarded-for': `198.51.100.${i}` })
+      // Malformed requests from many addresses: each refused with 400, none fills the cap.
+      for (let i = 0; i < 12; i++) {
+        const bad = [
+          'not json',
+          { redirect_uris: ['javascript:alert(1)'] },
+          { redirect_uris: 'https://a.example/cb' },
+        ][i % 3]
+        expect((await register(harness, bad, from(i))).status).toBe(400)
+      }
+      const valid = { redirect_uris: ['https://a.example/cb'] }
+      expect((await register(harness, valid, from(100))).status).toBe(201)
+      expect((await register(harness, valid, from(101))).status).toBe(201)
+      const capped = await register(harness, valid, from(102))
+      expect(capped.status).toBe(429)
+      expect(Number(capped.headers.get('retry-after'))).toBeGreaterThan(0)
+      expect(await countClients(database)).toBe(2)
     } finally {
       await cleanup()
     }
   })
 })
+
+async function countClients(database: Database): Promise<number> {
+  const { sql } = await import('drizzle-orm')
+  const count =
+    database.dialect === 'sqlite'
+      ? database.db.all<{ n: number }>(sql`select count(*) as n from oauth_clients`)[0]?.n
+      : (
+          (await database.db.execute(sql`select count(*) as n from oauth_clients`)) as {
+            rows: { n: string }[]
+          }
+        ).rows[0]?.n
+  return Number(count)
+}
 
 describe('POST /register: rules', () => {
   it('registers client_secret_post clients as public clients, told "none"', async () => {
@@ -245,6 +279,18 @@ describe('POST /register: rules', () => {
     expect(limited.status).toBe(429)
     expect(limited.headers.get('retry-after')).toBe('60')
     expect((await register(harness, body, { 'x-forwarded-for': '203.0.113.8' })).status).toBe(201)
+  })
+
+  it('counts malformed requests against the per-address limit', async () => {
+    const harness = createHarness({
+      registrationLimit: { max: 2, windowMs: 60_000 },
+      trustProxy: true,
+    })
+    const ip = { 'x-forwarded-for': '203.0.113.9' }
+    expect((await register(harness, 'not json', ip)).status).toBe(400)
+    expect((await register(harness, { redirect_uris: ['javascript:x'] }, ip)).status).toBe(400)
+    const limited = await register(harness, { redirect_uris: ['https://a.example/cb'] }, ip)
+    expect(limited.status).toBe(429)
   })
 
   it('counts the hop the proxy appended, not a forged left-most X-Forwarded-For', async () => {

@@ -2,8 +2,10 @@ import { BlockList, isIP } from 'node:net'
 
 /**
  * Addresses a metadata-document fetch must never reach: loopback, private (RFC 1918, unique
- * local), link-local (cloud metadata services live there), carrier-grade NAT, unspecified,
- * multicast, reserved, and IPv6 forms that embed an IPv4 address (mapped, NAT64, 6to4).
+ * local, the deprecated site-local `fec0::/10`), link-local (cloud metadata services live
+ * there), carrier-grade NAT, unspecified, multicast, reserved, and IPv6 forms that embed an
+ * IPv4 address (mapped, IPv4-compatible `::/96`, NAT64 well-known and local-use, 6to4):
+ * a host may route those to the IPv4 address inside.
  */
 const blocked = new BlockList()
 for (const [network, prefix] of [
@@ -25,14 +27,16 @@ for (const [network, prefix] of [
   blocked.addSubnet(network, prefix, 'ipv4')
 }
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  // IPv4-compatible (RFC 4291 §2.5.5.1, deprecated); holds `::` and `::1` too.
+  ['::', 96],
   ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
   ['100::', 64],
   ['2001:db8::', 32],
   ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
   blocked.addSubnet(network, prefix, 'ipv6')

@@ -1,6 +1,7 @@
 import type { Clock } from '../../core/clock.ts'
 import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
 import type { Logger } from '../../core/logger.ts'
+import type { Limit } from '../context.ts'
 import { OAuthError } from '../errors.ts'
 import { parseClientMetadata, type RegisteredClient } from '../protocol/client-metadata.ts'
 import { sha256Hex } from '../protocol/random.ts'
@@ -28,7 +29,17 @@ export interface ClientMetadataDocumentOptions {
   maxCacheSeconds?: number
   /** Caching of a document without `Cache-Control`. Default 5 minutes. */
   defaultCacheSeconds?: number
+  /**
+   * Document fetches one client address may cause (limiter `oauth-cimd-fetch`); cached
+   * documents and cached failures do not count. Default 30 per 15 minutes.
+   */
+  fetchLimit?: Limit
+  /** How long a failed fetch or a refused document is remembered. Default 60 s; 0 never. */
+  failureCacheSeconds?: number
 }
+
+/** The default of `fetchLimit`. */
+export const DOCUMENT_FETCH_LIMIT: Limit = { max: 30, windowMs: 15 * 60_000 }
 
 /** The fields of RFC 7591 client metadata a document may carry; others are dropped. */
 const KNOWN_FIELDS = new Set([
@@ -51,11 +62,14 @@ const KNOWN_FIELDS = new Set([
 const FORBIDDEN_FIELDS = ['client_secret', 'client_secret_expires_at']
 
 const cacheKey = (url: string) => `oauth:cimd:${sha256Hex(url)}`
+const failureKey = (url: string) => `oauth:cimd-refused:${sha256Hex(url)}`
 
 /**
  * Clients identified by the URL of their metadata document (CIMD): fetched on first use,
  * validated, and cached in the shared store for as long as the document's `Cache-Control`
- * allows (bounded). @see draft-ietf-oauth-client-id-metadata-document
+ * allows (bounded). A failure is cached there too, briefly, so a URL that does not work is
+ * not fetched again on every request, from any instance.
+ * @see draft-ietf-oauth-client-id-metadata-document
  */
 export class ClientMetadataDocuments {
   readonly #store: KeyValueStore
@@ -63,6 +77,7 @@ export class ClientMetadataDocuments {
   readonly #logger: Logger
   readonly #limits: DocumentFetchLimits
   readonly #cache: { defaultSeconds: number; maxSeconds: number }
+  readonly #failureMs: number
   readonly #inFlight = new Map<string, Promise<RegisteredClient | undefined>>()
   readonly enabled: boolean
 
@@ -83,6 +98,13 @@ export class ClientMetadataDocuments {
       defaultSeconds: options.defaultCacheSeconds ?? 300,
       maxSeconds: options.maxCacheSeconds ?? 24 * 3600,
     }
+    const failureSeconds = options.failureCacheSeconds ?? 60
+    if (!Number.isFinite(failureSeconds) || failureSeconds < 0) {
+      throw new TypeError(
+        'oauthServer: `clientIdMetadataDocuments.failureCacheSeconds` must be 0 or more seconds',
+      )
+    }
+    this.#failureMs = failureSeconds * 1000
   }
 
   /** Whether this `client_id` names a metadata document (rather than a registered client). */
@@ -90,12 +112,27 @@ export class ClientMetadataDocuments {
     return this.enabled && /^https?:\/\//i.test(clientId)
   }
 
-  /** The client a document URL describes; undefined when it cannot be fetched or is invalid. */
-  async resolve(clientId: string): Promise<RegisteredClient | undefined> {
-    const url = parseClientIdUrl(clientId, this.#limits.allowLoopback)
-    if (!url) return undefined
+  /**
+   * The client a document URL describes; undefined when it cannot be fetched or is invalid.
+   * `beforeFetch` runs only when the document is really fetched (not cached, no fetch of it
+   * under way here, no recent failure): the caller counts the fetch against the requester's
+   * address there, and throws to refuse it.
+   */
+  async resolve(
+    clientId: string,
+    beforeFetch: () => Promise<void>,
+  ): Promise<RegisteredClient | undefined> {
+    const { url, refused } = parseClientIdUrl(clientId, this.#limits.allowLoopback)
+    if (!url) {
+      this.#refuse(clientId, refused)
+      return undefined
+    }
     const cached = await getJson<RegisteredClient>(this.#store, cacheKey(clientId))
     if (cached) return cached
+    if (await this.#store.get(failureKey(clientId))) return undefined
+    const joined = this.#inFlight.get(clientId)
+    if (joined) return joined
+    await beforeFetch()
     let pending = this.#inFlight.get(clientId)
     if (!pending) {
       pending = this.#load(clientId, url).finally(() => this.#inFlight.delete(clientId))
@@ -113,9 +150,17 @@ export class ClientMetadataDocuments {
       return client
     } catch (error) {
       if (!(error instanceof DocumentFetchError || error instanceof OAuthError)) throw error
-      this.#logger.warn({ clientId, reason: error.message }, 'oauth: client metadata refused')
+      this.#refuse(clientId, error.message)
+      if (this.#failureMs > 0) {
+        await this.#store.set(failureKey(clientId), error.message, { ttlMs: this.#failureMs })
+      }
       return undefined
     }
+  }
+
+  /** Every refusal, on the URL's form or after a fetch, is logged with its reason. */
+  #refuse(clientId: string, reason: string): void {
+    this.#logger.warn({ clientId, reason }, 'oauth: client metadata refused')
   }
 
   #validate(clientId: string, url: URL, body: string): RegisteredClient {

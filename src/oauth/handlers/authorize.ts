@@ -1,5 +1,7 @@
 import type { Handler } from 'hono'
 import { constantTimeEqual } from '../../core/http/constant-time.ts'
+import type { LimitRequest } from '../../core/http/rate-limiters.ts'
+import { limitRequest } from '../../core/http/throttle.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthPageError, OAuthRedirectError } from '../errors.ts'
 import { htmlResponse, redirectResponse } from '../http/page-response.ts'
@@ -26,7 +28,11 @@ export function authorizeHandler(ctx: OAuthContext): Handler {
   return async function authorize(c) {
     const url = new URL(c.req.url)
     const query = url.searchParams
-    const { client, redirectUri, redirectUriSent } = await checkClient(ctx, query)
+    const { client, redirectUri, redirectUriSent } = await checkClient(
+      ctx,
+      query,
+      limitRequest(c, ctx.limiters),
+    )
     const state = query.getAll('state')[0]
     const fail = (code: ConstructorParameters<typeof OAuthRedirectError>[0], description: string) =>
       new OAuthRedirectError(code, description, { redirectUri, state })
@@ -167,6 +173,7 @@ export function authorizeDecisionHandler(ctx: OAuthContext): Handler {
 async function checkClient(
   ctx: OAuthContext,
   query: URLSearchParams,
+  requester: LimitRequest,
 ): Promise<{ client: RegisteredClient; redirectUri: string; redirectUriSent: boolean }> {
   const clientIds = query.getAll('client_id')
   if (clientIds.length !== 1 || !clientIds[0]) {
@@ -177,7 +184,7 @@ async function checkClient(
       'invalid_client',
     )
   }
-  const client = await resolveClient(ctx, clientIds[0])
+  const client = await resolveClient(ctx, clientIds[0], requester)
   if (!client) {
     throw new OAuthPageError(
       400,

@@ -1,4 +1,5 @@
 import type { Context } from 'hono'
+import { limitRequest } from '../../core/http/throttle.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
 import { single } from '../http/params.ts'
@@ -19,7 +20,7 @@ export async function authenticateClient(
   }
   const clientId = fromBody ?? fromBasic
   if (!clientId) throw new OAuthError('invalid_request', 'client_id is required')
-  const client = await resolveClient(ctx, clientId)
+  const client = await resolveClient(ctx, clientId, limitRequest(c, ctx.limiters))
   if (!client) {
     throw new OAuthError('invalid_client', 'Unknown client', basic ? { challenge: 'Basic' } : {})
   }

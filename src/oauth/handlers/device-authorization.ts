@@ -17,11 +17,10 @@ import { DEVICE_INTERVAL_SECONDS, DEVICE_TTL_MS } from '../store/device-grants.t
  */
 export function deviceAuthorizationHandler(ctx: OAuthContext): Handler {
   return async function deviceAuthorization(c) {
-    assertAllowed(
-      await ctx.limiters.consume('oauth-device-authorization', limitRequest(c, ctx.limiters)),
-    )
+    const requester = limitRequest(c, ctx.limiters)
+    assertAllowed(await ctx.limiters.consume('oauth-device-authorization', requester))
     const form = await readForm(c)
-    const client = await resolveClient(ctx, required(form, 'client_id'))
+    const client = await resolveClient(ctx, required(form, 'client_id'), requester)
     if (!client) throw new OAuthError('invalid_client', 'Unknown client')
     if (!client.grantTypes.includes(DEVICE_CODE_GRANT)) {
       throw new OAuthError(

@@ -81,7 +81,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     for (const { name, request } of throttles) await ctx.limiters.refund(name, request)
     const decision = form.get('decision')
     if (decision === null) {
-      const client = await resolveClient(ctx, found.grant.clientId)
+      const client = await resolveClient(ctx, found.grant.clientId, limitRequest(c, ctx.limiters))
       return htmlResponse(
         renderConsentPage({
           appName: ctx.appName,

@@ -7,14 +7,13 @@ import { randomToken } from '../protocol/random.ts'
 import { sweepUnusedClients } from '../store/client-expiry.ts'
 
 /**
- * POST /register: public Dynamic Client Registration, rate limited per client IP.
- * @see RFC 7591 §3
+ * POST /register: public Dynamic Client Registration, rate limited per client IP; valid
+ * registrations also count against a cap over all addresses. @see RFC 7591 §3
  */
 export function registerHandler(ctx: OAuthContext): Handler {
   return async function registerClient(c) {
-    assertAllowed(await ctx.limiters.consume('oauth-register', limitRequest(c, ctx.limiters)))
-    // A cap over all addresses: many addresses cannot fill the client table either.
-    assertAllowed(await ctx.limiters.consume('oauth-register-all', limitRequest(c, ctx.limiters)))
+    const request = limitRequest(c, ctx.limiters)
+    assertAllowed(await ctx.limiters.consume('oauth-register', request))
     if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
       throw new OAuthError('invalid_client_metadata', 'The body must be application/json')
     }
@@ -28,6 +27,10 @@ export function registerHandler(ctx: OAuthContext): Handler {
       clientId: randomToken(ctx.random, 18),
       issuedAt: Math.floor(ctx.clock.now() / 1000),
     })
+    // The cap over all addresses keeps many addresses from filling the client table. It counts
+    // only what is about to be stored (counted and checked in one step), so malformed requests
+    // from many addresses cannot lock everyone out: those meet the per-address limit alone.
+    assertAllowed(await ctx.limiters.consume('oauth-register-all', request))
     await ctx.clients.register(client)
     await sweepUnusedClients(ctx)
     ctx.logger.info(

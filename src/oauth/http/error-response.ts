@@ -69,10 +69,21 @@ export function missingTokenResponse(resourceMetadataUrl: string, scope?: string
   })
 }
 
-/** The 401 or 403 of a resource route for an invalid token or a missing scope. */
-export function bearerErrorResponse(error: OAuthError, resourceMetadataUrl: string): Response {
+/**
+ * The 401 or 403 of a resource route for an invalid token or a missing scope; `scope` is
+ * named unless the error carries its own.
+ */
+export function bearerErrorResponse(
+  error: OAuthError,
+  resourceMetadataUrl: string,
+  scope?: string,
+): Response {
   return oauthJsonError(error, {
-    'WWW-Authenticate': bearerChallenge({ resourceMetadataUrl, error }),
+    'WWW-Authenticate': bearerChallenge({
+      resourceMetadataUrl,
+      error,
+      ...(scope ? { scope } : {}),
+    }),
   })
 }
 

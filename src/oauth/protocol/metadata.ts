@@ -36,7 +36,8 @@ export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 /**
  * Authorization-server metadata: the fields of the spec, plus `scopes_supported`, RFC 9207's
  * `authorization_response_iss_parameter_supported`, RFC 7009's revocation endpoint and
- * client ID metadata documents. @see RFC 8414 §2
+ * client ID metadata documents. `grant_types_supported` lists `refresh_token` beside the
+ * spec's two grants because `/token` issues and accepts refresh tokens. @see RFC 8414 §2
  */
 export function authorizationServerMetadata(
   endpoints: Endpoints,
@@ -52,7 +53,7 @@ export function authorizationServerMetadata(
     revocation_endpoint_auth_methods_supported: ['none'],
     device_authorization_endpoint: endpoints.deviceAuthorization,
     response_types_supported: ['code'],
-    grant_types_supported: ['authorization_code', DEVICE_CODE_GRANT],
+    grant_types_supported: ['authorization_code', DEVICE_CODE_GRANT, 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['none'],
     scopes_supported: scopes,
