@@ -181,6 +181,10 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
     expect(installed('kilnjs/dist/index.js')).toBe(true)
     expect(installed('kilnjs/migrations')).toBe(true)
     expect(installed('kilnjs/docs/getting-started.md')).toBe(true)
+    // package.json says MIT: the licence text travels with the package.
+    expect(readFileSync(join(dir, 'node_modules/kilnjs/LICENSE'), 'utf8')).toBe(
+      readFileSync(join(repoRoot, 'LICENSE'), 'utf8'),
+    )
     for (const absent of [
       'redoc',
       'ioredis',
