@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { stripVTControlCharacters } from 'node:util'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -108,6 +108,34 @@ describeEachDatabase('kilnjs make:api-key prints SQL that works', (backend) => {
     expect(lines).toContain(
       '  Scopes:      * (every scope; narrow it with --scopes posts:read,posts:write)',
     )
+  })
+})
+
+describe('kilnjs make:api-key checks scopes against the routes', () => {
+  const demoApi = relative(process.cwd(), join(root, 'examples/demo/src/api'))
+  const known =
+    'comments:read, comments:write, messages:read, messages:write, posts:read, posts:write, users:read, users:write'
+
+  it('warns about a scope no route requires and lists the known ones, and still makes the key', async () => {
+    const out = capture()
+    const made = await runMakeApiKey('ci', {
+      cwd: root,
+      scopes: 'post:read,posts:write,admin',
+      print: out.print,
+    })
+    expect(made.rawKey).toMatch(RAW_KEY)
+    expect(out.text()).toContain(
+      `! No route of the API in ${demoApi} requires post:read, admin.\n  Known scopes: ${known}\n`,
+    )
+  })
+
+  it('says nothing for scopes the routes use, or for *', async () => {
+    for (const scopes of ['posts:read,comments:write', '*', undefined]) {
+      const out = capture()
+      await runMakeApiKey('ci', { cwd: root, scopes, print: out.print })
+      expect(out.text()).toContain('Prefix:')
+      expect(out.text()).not.toContain('No route')
+    }
   })
 })
 
