@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
-import { promisify } from 'node:util'
+import { promisify, stripVTControlCharacters } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AUTO_EXCLUDED_FIELDS, isExcludedField, when } from '../../src/api/index.ts'
 import { runMakeApi } from '../../src/cli/commands/make-api.ts'
@@ -210,6 +210,54 @@ describe('adding a model to an existing API', () => {
           readFileSync(join(fresh.root, file), 'utf8'),
         )
       }
+    } finally {
+      app.cleanup()
+      fresh.cleanup()
+    }
+  })
+
+  it('a model added later gets its relations to every model, and existing controllers are told what they could include', async () => {
+    const tools = `import { date, integer, pgTable, serial, text } from 'drizzle-orm/pg-core'
+
+export const tools = pgTable('tools', {
+  id: serial('id').primaryKey(),
+  name: text('name').notNull(),
+})
+`
+    const bookings = `${tools}
+export const bookings = pgTable('bookings', {
+  id: serial('id').primaryKey(),
+  toolId: integer('tool_id').notNull().references(() => tools.id),
+  startsOn: date('starts_on').notNull(),
+})
+`
+    const app = makeApp('add-related', tools)
+    const fresh = makeApp('add-related-all', bookings)
+    try {
+      await runMakeApi({ cwd: app.root, models: ['Tool'], yes: true, print: () => {} })
+      const toolsController = readFileSync(join(app.root, 'src/api/controllers/tools.ts'), 'utf8')
+      writeFileSync(join(app.root, 'src/schema.ts'), bookings)
+      const out = print()
+      await runMakeApi({ cwd: app.root, models: ['Booking'], yes: true, print: out.print })
+      await runMakeApi({ cwd: fresh.root, all: true, yes: true, print: () => {} })
+      const controller = 'src/api/controllers/bookings.ts'
+      expect(readFileSync(join(app.root, controller), 'utf8')).toContain(
+        'tool: belongsTo(tools, bookings.toolId, tools.id),',
+      )
+      expect(readFileSync(join(app.root, controller), 'utf8')).toBe(
+        readFileSync(join(fresh.root, controller), 'utf8'),
+      )
+      // The existing controller is left as it is; the run says what it could gain.
+      expect(readFileSync(join(app.root, 'src/api/controllers/tools.ts'), 'utf8')).toBe(
+        toolsController,
+      )
+      const text = stripVTControlCharacters(out.lines.join('\n'))
+      expect(text).toMatch(
+        /ℹ \S*src\/api\/controllers\/tools\.ts could now include bookings: add to the include of its defineListQuery \(with hasMany from 'kilnjs\/api' and bookings from the schema\):\n {4}bookings: hasMany\(bookings, bookings\.toolId, tools\.id\),/,
+      )
+      expect(readFileSync(join(fresh.root, 'src/api/controllers/tools.ts'), 'utf8')).toContain(
+        'bookings: hasMany(bookings, bookings.toolId, tools.id),',
+      )
     } finally {
       app.cleanup()
       fresh.cleanup()

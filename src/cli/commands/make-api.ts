@@ -1,5 +1,5 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname, relative, resolve, sep } from 'node:path'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { confirm, isCancel } from '@clack/prompts'
 import type { Command } from 'commander'
 import pc from 'picocolors'
@@ -53,11 +53,13 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
   const { config, root } = loaded
   const registry = await loadModelRegistry(loaded)
   const models = chooseModels(registry.models, options, (name) => registry.get(name))
+  const schemaModels = registry.models.filter((m) => !LIBRARY_TABLES.has(m.tableName))
   const outDir = resolve(root, options.out ?? config.out)
   const migrationsDir = resolve(root, options.migrations ?? config.migrations ?? 'migrations')
   const scaffold = planApiScaffold({
     dialect: config.dialect,
     models,
+    schemaModels,
     outDir,
     schemaFile: resolve(root, config.schema),
     migrationsDir,
@@ -109,6 +111,7 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
     for (const line of edit.manual.flatMap((l) => l.split('\n'))) print(pc.dim(`    ${line}`))
   }
   printWarnings(print, scaffold.models, options)
+  printNewRelations(print, scaffold, outDir, show)
   printWiring(print, {
     models: scaffold.models,
     outDir,
@@ -167,6 +170,39 @@ function printWarnings(
         ),
       )
     }
+  }
+}
+
+/**
+ * What existing controllers of other models could now offer to `include=`: relations to the
+ * models just generated that their `defineListQuery` does not name. Printed, never written:
+ * a controller is the developer's file once it exists.
+ */
+function printNewRelations(
+  print: (line: string) => void,
+  scaffold: ApiScaffold,
+  outDir: string,
+  show: (path: string) => string,
+): void {
+  const generated = new Set(scaffold.models.map((m) => m.names.table))
+  for (const other of scaffold.others) {
+    const path = join(outDir, 'controllers', `${other.names.pluralFile}.ts`)
+    if (!existsSync(path)) continue
+    const source = readFileSync(path, 'utf8')
+    const gained = (other.relations ?? []).filter(
+      (relation) =>
+        relation.tables.some((table) => generated.has(table)) &&
+        !new RegExp(`\\b${relation.name}:\\s*(belongsTo|hasMany)\\(`).test(source),
+    )
+    if (gained.length === 0) continue
+    const helpers = [...new Set(gained.map((relation) => relation.helper))].join(', ')
+    const tables = [...new Set(gained.flatMap((relation) => relation.tables))].join(', ')
+    print(
+      pc.cyan(
+        `ℹ ${show(path)} could now include ${gained.map((r) => r.name).join(', ')}: add to the include of its defineListQuery (with ${helpers} from 'kilnjs/api' and ${tables} from the schema):`,
+      ),
+    )
+    for (const relation of gained) print(pc.dim(`    ${relation.name}: ${relation.expr},`))
   }
 }
 

@@ -19,6 +19,11 @@ export interface ApiScaffoldOptions {
   dialect: 'postgres' | 'sqlite'
   /** The models to generate, already chosen. */
   models: ModelInfo[]
+  /**
+   * Every model of the schema the API may relate to (kiln's own tables left out): a model
+   * generated alone still gets its relations to all of them. `models` when not given.
+   */
+  schemaModels?: ModelInfo[]
   /** Absolute folder of the generated API (kiln.config `out`). */
   outDir: string
   /** Absolute path of the schema module. */
@@ -42,6 +47,8 @@ export interface PlannedFile {
 export interface ApiScaffold {
   files: PlannedFile[]
   models: ModelTemplateInput[]
+  /** The schema's other models, with their relations (to the generated ones among them). */
+  others: ModelTemplateInput[]
   context: TemplateContext
 }
 
@@ -89,7 +96,11 @@ export function planApiScaffold(options: ApiScaffoldOptions): ApiScaffold {
     schemaImport: importSpecifier(join(outDir, 'controllers'), options.schemaFile),
   }
   const models = options.models.map((model) => modelTemplateInput(model, options))
-  for (const input of models) input.relations = relationsOf(input, models)
+  const others = (options.schemaModels ?? [])
+    .filter((model) => model.primaryKey && !options.models.includes(model))
+    .map((model) => modelTemplateInput(model, options))
+  const everyModel = [...models, ...others]
+  for (const input of everyModel) input.relations = relationsOf(input, everyModel)
   const files: Array<{ path: string; contents: string }> = []
   for (const input of models) {
     const { names } = input
@@ -120,6 +131,7 @@ export function planApiScaffold(options: ApiScaffoldOptions): ApiScaffold {
   return {
     files: files.map((file) => ({ ...file, exists: existsSync(file.path) })),
     models,
+    others,
     context,
   }
 }
