@@ -300,6 +300,87 @@ export const bookings = pgTable('bookings', {
   })
 })
 
+describe("the api_keys migration in drizzle-kit's folder", () => {
+  const tools = `import { pgTable, serial, text } from 'drizzle-orm/pg-core'
+
+export const tools = pgTable('tools', {
+  id: serial('id').primaryKey(),
+  name: text('name').notNull(),
+})
+`
+  const drizzleKit = join(repo, 'node_modules/.bin/drizzle-kit')
+
+  /** An app whose migrations folder is drizzle-kit's `out`, as `kilnjs init` sets one up. */
+  function drizzleApp(name: string) {
+    const app = makeApp(name, tools)
+    rmSync(join(app.root, 'migrations'), { recursive: true })
+    writeFileSync(
+      join(app.root, 'kiln.config.ts'),
+      "import { defineConfig } from 'kilnjs'\nexport default defineConfig({ dialect: 'postgres', schema: './src/schema.ts', out: './src/api', migrations: './drizzle' })\n",
+    )
+    writeFileSync(
+      join(app.root, 'drizzle.config.ts'),
+      "import { defineConfig } from 'drizzle-kit'\nexport default defineConfig({ dialect: 'postgresql', schema: './src/schema.ts', out: './drizzle' })\n",
+    )
+    return app
+  }
+
+  /** The schema gains a column, and drizzle-kit writes its migration. */
+  async function changeSchema(root: string, column: string) {
+    const schema = readFileSync(join(root, 'src/schema.ts'), 'utf8')
+    writeFileSync(
+      join(root, 'src/schema.ts'),
+      schema.replace(
+        "  name: text('name').notNull(),\n",
+        (line) => `${line}  ${column}: text('${column}'),\n`,
+      ),
+    )
+    await run(drizzleKit, ['generate'], { cwd: root })
+  }
+
+  function numbers(root: string): string[] {
+    return readdirSync(join(root, 'drizzle'))
+      .filter((file) => file.endsWith('.sql'))
+      .map((file) => file.slice(0, 4))
+  }
+
+  it('make:api before drizzle-kit generate: recorded in its journal, no number used twice', async () => {
+    const app = drizzleApp('drizzle-first')
+    try {
+      const out = print()
+      await runMakeApi({ cwd: app.root, all: true, yes: true, print: out.print })
+      expect(out.lines.join('\n')).toMatch(/create \S*drizzle\/meta\/_journal\.json/)
+      await run(drizzleKit, ['generate'], { cwd: app.root })
+      await changeSchema(app.root, 'brand')
+      const files = readdirSync(join(app.root, 'drizzle')).filter((file) => file.endsWith('.sql'))
+      expect(files).toContain('0000_api_keys.sql')
+      expect(files).toHaveLength(3)
+      expect(new Set(numbers(app.root)).size).toBe(3)
+      const journal = JSON.parse(readFileSync(join(app.root, 'drizzle/meta/_journal.json'), 'utf8'))
+      expect(journal.entries.map((entry: { idx: number }) => entry.idx)).toEqual([0, 1, 2])
+    } finally {
+      app.cleanup()
+    }
+  }, 120_000)
+
+  it('make:api after drizzle-kit generate: numbered after its journal, no number used twice', async () => {
+    const app = drizzleApp('drizzle-after')
+    try {
+      await run(drizzleKit, ['generate'], { cwd: app.root })
+      const out = print()
+      await runMakeApi({ cwd: app.root, all: true, yes: true, print: out.print })
+      expect(out.lines.join('\n')).toMatch(/update \S*drizzle\/meta\/_journal\.json/)
+      expect(existsSync(join(app.root, 'drizzle/0001_api_keys.sql'))).toBe(true)
+      await changeSchema(app.root, 'brand')
+      await changeSchema(app.root, 'colour')
+      expect(numbers(app.root)).toHaveLength(4)
+      expect(new Set(numbers(app.root)).size).toBe(4)
+    } finally {
+      app.cleanup()
+    }
+  }, 120_000)
+})
+
 describe('exclusion flags', () => {
   it('--exclude stacks with the automatic exclusion; --include-all keeps --exclude', async () => {
     const app = makeApp('flags', SECRETS_SCHEMA)

@@ -10,6 +10,7 @@ import {
   addModelsToRoutes,
   type ModuleEdit,
 } from '../scaffold/api/existing-api.ts'
+import { isDrizzleKitFolder } from '../scaffold/api/migration.ts'
 import { type ApiScaffold, importSpecifier, planApiScaffold } from '../scaffold/api/plan.ts'
 import type { ModelTemplateInput } from '../scaffold/api/templates.ts'
 
@@ -63,6 +64,7 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
     outDir,
     schemaFile: resolve(root, config.schema),
     migrationsDir,
+    drizzleKit: isDrizzleKitFolder(root, migrationsDir),
     exclude: options.exclude,
     includeAll: options.includeAll,
   })
@@ -129,6 +131,8 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
 /** The in-place additions to an existing routes.ts and index.ts for the chosen models. */
 function existingModuleEdits(scaffold: ApiScaffold): Map<string, ModuleEdit> {
   const edits = new Map<string, ModuleEdit>()
+  const journal = scaffold.journalEdit
+  if (journal) edits.set(journal.path, { contents: journal.contents, manual: [] })
   for (const file of scaffold.files.filter((f) => f.exists)) {
     const source = readFileSync(file.path, 'utf8')
     if (file.path.endsWith(`${sep}routes.ts`)) {

@@ -5,7 +5,7 @@ import type { ColumnInfo } from '../../../db/models/columns.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
 import { apiKeysTemplate, moduleIndexTemplate, routesTemplate } from './app-templates.ts'
 import { relationsOf } from './list-query.ts'
-import { apiKeysMigration, apiKeysMigrationPath } from './migration.ts'
+import { apiKeysMigration, planApiKeysMigration } from './migration.ts'
 import { modelNames } from './names.ts'
 import {
   controllerTemplate,
@@ -30,6 +30,10 @@ export interface ApiScaffoldOptions {
   schemaFile: string
   /** Absolute folder of the app's migrations. */
   migrationsDir: string
+  /** drizzle-kit writes into the migrations folder too (its journal or its config says so). */
+  drizzleKit?: boolean
+  /** The time recorded in drizzle-kit's journal; now by default. */
+  now?: number
   /** Extra fields to leave out of resources. */
   exclude?: string[]
   /** Turn the automatic exclusion off: credentials are shown and writable as they are. */
@@ -49,6 +53,8 @@ export interface ApiScaffold {
   models: ModelTemplateInput[]
   /** The schema's other models, with their relations (to the generated ones among them). */
   others: ModelTemplateInput[]
+  /** drizzle-kit's existing journal with the new api_keys migration recorded in it. */
+  journalEdit?: { path: string; contents: string }
   context: TemplateContext
 }
 
@@ -123,15 +129,20 @@ export function planApiScaffold(options: ApiScaffoldOptions): ApiScaffold {
     { path: join(outDir, 'index.ts'), contents: moduleIndexTemplate({ models }) },
     { path: join(outDir, 'routes.ts'), contents: routesTemplate({ models }, context) },
     { path: join(outDir, 'api-keys.ts'), contents: apiKeysTemplate(context) },
-    {
-      path: apiKeysMigrationPath(options.migrationsDir),
-      contents: apiKeysMigration(options.dialect),
-    },
   )
+  const migration = planApiKeysMigration(options.migrationsDir, {
+    dialect: options.dialect,
+    drizzleKit: options.drizzleKit ?? false,
+    now: options.now ?? Date.now(),
+  })
+  files.push({ path: migration.path, contents: apiKeysMigration(options.dialect) })
+  const journal = migration.journal
+  if (journal) files.push(journal)
   return {
-    files: files.map((file) => ({ ...file, exists: existsSync(file.path) })),
+    files: files.map(({ path, contents }) => ({ path, contents, exists: existsSync(path) })),
     models,
     others,
+    ...(journal?.exists ? { journalEdit: journal } : {}),
     context,
   }
 }
