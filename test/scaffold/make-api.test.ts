@@ -300,6 +300,49 @@ export const bookings = pgTable('bookings', {
   })
 })
 
+describe('the next steps', () => {
+  it("name only what the app's modules do not do yet", async () => {
+    const app = makeApp('wired', SECRETS_SCHEMA)
+    const main = join(app.root, 'src/main.ts')
+    const wired = (deps: string) =>
+      writeFileSync(
+        main,
+        `import { apiRoutes, docsRoutes } from './api/index.js'\napp.route('/', apiRoutes({ ${deps} }))\napp.route('/', docsRoutes({ app, title: 'Mine' }))\n`,
+      )
+    try {
+      wired('database, apiKeys, limiters')
+      const first = print()
+      await runMakeApi({ cwd: app.root, models: ['Account'], yes: true, print: first.print })
+      const steps = (lines: string[]) => {
+        const text = stripVTControlCharacters(lines.join('\n'))
+        return text
+          .slice(text.indexOf('Next steps'))
+          .split('\n')
+          .filter((line) => /^ {2}\d\./.test(line))
+      }
+      expect(steps(first.lines)).toEqual([
+        '  1. Pass hashPassword to apiRoutes(): a password of these models is stored hashed:',
+        "  2. Create your tables and kiln's: npx drizzle-kit generate, then npx kilnjs migrate",
+        '  3. Mint a key: npx kilnjs make:api-key <name> --save  (scopes * unless --scopes)',
+      ])
+      wired('database, apiKeys, limiters, hashPassword')
+      const second = print()
+      await runMakeApi({
+        cwd: app.root,
+        models: ['CustomerSubscriptionInvoice'],
+        yes: true,
+        print: second.print,
+      })
+      expect(steps(second.lines)).toEqual([
+        "  1. Create your tables and kiln's: npx drizzle-kit generate, then npx kilnjs migrate",
+        '  2. A key calls the new routes with customer_subscription_invoices:read, customer_subscription_invoices:write (or *): npx kilnjs make:api-key <name> --save --scopes customer_subscription_invoices:read,customer_subscription_invoices:write',
+      ])
+    } finally {
+      app.cleanup()
+    }
+  })
+})
+
 describe("the api_keys migration in drizzle-kit's folder", () => {
   const tools = `import { pgTable, serial, text } from 'drizzle-orm/pg-core'
 

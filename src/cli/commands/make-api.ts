@@ -5,6 +5,7 @@ import type { Command } from 'commander'
 import pc from 'picocolors'
 import { loadKilnConfig, loadModelRegistry, type ModelInfo } from '../../db/index.ts'
 import { CliError } from '../cli-error.ts'
+import { readAppWiring } from '../scaffold/api/app-wiring.ts'
 import {
   addModelsToIndex,
   addModelsToRoutes,
@@ -115,6 +116,7 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
   printWarnings(print, scaffold.models, options)
   printNewRelations(print, scaffold, outDir, show)
   printWiring(print, {
+    firstApi: !files.some((file) => file.path === join(outDir, 'api-keys.ts') && file.exists),
     models: scaffold.models,
     outDir,
     root,
@@ -252,6 +254,11 @@ async function promptConfirm(message: string): Promise<boolean> {
   return !isCancel(answer) && answer === true
 }
 
+/**
+ * The steps that wire the generated API into the app, numbered, leaving out those the app's
+ * modules already take (a call of `apiRoutes` or `docsRoutes` outside the generated folder).
+ * Migrating is always a step: a new model is a new table.
+ */
 function printWiring(
   print: (line: string) => void,
   info: {
@@ -261,50 +268,83 @@ function printWiring(
     migrationsDir: string
     configMigrations: string | undefined
     dialect: 'postgres' | 'sqlite'
+    /** The app had no generated API before this run. */
+    firstApi: boolean
   },
 ): void {
+  const wiring = readAppWiring(info.root, info.outDir)
   const apiImport = importSpecifier(info.root, resolve(info.outDir, 'index.ts'))
   const hashes = info.models.some((m) => m.passwordColumn)
-  print('')
-  print(pc.bold('Next steps'))
-  print(`  1. In your app's main module (at the app root here), import kiln and the generated API:`)
-  print(pc.dim("       import { createRateLimiters } from 'kilnjs/api'"))
-  if (hashes) print(pc.dim("       import { createPasswordHasher } from 'kilnjs/core'"))
-  print(pc.dim("       import { createDatabase } from 'kilnjs/db'"))
-  print(pc.dim(`       import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`))
-  print('  2. Register apiRoutes() in your Hono app (it answers its own errors as JSON):')
-  // Without DATABASE_URL, createDatabase opens embedded Postgres: a SQLite app names its file.
-  const url =
-    info.dialect === 'sqlite'
-      ? "process.env.DATABASE_URL ?? 'sqlite:storage/app.db'"
-      : 'process.env.DATABASE_URL'
-  print(pc.dim(`       const database = await createDatabase(${url})`))
-  print(pc.dim('       const limiters = createRateLimiters()'))
-  print(pc.dim('       const apiKeys = apiKeyProvider({ database })'))
-  if (hashes) {
-    // The same hasher must check passwords at login: an app with its own passes that one.
-    print(pc.dim("       const passwords = createPasswordHasher()  // or your login's hasher"))
-    print(pc.dim('       const hashPassword = (password: string) => passwords.hash(password)'))
-    print(pc.dim("       app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword }))"))
-  } else {
-    print(pc.dim("       app.route('/', apiRoutes({ database, apiKeys, limiters }))"))
+  const steps: string[][] = []
+  const code = (line: string) => pc.dim(`       ${line}`)
+  // The same hasher must check passwords at login: an app with its own passes that one.
+  const hasher = [
+    code("const passwords = createPasswordHasher()  // or your login's hasher"),
+    code('const hashPassword = (password: string) => passwords.hash(password)'),
+  ]
+  if (!wiring.apiRoutes) {
+    steps.push([
+      `In your app's main module (at the app root here), import kiln and the generated API:`,
+      code("import { createRateLimiters } from 'kilnjs/api'"),
+      ...(hashes ? [code("import { createPasswordHasher } from 'kilnjs/core'")] : []),
+      code("import { createDatabase } from 'kilnjs/db'"),
+      code(`import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`),
+    ])
+    // Without DATABASE_URL, createDatabase opens embedded Postgres: a SQLite app names its file.
+    const url =
+      info.dialect === 'sqlite'
+        ? "process.env.DATABASE_URL ?? 'sqlite:storage/app.db'"
+        : 'process.env.DATABASE_URL'
+    steps.push([
+      'Register apiRoutes() in your Hono app (it answers its own errors as JSON):',
+      code(`const database = await createDatabase(${url})`),
+      code('const limiters = createRateLimiters()'),
+      code('const apiKeys = apiKeyProvider({ database })'),
+      ...(hashes ? hasher : []),
+      code(
+        `app.route('/', apiRoutes({ database, apiKeys, limiters${hashes ? ', hashPassword' : ''} }))`,
+      ),
+    ])
+  } else if (hashes && !wiring.hashPassword) {
+    steps.push([
+      'Pass hashPassword to apiRoutes(): a password of these models is stored hashed:',
+      code("import { createPasswordHasher } from 'kilnjs/core'"),
+      ...hasher,
+      code("app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword }))"),
+    ])
   }
-  print('  3. Register docsRoutes() (OpenAPI at /api/openapi.json, ReDoc at /api/docs):')
-  print(pc.dim("       app.route('/', docsRoutes({ app, title: 'My API', version: '1.0.0' }))"))
+  if (!wiring.docsRoutes) {
+    steps.push([
+      'Register docsRoutes() (OpenAPI at /api/openapi.json, ReDoc at /api/docs):',
+      code("app.route('/', docsRoutes({ app, title: 'My API', version: '1.0.0' }))"),
+    ])
+  }
   const setMigrations =
     info.configMigrations === undefined
       ? ` (set migrations: '${relative(info.root, info.migrationsDir)}' in kiln.config.ts)`
       : ''
-  print(
-    `  4. Create your tables and kiln's: npx drizzle-kit generate, then npx kilnjs migrate${setMigrations}`,
-  )
-  print(
+  steps.push([
+    `Create your tables and kiln's: npx drizzle-kit generate, then npx kilnjs migrate${setMigrations}`,
     "     (drizzle-kit writes your tables' migration; kilnjs migrate runs it beside kiln's own)",
-  )
-  print('  5. Mint a key: npx kilnjs make:api-key <name> --save  (scopes * unless --scopes)')
-  print(
-    `     Routes need <resource>:read (GET) or <resource>:write (POST, PUT, DELETE), e.g. ${info.models[0]?.names.resource ?? 'posts'}:read.`,
-  )
+  ])
+  const resources = info.models.map((m) => m.names.resource)
+  if (info.firstApi) {
+    steps.push([
+      'Mint a key: npx kilnjs make:api-key <name> --save  (scopes * unless --scopes)',
+      `     Routes need <resource>:read (GET) or <resource>:write (POST, PUT, DELETE), e.g. ${resources[0] ?? 'posts'}:read.`,
+    ])
+  } else {
+    const scopes = resources.flatMap((resource) => [`${resource}:read`, `${resource}:write`])
+    steps.push([
+      `A key calls the new routes with ${scopes.join(', ')} (or *): npx kilnjs make:api-key <name> --save --scopes ${scopes.join(',')}`,
+    ])
+  }
+  print('')
+  print(pc.bold('Next steps'))
+  steps.forEach(([first, ...rest], index) => {
+    print(`  ${index + 1}. ${first}`)
+    for (const line of rest) print(line)
+  })
 }
 
 function list(value: string): string[] {
