@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream'
+import { importOptional, MissingPackageError } from '../core/optional-package.ts'
 import { revealSecret, type Secret } from '../core/secret.ts'
 import {
   type Content,
@@ -410,14 +411,17 @@ class S3Disk implements Disk {
 async function loadSdk(): Promise<{ sdk: S3Sdk; presigner: Presigner }> {
   try {
     const [sdk, presigner] = await Promise.all([
-      import('@aws-sdk/client-s3'),
-      import('@aws-sdk/s3-request-presigner'),
+      importOptional('@aws-sdk/client-s3', 'The S3 disk', () => import('@aws-sdk/client-s3')),
+      importOptional(
+        '@aws-sdk/s3-request-presigner',
+        'The S3 disk',
+        () => import('@aws-sdk/s3-request-presigner'),
+      ),
     ])
     return { sdk, presigner }
   } catch (error) {
-    throw new Unsupported(
-      'The S3 disk needs the AWS SDK: npm install @aws-sdk/client-s3@3.1162.0 @aws-sdk/s3-request-presigner@3.1162.0',
-      { cause: error },
-    )
+    // Loaded on first use, inside a request: storage's own error answers there.
+    if (error instanceof MissingPackageError) throw new Unsupported(error.message, { cause: error })
+    throw error
   }
 }

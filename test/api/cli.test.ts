@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join, relative, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { stripVTControlCharacters } from 'node:util'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import {
@@ -105,6 +108,34 @@ describeEachDatabase('kilnjs make:api-key prints SQL that works', (backend) => {
     expect(lines).toContain(
       '  Scopes:      * (every scope; narrow it with --scopes posts:read,posts:write)',
     )
+  })
+})
+
+describe('kilnjs make:api-key checks scopes against the routes', () => {
+  const demoApi = relative(process.cwd(), join(root, 'examples/demo/src/api'))
+  const known =
+    'comments:read, comments:write, messages:read, messages:write, posts:read, posts:write, users:read, users:write'
+
+  it('warns about a scope no route requires and lists the known ones, and still makes the key', async () => {
+    const out = capture()
+    const made = await runMakeApiKey('ci', {
+      cwd: root,
+      scopes: 'post:read,posts:write,admin',
+      print: out.print,
+    })
+    expect(made.rawKey).toMatch(RAW_KEY)
+    expect(out.text()).toContain(
+      `! No route of the API in ${demoApi} requires post:read, admin.\n  Known scopes: ${known}\n`,
+    )
+  })
+
+  it('says nothing for scopes the routes use, or for *', async () => {
+    for (const scopes of ['posts:read,comments:write', '*', undefined]) {
+      const out = capture()
+      await runMakeApiKey('ci', { cwd: root, scopes, print: out.print })
+      expect(out.text()).toContain('Prefix:')
+      expect(out.text()).not.toContain('No route')
+    }
   })
 })
 
@@ -360,6 +391,46 @@ describe('the kiln binary', () => {
     const revoked = await kiln(['api-key:revoke', '1'], { cwd: sqliteFixture, env })
     expect(revoked.stdout).toContain('Revoked API key 1 (ci,')
   }, 180_000)
+
+  it('api:check without @apidevtools/swagger-parser says what to install, in one line', async () => {
+    // The app has not installed the optional peer: Node's resolver does not find it.
+    const hooks = join(dir, 'hooks.mjs')
+    await writeFile(
+      hooks,
+      `export async function resolve(specifier, context, next) {
+  if (specifier === '@apidevtools/swagger-parser') {
+    const error = new Error(\`Cannot find package '\${specifier}' imported from \${context.parentURL}\`)
+    error.code = 'ERR_MODULE_NOT_FOUND'
+    throw error
+  }
+  return next(specifier, context)
+}
+`,
+    )
+    const hide = join(dir, 'hide.mjs')
+    await writeFile(
+      hide,
+      `import { register } from 'node:module'\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`,
+    )
+    // A server that answers with an OpenAPI document, so that the check gets to validating it.
+    const server = createServer((_request, response) => {
+      response.setHeader('content-type', 'application/json')
+      response.end(
+        JSON.stringify({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths: {} }),
+      )
+    })
+    await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
+    const { port } = server.address() as AddressInfo
+    const run = await kiln(
+      ['api:check', '--api-key', 'kl_test_x', '--url', `http://127.0.0.1:${port}`],
+      { cwd: root, env: { NODE_OPTIONS: `--import=${pathToFileURL(hide).href}` } },
+    ).finally(() => server.close())
+    expect(run.stderr.trim()).toBe(
+      'kilnjs api:check needs the package @apidevtools/swagger-parser, which is not installed: npm install @apidevtools/swagger-parser',
+    )
+    expect(run.stdout).toBe('')
+    expect(run.code).toBe(1)
+  }, 60_000)
 
   it('prints SQL for the configured dialect without touching a database', async () => {
     const run = await kiln(['make:api-key', 'ci'], { cwd: sqliteFixture, env: {} })

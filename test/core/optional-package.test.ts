@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import {
   importOptional,
@@ -33,5 +35,38 @@ describe('optional packages', () => {
     await expect(
       importOptional('picocolors', 'Colours', () => Promise.reject(broken)),
     ).rejects.toBe(broken)
+  })
+})
+
+const repo = resolve(import.meta.dirname, '../..')
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) return entry.name === 'templates' ? [] : sources(path)
+    return entry.name.endsWith('.ts') ? [path] : []
+  })
+}
+
+describe('every optional peer', () => {
+  it('is loaded through importOptional or requireOptional, which name it when it is missing', () => {
+    const manifest = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+      peerDependenciesMeta: Record<string, { optional?: boolean }>
+    }
+    const optional = Object.keys(manifest.peerDependenciesMeta).filter(
+      (name) => manifest.peerDependenciesMeta[name]?.optional,
+    )
+    const unguarded: string[] = []
+    for (const file of sources(join(repo, 'src'))) {
+      const text = readFileSync(file, 'utf8')
+      for (const name of optional) {
+        const escaped = name.replace(/[/.]/g, '\\$&')
+        // A value import (`typeof import(…)` is a type and loads nothing).
+        const loads = new RegExp(`(?<!typeof )import\\('${escaped}[/']`).test(text)
+        const guarded = new RegExp(`(importOptional|requireOptional)(<[^>]*>)?\\(\\s*'${escaped}'`)
+        if (loads && !guarded.test(text)) unguarded.push(`${file.slice(repo.length + 1)}: ${name}`)
+      }
+    }
+    expect(unguarded).toEqual([])
   })
 })

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
-import { promisify } from 'node:util'
+import { promisify, stripVTControlCharacters } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AUTO_EXCLUDED_FIELDS, isExcludedField, when } from '../../src/api/index.ts'
 import { runMakeApi } from '../../src/cli/commands/make-api.ts'
@@ -216,6 +216,54 @@ describe('adding a model to an existing API', () => {
     }
   })
 
+  it('a model added later gets its relations to every model, and existing controllers are told what they could include', async () => {
+    const tools = `import { date, integer, pgTable, serial, text } from 'drizzle-orm/pg-core'
+
+export const tools = pgTable('tools', {
+  id: serial('id').primaryKey(),
+  name: text('name').notNull(),
+})
+`
+    const bookings = `${tools}
+export const bookings = pgTable('bookings', {
+  id: serial('id').primaryKey(),
+  toolId: integer('tool_id').notNull().references(() => tools.id),
+  startsOn: date('starts_on').notNull(),
+})
+`
+    const app = makeApp('add-related', tools)
+    const fresh = makeApp('add-related-all', bookings)
+    try {
+      await runMakeApi({ cwd: app.root, models: ['Tool'], yes: true, print: () => {} })
+      const toolsController = readFileSync(join(app.root, 'src/api/controllers/tools.ts'), 'utf8')
+      writeFileSync(join(app.root, 'src/schema.ts'), bookings)
+      const out = print()
+      await runMakeApi({ cwd: app.root, models: ['Booking'], yes: true, print: out.print })
+      await runMakeApi({ cwd: fresh.root, all: true, yes: true, print: () => {} })
+      const controller = 'src/api/controllers/bookings.ts'
+      expect(readFileSync(join(app.root, controller), 'utf8')).toContain(
+        'tool: belongsTo(tools, bookings.toolId, tools.id),',
+      )
+      expect(readFileSync(join(app.root, controller), 'utf8')).toBe(
+        readFileSync(join(fresh.root, controller), 'utf8'),
+      )
+      // The existing controller is left as it is; the run says what it could gain.
+      expect(readFileSync(join(app.root, 'src/api/controllers/tools.ts'), 'utf8')).toBe(
+        toolsController,
+      )
+      const text = stripVTControlCharacters(out.lines.join('\n'))
+      expect(text).toMatch(
+        /ℹ \S*src\/api\/controllers\/tools\.ts could now include bookings: add to the include of its defineListQuery \(with hasMany from 'kilnjs\/api' and bookings from the schema\):\n {4}bookings: hasMany\(bookings, bookings\.toolId, tools\.id\),/,
+      )
+      expect(readFileSync(join(fresh.root, 'src/api/controllers/tools.ts'), 'utf8')).toContain(
+        'bookings: hasMany(bookings, bookings.toolId, tools.id),',
+      )
+    } finally {
+      app.cleanup()
+      fresh.cleanup()
+    }
+  })
+
   it('prints the complete edit when routes.ts was reshaped by hand, and leaves it alone', async () => {
     const app = makeApp('add-manual', SECRETS_SCHEMA)
     try {
@@ -250,6 +298,130 @@ describe('adding a model to an existing API', () => {
       app.cleanup()
     }
   })
+})
+
+describe('the next steps', () => {
+  it("name only what the app's modules do not do yet", async () => {
+    const app = makeApp('wired', SECRETS_SCHEMA)
+    const main = join(app.root, 'src/main.ts')
+    const wired = (deps: string) =>
+      writeFileSync(
+        main,
+        `import { apiRoutes, docsRoutes } from './api/index.js'\napp.route('/', apiRoutes({ ${deps} }))\napp.route('/', docsRoutes({ app, title: 'Mine' }))\n`,
+      )
+    try {
+      wired('database, apiKeys, limiters')
+      const first = print()
+      await runMakeApi({ cwd: app.root, models: ['Account'], yes: true, print: first.print })
+      const steps = (lines: string[]) => {
+        const text = stripVTControlCharacters(lines.join('\n'))
+        return text
+          .slice(text.indexOf('Next steps'))
+          .split('\n')
+          .filter((line) => /^ {2}\d\./.test(line))
+      }
+      expect(steps(first.lines)).toEqual([
+        '  1. Pass hashPassword to apiRoutes(): a password of these models is stored hashed:',
+        "  2. Create your tables and kiln's: npx drizzle-kit generate, then npx kilnjs migrate",
+        '  3. Mint a key: npx kilnjs make:api-key <name> --save  (scopes * unless --scopes)',
+      ])
+      wired('database, apiKeys, limiters, hashPassword')
+      const second = print()
+      await runMakeApi({
+        cwd: app.root,
+        models: ['CustomerSubscriptionInvoice'],
+        yes: true,
+        print: second.print,
+      })
+      expect(steps(second.lines)).toEqual([
+        "  1. Create your tables and kiln's: npx drizzle-kit generate, then npx kilnjs migrate",
+        '  2. A key calls the new routes with customer_subscription_invoices:read, customer_subscription_invoices:write (or *): npx kilnjs make:api-key <name> --save --scopes customer_subscription_invoices:read,customer_subscription_invoices:write',
+      ])
+    } finally {
+      app.cleanup()
+    }
+  })
+})
+
+describe("the api_keys migration in drizzle-kit's folder", () => {
+  const tools = `import { pgTable, serial, text } from 'drizzle-orm/pg-core'
+
+export const tools = pgTable('tools', {
+  id: serial('id').primaryKey(),
+  name: text('name').notNull(),
+})
+`
+  const drizzleKit = join(repo, 'node_modules/.bin/drizzle-kit')
+
+  /** An app whose migrations folder is drizzle-kit's `out`, as `kilnjs init` sets one up. */
+  function drizzleApp(name: string) {
+    const app = makeApp(name, tools)
+    rmSync(join(app.root, 'migrations'), { recursive: true })
+    writeFileSync(
+      join(app.root, 'kiln.config.ts'),
+      "import { defineConfig } from 'kilnjs'\nexport default defineConfig({ dialect: 'postgres', schema: './src/schema.ts', out: './src/api', migrations: './drizzle' })\n",
+    )
+    writeFileSync(
+      join(app.root, 'drizzle.config.ts'),
+      "import { defineConfig } from 'drizzle-kit'\nexport default defineConfig({ dialect: 'postgresql', schema: './src/schema.ts', out: './drizzle' })\n",
+    )
+    return app
+  }
+
+  /** The schema gains a column, and drizzle-kit writes its migration. */
+  async function changeSchema(root: string, column: string) {
+    const schema = readFileSync(join(root, 'src/schema.ts'), 'utf8')
+    writeFileSync(
+      join(root, 'src/schema.ts'),
+      schema.replace(
+        "  name: text('name').notNull(),\n",
+        (line) => `${line}  ${column}: text('${column}'),\n`,
+      ),
+    )
+    await run(drizzleKit, ['generate'], { cwd: root })
+  }
+
+  function numbers(root: string): string[] {
+    return readdirSync(join(root, 'drizzle'))
+      .filter((file) => file.endsWith('.sql'))
+      .map((file) => file.slice(0, 4))
+  }
+
+  it('make:api before drizzle-kit generate: recorded in its journal, no number used twice', async () => {
+    const app = drizzleApp('drizzle-first')
+    try {
+      const out = print()
+      await runMakeApi({ cwd: app.root, all: true, yes: true, print: out.print })
+      expect(out.lines.join('\n')).toMatch(/create \S*drizzle\/meta\/_journal\.json/)
+      await run(drizzleKit, ['generate'], { cwd: app.root })
+      await changeSchema(app.root, 'brand')
+      const files = readdirSync(join(app.root, 'drizzle')).filter((file) => file.endsWith('.sql'))
+      expect(files).toContain('0000_api_keys.sql')
+      expect(files).toHaveLength(3)
+      expect(new Set(numbers(app.root)).size).toBe(3)
+      const journal = JSON.parse(readFileSync(join(app.root, 'drizzle/meta/_journal.json'), 'utf8'))
+      expect(journal.entries.map((entry: { idx: number }) => entry.idx)).toEqual([0, 1, 2])
+    } finally {
+      app.cleanup()
+    }
+  }, 120_000)
+
+  it('make:api after drizzle-kit generate: numbered after its journal, no number used twice', async () => {
+    const app = drizzleApp('drizzle-after')
+    try {
+      await run(drizzleKit, ['generate'], { cwd: app.root })
+      const out = print()
+      await runMakeApi({ cwd: app.root, all: true, yes: true, print: out.print })
+      expect(out.lines.join('\n')).toMatch(/update \S*drizzle\/meta\/_journal\.json/)
+      expect(existsSync(join(app.root, 'drizzle/0001_api_keys.sql'))).toBe(true)
+      await changeSchema(app.root, 'brand')
+      await changeSchema(app.root, 'colour')
+      expect(numbers(app.root)).toHaveLength(4)
+      expect(new Set(numbers(app.root)).size).toBe(4)
+    } finally {
+      app.cleanup()
+    }
+  }, 120_000)
 })
 
 describe('exclusion flags', () => {

@@ -54,10 +54,21 @@ export function openKeyChangeFeed(
 /** `application_name` of the LISTEN connection, to find it in `pg_stat_activity`. */
 export const LISTENER_NAME = 'kiln api_keys listener'
 
-/** Both triggers of the api_keys migration present: only then do changes reach the feed. */
-const TRIGGERS_SQL = `SELECT count(*)::int AS n FROM pg_trigger
-  WHERE tgrelid = to_regclass('api_keys')
-    AND tgname IN ('api_keys_notify_update', 'api_keys_notify_delete')`
+/**
+ * Both triggers of the api_keys migration present: only then do changes reach the feed. Without
+ * the table itself the database is not migrated at all, which the first request reports (503
+ * and one log line), so the feed then waits without a warning of its own.
+ */
+const TRIGGERS_SQL = `SELECT to_regclass('api_keys') IS NOT NULL AS "table", (
+    SELECT count(*)::int FROM pg_trigger
+    WHERE tgrelid = to_regclass('api_keys')
+      AND tgname IN ('api_keys_notify_update', 'api_keys_notify_delete')
+  ) AS n`
+
+interface TriggersRow {
+  table: boolean
+  n: number
+}
 const TRIGGER_RECHECK_MS = 30_000
 const MISSING_TRIGGERS =
   'API key cache off: the api_keys change triggers are missing (run `kilnjs migrate`); every request is verified against the database'
@@ -128,14 +139,16 @@ class PgliteListenFeed implements KeyChangeFeed {
 
   async #checkTriggers(): Promise<void> {
     if (this.#closed || this.#pglite.closed) return
-    const { rows } = await this.#pglite.query<{ n: number }>(TRIGGERS_SQL)
+    const { rows } = await this.#pglite.query<TriggersRow>(TRIGGERS_SQL)
     if (rows[0]?.n === 2) {
       this.#listening = true
       this.#onChange(undefined)
       return
     }
-    if (!this.#warned) this.#logger?.warn(MISSING_TRIGGERS)
-    this.#warned = true
+    if (!this.#warned && rows[0]?.table) {
+      this.#logger?.warn(MISSING_TRIGGERS)
+      this.#warned = true
+    }
     this.#recheck = setTimeout(() => void this.#checkTriggers().catch(() => {}), TRIGGER_RECHECK_MS)
     this.#recheck.unref()
   }
@@ -201,14 +214,16 @@ class PgListenFeed implements KeyChangeFeed {
       const socket = (client as unknown as { connection?: { stream?: Socket } }).connection?.stream
       socket?.unref?.()
       await client.query(`LISTEN ${API_KEYS_CHANNEL}`)
-      const { rows } = await client.query<{ n: number }>(TRIGGERS_SQL)
+      const { rows } = await client.query<TriggersRow>(TRIGGERS_SQL)
       if (this.#closed || this.#client !== client) {
         await client.end().catch(() => {})
         return
       }
       if (rows[0]?.n !== 2) {
-        if (!this.#warnedTriggers) this.#logger?.warn(MISSING_TRIGGERS)
-        this.#warnedTriggers = true
+        if (!this.#warnedTriggers && rows[0]?.table) {
+          this.#logger?.warn(MISSING_TRIGGERS)
+          this.#warnedTriggers = true
+        }
         this.#client = undefined
         await client.end().catch(() => {})
         this.#retry = setTimeout(() => void this.#connect(), TRIGGER_RECHECK_MS)

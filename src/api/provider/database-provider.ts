@@ -2,6 +2,7 @@ import { hash } from 'node:crypto'
 import { type Clock, systemClock } from '../../core/clock.ts'
 import { DependencyError } from '../../core/errors.ts'
 import type { Logger } from '../../core/logger.ts'
+import { missingTable } from '../../core/missing-table.ts'
 import type { Database } from '../../db/database.ts'
 import { ApiKeyRejectedError, type ApiKeyRejection } from '../errors.ts'
 import { digestMatches, parseApiKey } from '../keys/api-key.ts'
@@ -98,6 +99,9 @@ export function createDatabaseApiKeyProvider(
     try {
       rows = await findKeysByPrefix(database, prefix)
     } catch (cause) {
+      // Not a failing database but one not migrated yet: the error handler answers 503 and
+      // says once what to run.
+      if (missingTable(cause) !== undefined) throw cause
       throw new DependencyError('Internal Server Error', { cause })
     }
     const now = clock.now()

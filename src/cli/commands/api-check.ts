@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import pc from 'picocolors'
+import { importOptional } from '../../core/optional-package.ts'
 
 export interface ApiCheckOptions {
   apiKey: string
@@ -32,6 +33,12 @@ interface OpenApiLike {
  */
 export async function runApiCheck(options: ApiCheckOptions): Promise<ApiCheckResult> {
   const print = options.print ?? ((line: string) => console.log(line))
+  // Loaded before anything is checked: without it the command says what to install, once.
+  const { default: SwaggerParser } = await importOptional(
+    '@apidevtools/swagger-parser',
+    'kilnjs api:check',
+    () => import('@apidevtools/swagger-parser'),
+  )
   const env = options.env ?? process.env
   const base = (options.url ?? env.APP_URL ?? 'http://localhost:3000').replace(/\/+$/, '')
   const specPath = options.specPath ?? '/api/openapi.json'
@@ -87,7 +94,7 @@ export async function runApiCheck(options: ApiCheckOptions): Promise<ApiCheckRes
   }
 
   // 3. A valid OpenAPI 3.x document.
-  const problem = await validateOpenApi(document)
+  const problem = await validateOpenApi(document, SwaggerParser)
   if (problem) return fail(`Invalid OpenAPI document: ${problem}`)
   const operations = Object.values(document.paths ?? {}).reduce(
     (n, item) => n + Object.keys(item).filter((k) => HTTP_METHODS.has(k)).length,
@@ -122,17 +129,21 @@ export async function runApiCheck(options: ApiCheckOptions): Promise<ApiCheckRes
   return { ok: true, mcpCommand }
 }
 
+type SwaggerParserApi = typeof import('@apidevtools/swagger-parser')
+
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
 
 /** The first validation error of a document, or undefined when it is valid OpenAPI 3.x. */
-async function validateOpenApi(document: OpenApiLike): Promise<string | undefined> {
+async function validateOpenApi(
+  document: OpenApiLike,
+  SwaggerParser: SwaggerParserApi,
+): Promise<string | undefined> {
   if (document === null || typeof document !== 'object' || Array.isArray(document)) {
     return 'not a JSON object'
   }
   if (typeof document.openapi !== 'string' || !/^3\.\d+\.\d+/.test(document.openapi)) {
     return `expected "openapi": "3.x.y", found ${JSON.stringify(document.openapi ?? null)}`
   }
-  const { default: SwaggerParser } = await import('@apidevtools/swagger-parser')
   try {
     await SwaggerParser.validate(structuredClone(document) as never)
     return undefined

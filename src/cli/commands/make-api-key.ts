@@ -1,3 +1,4 @@
+import { relative, resolve } from 'node:path'
 import type { Command } from 'commander'
 import pc from 'picocolors'
 import {
@@ -14,6 +15,7 @@ import type { Env } from '../../core/config/index.ts'
 import { type Dialect, databaseUrlDialect, loadKilnConfig } from '../../db/index.ts'
 import { openAppDatabase } from '../app-context.ts'
 import { CliError } from '../cli-error.ts'
+import { knownScopes, unknownScopes } from '../known-scopes.ts'
 import { apiKeyCommandError, formatTime } from './api-key-shared.ts'
 
 export interface MakeApiKeyOptions {
@@ -152,6 +154,13 @@ export async function runMakeApiKey(
   )
   print(`  Expires:     ${expiresAt ? formatTime(expiresAt) : 'never'}`)
   print('')
+  const unused = await scopesNoRouteRequires(scopes, options.cwd)
+  if (unused) {
+    const list = unused.scopes.join(', ')
+    print(pc.yellow(`! No route of the API in ${unused.apiDir} requires ${list}.`))
+    print(pc.yellow(`  Known scopes: ${unused.known.join(', ')}`))
+    print('')
+  }
   if (id !== undefined) {
     print(`${pc.green('✓')} Saved as API key ${id} in ${where}`)
   } else {
@@ -164,6 +173,28 @@ export async function runMakeApiKey(
     print(pc.dim('Or run again with --save to insert it into the app database.'))
   }
   return { ...key, dialect, sql, ...(id === undefined ? {} : { id }) }
+}
+
+/**
+ * The given scopes that no route of the app's generated API requires (a typo such as
+ * `tool:read` for `tools:read`): the key is still made, with a warning naming the known ones.
+ */
+async function scopesNoRouteRequires(
+  scopes: string[],
+  cwd: string | undefined,
+): Promise<{ scopes: string[]; known: string[]; apiDir: string } | undefined> {
+  let apiDir: string
+  try {
+    const { config, root } = await loadKilnConfig(cwd)
+    apiDir = resolve(root, config.out)
+  } catch {
+    return undefined // no kiln.config.ts (a key made with --dialect): nothing to compare with
+  }
+  const known = knownScopes(apiDir)
+  if (known === undefined) return undefined
+  const unknown = unknownScopes(scopes, known)
+  if (unknown.length === 0) return undefined
+  return { scopes: unknown, known, apiDir: relative(process.cwd(), apiDir) || apiDir }
 }
 
 async function configuredDialect(options: MakeApiKeyOptions): Promise<Dialect> {

@@ -1,15 +1,17 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname, relative, resolve, sep } from 'node:path'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { confirm, isCancel } from '@clack/prompts'
 import type { Command } from 'commander'
 import pc from 'picocolors'
 import { loadKilnConfig, loadModelRegistry, type ModelInfo } from '../../db/index.ts'
 import { CliError } from '../cli-error.ts'
+import { readAppWiring } from '../scaffold/api/app-wiring.ts'
 import {
   addModelsToIndex,
   addModelsToRoutes,
   type ModuleEdit,
 } from '../scaffold/api/existing-api.ts'
+import { isDrizzleKitFolder } from '../scaffold/api/migration.ts'
 import { type ApiScaffold, importSpecifier, planApiScaffold } from '../scaffold/api/plan.ts'
 import type { ModelTemplateInput } from '../scaffold/api/templates.ts'
 
@@ -53,14 +55,17 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
   const { config, root } = loaded
   const registry = await loadModelRegistry(loaded)
   const models = chooseModels(registry.models, options, (name) => registry.get(name))
+  const schemaModels = registry.models.filter((m) => !LIBRARY_TABLES.has(m.tableName))
   const outDir = resolve(root, options.out ?? config.out)
   const migrationsDir = resolve(root, options.migrations ?? config.migrations ?? 'migrations')
   const scaffold = planApiScaffold({
     dialect: config.dialect,
     models,
+    schemaModels,
     outDir,
     schemaFile: resolve(root, config.schema),
     migrationsDir,
+    drizzleKit: isDrizzleKitFolder(root, migrationsDir),
     exclude: options.exclude,
     includeAll: options.includeAll,
   })
@@ -109,7 +114,9 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
     for (const line of edit.manual.flatMap((l) => l.split('\n'))) print(pc.dim(`    ${line}`))
   }
   printWarnings(print, scaffold.models, options)
+  printNewRelations(print, scaffold, outDir, show)
   printWiring(print, {
+    firstApi: !files.some((file) => file.path === join(outDir, 'api-keys.ts') && file.exists),
     models: scaffold.models,
     outDir,
     root,
@@ -126,6 +133,8 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
 /** The in-place additions to an existing routes.ts and index.ts for the chosen models. */
 function existingModuleEdits(scaffold: ApiScaffold): Map<string, ModuleEdit> {
   const edits = new Map<string, ModuleEdit>()
+  const journal = scaffold.journalEdit
+  if (journal) edits.set(journal.path, { contents: journal.contents, manual: [] })
   for (const file of scaffold.files.filter((f) => f.exists)) {
     const source = readFileSync(file.path, 'utf8')
     if (file.path.endsWith(`${sep}routes.ts`)) {
@@ -167,6 +176,39 @@ function printWarnings(
         ),
       )
     }
+  }
+}
+
+/**
+ * What existing controllers of other models could now offer to `include=`: relations to the
+ * models just generated that their `defineListQuery` does not name. Printed, never written:
+ * a controller is the developer's file once it exists.
+ */
+function printNewRelations(
+  print: (line: string) => void,
+  scaffold: ApiScaffold,
+  outDir: string,
+  show: (path: string) => string,
+): void {
+  const generated = new Set(scaffold.models.map((m) => m.names.table))
+  for (const other of scaffold.others) {
+    const path = join(outDir, 'controllers', `${other.names.pluralFile}.ts`)
+    if (!existsSync(path)) continue
+    const source = readFileSync(path, 'utf8')
+    const gained = (other.relations ?? []).filter(
+      (relation) =>
+        relation.tables.some((table) => generated.has(table)) &&
+        !new RegExp(`\\b${relation.name}:\\s*(belongsTo|hasMany)\\(`).test(source),
+    )
+    if (gained.length === 0) continue
+    const helpers = [...new Set(gained.map((relation) => relation.helper))].join(', ')
+    const tables = [...new Set(gained.flatMap((relation) => relation.tables))].join(', ')
+    print(
+      pc.cyan(
+        `ℹ ${show(path)} could now include ${gained.map((r) => r.name).join(', ')}: add to the include of its defineListQuery (with ${helpers} from 'kilnjs/api' and ${tables} from the schema):`,
+      ),
+    )
+    for (const relation of gained) print(pc.dim(`    ${relation.name}: ${relation.expr},`))
   }
 }
 
@@ -212,6 +254,11 @@ async function promptConfirm(message: string): Promise<boolean> {
   return !isCancel(answer) && answer === true
 }
 
+/**
+ * The steps that wire the generated API into the app, numbered, leaving out those the app's
+ * modules already take (a call of `apiRoutes` or `docsRoutes` outside the generated folder).
+ * Migrating is always a step: a new model is a new table.
+ */
 function printWiring(
   print: (line: string) => void,
   info: {
@@ -221,50 +268,83 @@ function printWiring(
     migrationsDir: string
     configMigrations: string | undefined
     dialect: 'postgres' | 'sqlite'
+    /** The app had no generated API before this run. */
+    firstApi: boolean
   },
 ): void {
+  const wiring = readAppWiring(info.root, info.outDir)
   const apiImport = importSpecifier(info.root, resolve(info.outDir, 'index.ts'))
   const hashes = info.models.some((m) => m.passwordColumn)
-  print('')
-  print(pc.bold('Next steps'))
-  print(`  1. In your app's main module (at the app root here), import kiln and the generated API:`)
-  print(pc.dim("       import { createRateLimiters } from 'kilnjs/api'"))
-  if (hashes) print(pc.dim("       import { createPasswordHasher } from 'kilnjs/core'"))
-  print(pc.dim("       import { createDatabase } from 'kilnjs/db'"))
-  print(pc.dim(`       import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`))
-  print('  2. Register apiRoutes() in your Hono app (it answers its own errors as JSON):')
-  // Without DATABASE_URL, createDatabase opens embedded Postgres: a SQLite app names its file.
-  const url =
-    info.dialect === 'sqlite'
-      ? "process.env.DATABASE_URL ?? 'sqlite:storage/app.db'"
-      : 'process.env.DATABASE_URL'
-  print(pc.dim(`       const database = await createDatabase(${url})`))
-  print(pc.dim('       const limiters = createRateLimiters()'))
-  print(pc.dim('       const apiKeys = apiKeyProvider({ database })'))
-  if (hashes) {
-    // The same hasher must check passwords at login: an app with its own passes that one.
-    print(pc.dim("       const passwords = createPasswordHasher()  // or your login's hasher"))
-    print(pc.dim('       const hashPassword = (password: string) => passwords.hash(password)'))
-    print(pc.dim("       app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword }))"))
-  } else {
-    print(pc.dim("       app.route('/', apiRoutes({ database, apiKeys, limiters }))"))
+  const steps: string[][] = []
+  const code = (line: string) => pc.dim(`       ${line}`)
+  // The same hasher must check passwords at login: an app with its own passes that one.
+  const hasher = [
+    code("const passwords = createPasswordHasher()  // or your login's hasher"),
+    code('const hashPassword = (password: string) => passwords.hash(password)'),
+  ]
+  if (!wiring.apiRoutes) {
+    steps.push([
+      `In your app's main module (at the app root here), import kiln and the generated API:`,
+      code("import { createRateLimiters } from 'kilnjs/api'"),
+      ...(hashes ? [code("import { createPasswordHasher } from 'kilnjs/core'")] : []),
+      code("import { createDatabase } from 'kilnjs/db'"),
+      code(`import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`),
+    ])
+    // Without DATABASE_URL, createDatabase opens embedded Postgres: a SQLite app names its file.
+    const url =
+      info.dialect === 'sqlite'
+        ? "process.env.DATABASE_URL ?? 'sqlite:storage/app.db'"
+        : 'process.env.DATABASE_URL'
+    steps.push([
+      'Register apiRoutes() in your Hono app (it answers its own errors as JSON):',
+      code(`const database = await createDatabase(${url})`),
+      code('const limiters = createRateLimiters()'),
+      code('const apiKeys = apiKeyProvider({ database })'),
+      ...(hashes ? hasher : []),
+      code(
+        `app.route('/', apiRoutes({ database, apiKeys, limiters${hashes ? ', hashPassword' : ''} }))`,
+      ),
+    ])
+  } else if (hashes && !wiring.hashPassword) {
+    steps.push([
+      'Pass hashPassword to apiRoutes(): a password of these models is stored hashed:',
+      code("import { createPasswordHasher } from 'kilnjs/core'"),
+      ...hasher,
+      code("app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword }))"),
+    ])
   }
-  print('  3. Register docsRoutes() (OpenAPI at /api/openapi.json, ReDoc at /api/docs):')
-  print(pc.dim("       app.route('/', docsRoutes({ app, title: 'My API', version: '1.0.0' }))"))
+  if (!wiring.docsRoutes) {
+    steps.push([
+      'Register docsRoutes() (OpenAPI at /api/openapi.json, ReDoc at /api/docs):',
+      code("app.route('/', docsRoutes({ app, title: 'My API', version: '1.0.0' }))"),
+    ])
+  }
   const setMigrations =
     info.configMigrations === undefined
       ? ` (set migrations: '${relative(info.root, info.migrationsDir)}' in kiln.config.ts)`
       : ''
-  print(
-    `  4. Create your tables and kiln's: npx drizzle-kit generate, then npx kilnjs migrate${setMigrations}`,
-  )
-  print(
+  steps.push([
+    `Create your tables and kiln's: npx drizzle-kit generate, then npx kilnjs migrate${setMigrations}`,
     "     (drizzle-kit writes your tables' migration; kilnjs migrate runs it beside kiln's own)",
-  )
-  print('  5. Mint a key: npx kilnjs make:api-key <name> --save  (scopes * unless --scopes)')
-  print(
-    `     Routes need <resource>:read (GET) or <resource>:write (POST, PUT, DELETE), e.g. ${info.models[0]?.names.resource ?? 'posts'}:read.`,
-  )
+  ])
+  const resources = info.models.map((m) => m.names.resource)
+  if (info.firstApi) {
+    steps.push([
+      'Mint a key: npx kilnjs make:api-key <name> --save  (scopes * unless --scopes)',
+      `     Routes need <resource>:read (GET) or <resource>:write (POST, PUT, DELETE), e.g. ${resources[0] ?? 'posts'}:read.`,
+    ])
+  } else {
+    const scopes = resources.flatMap((resource) => [`${resource}:read`, `${resource}:write`])
+    steps.push([
+      `A key calls the new routes with ${scopes.join(', ')} (or *): npx kilnjs make:api-key <name> --save --scopes ${scopes.join(',')}`,
+    ])
+  }
+  print('')
+  print(pc.bold('Next steps'))
+  steps.forEach(([first, ...rest], index) => {
+    print(`  ${index + 1}. ${first}`)
+    for (const line of rest) print(line)
+  })
 }
 
 function list(value: string): string[] {

@@ -5,7 +5,7 @@ import type { ColumnInfo } from '../../../db/models/columns.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
 import { apiKeysTemplate, moduleIndexTemplate, routesTemplate } from './app-templates.ts'
 import { relationsOf } from './list-query.ts'
-import { apiKeysMigration, apiKeysMigrationPath } from './migration.ts'
+import { apiKeysMigration, planApiKeysMigration } from './migration.ts'
 import { modelNames } from './names.ts'
 import {
   controllerTemplate,
@@ -19,12 +19,21 @@ export interface ApiScaffoldOptions {
   dialect: 'postgres' | 'sqlite'
   /** The models to generate, already chosen. */
   models: ModelInfo[]
+  /**
+   * Every model of the schema the API may relate to (kiln's own tables left out): a model
+   * generated alone still gets its relations to all of them. `models` when not given.
+   */
+  schemaModels?: ModelInfo[]
   /** Absolute folder of the generated API (kiln.config `out`). */
   outDir: string
   /** Absolute path of the schema module. */
   schemaFile: string
   /** Absolute folder of the app's migrations. */
   migrationsDir: string
+  /** drizzle-kit writes into the migrations folder too (its journal or its config says so). */
+  drizzleKit?: boolean
+  /** The time recorded in drizzle-kit's journal; now by default. */
+  now?: number
   /** Extra fields to leave out of resources. */
   exclude?: string[]
   /** Turn the automatic exclusion off: credentials are shown and writable as they are. */
@@ -42,6 +51,10 @@ export interface PlannedFile {
 export interface ApiScaffold {
   files: PlannedFile[]
   models: ModelTemplateInput[]
+  /** The schema's other models, with their relations (to the generated ones among them). */
+  others: ModelTemplateInput[]
+  /** drizzle-kit's existing journal with the new api_keys migration recorded in it. */
+  journalEdit?: { path: string; contents: string }
   context: TemplateContext
 }
 
@@ -89,7 +102,11 @@ export function planApiScaffold(options: ApiScaffoldOptions): ApiScaffold {
     schemaImport: importSpecifier(join(outDir, 'controllers'), options.schemaFile),
   }
   const models = options.models.map((model) => modelTemplateInput(model, options))
-  for (const input of models) input.relations = relationsOf(input, models)
+  const others = (options.schemaModels ?? [])
+    .filter((model) => model.primaryKey && !options.models.includes(model))
+    .map((model) => modelTemplateInput(model, options))
+  const everyModel = [...models, ...others]
+  for (const input of everyModel) input.relations = relationsOf(input, everyModel)
   const files: Array<{ path: string; contents: string }> = []
   for (const input of models) {
     const { names } = input
@@ -112,14 +129,20 @@ export function planApiScaffold(options: ApiScaffoldOptions): ApiScaffold {
     { path: join(outDir, 'index.ts'), contents: moduleIndexTemplate({ models }) },
     { path: join(outDir, 'routes.ts'), contents: routesTemplate({ models }, context) },
     { path: join(outDir, 'api-keys.ts'), contents: apiKeysTemplate(context) },
-    {
-      path: apiKeysMigrationPath(options.migrationsDir),
-      contents: apiKeysMigration(options.dialect),
-    },
   )
+  const migration = planApiKeysMigration(options.migrationsDir, {
+    dialect: options.dialect,
+    drizzleKit: options.drizzleKit ?? false,
+    now: options.now ?? Date.now(),
+  })
+  files.push({ path: migration.path, contents: apiKeysMigration(options.dialect) })
+  const journal = migration.journal
+  if (journal) files.push(journal)
   return {
-    files: files.map((file) => ({ ...file, exists: existsSync(file.path) })),
+    files: files.map(({ path, contents }) => ({ path, contents, exists: existsSync(path) })),
     models,
+    others,
+    ...(journal?.exists ? { journalEdit: journal } : {}),
     context,
   }
 }

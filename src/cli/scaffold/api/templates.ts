@@ -182,12 +182,16 @@ ${listQueryBlock(template, relations)}
 
 /** \`/api/v1/${names.resource}\`: index, show, store, update (PUT or PATCH) and destroy. */
 export function ${names.controller}({ ${deps} }: ApiContext) {
-  // Prepared once: a request only binds its values, the SQL is not built again.
-  const showQuery = db
-    .select()
-    .from(${t})
-    .where(eq(${t}.${pk.key}, sql.placeholder('id')))
-    .prepare(${prepareName('show')})
+  // Prepared on the first request, then reused: a request only binds its id. Not while the
+  // routes are built: SQLite reads the table to prepare, and an app started before its
+  // migrations ran answers 503 until they do.
+  const prepareShow = () =>
+    db
+      .select()
+      .from(${t})
+      .where(eq(${t}.${pk.key}, sql.placeholder('id')))
+      .prepare(${prepareName('show')})
+  let showQuery: ReturnType<typeof prepareShow> | undefined
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
 ${call('      ', 'const page = await runListQuery', [names.query, 'c.req.url', '{ db, counts }'], '')}
@@ -205,6 +209,7 @@ ${respond(', 201')}
     })
     .get('/:id', read, async function show(c) {
       const id = ${id.expr}
+      showQuery ??= prepareShow()
       const [${row}] = await showQuery.${run}({ id })
 ${respond()}
     })

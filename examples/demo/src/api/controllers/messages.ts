@@ -51,12 +51,16 @@ export const messagesQuery = defineListQuery(messages, {
 
 /** `/api/v1/messages`: index, show, store, update (PUT or PATCH) and destroy. */
 export function messagesController({ db, counts }: ApiContext) {
-  // Prepared once: a request only binds its values, the SQL is not built again.
-  const showQuery = db
-    .select()
-    .from(messages)
-    .where(eq(messages.id, sql.placeholder('id')))
-    .prepare('kiln_messages_show')
+  // Prepared on the first request, then reused: a request only binds its id. Not while the
+  // routes are built: SQLite reads the table to prepare, and an app started before its
+  // migrations ran answers 503 until they do.
+  const prepareShow = () =>
+    db
+      .select()
+      .from(messages)
+      .where(eq(messages.id, sql.placeholder('id')))
+      .prepare('kiln_messages_show')
+  let showQuery: ReturnType<typeof prepareShow> | undefined
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
       const page = await runListQuery(messagesQuery, c.req.url, { db, counts })
@@ -74,6 +78,7 @@ export function messagesController({ db, counts }: ApiContext) {
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
+      showQuery ??= prepareShow()
       const [message] = await showQuery.execute({ id })
       return c.json({ data: toMessageResource(found(message)) })
     })

@@ -53,12 +53,16 @@ export const postsQuery = defineListQuery(posts, {
 
 /** `/api/v1/posts`: index, show, store, update (PUT or PATCH) and destroy. */
 export function postsController({ db, counts }: ApiContext) {
-  // Prepared once: a request only binds its values, the SQL is not built again.
-  const showQuery = db
-    .select()
-    .from(posts)
-    .where(eq(posts.id, sql.placeholder('id')))
-    .prepare('kiln_posts_show')
+  // Prepared on the first request, then reused: a request only binds its id. Not while the
+  // routes are built: SQLite reads the table to prepare, and an app started before its
+  // migrations ran answers 503 until they do.
+  const prepareShow = () =>
+    db
+      .select()
+      .from(posts)
+      .where(eq(posts.id, sql.placeholder('id')))
+      .prepare('kiln_posts_show')
+  let showQuery: ReturnType<typeof prepareShow> | undefined
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
       const page = await runListQuery(postsQuery, c.req.url, { db, counts })
@@ -76,6 +80,7 @@ export function postsController({ db, counts }: ApiContext) {
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
+      showQuery ??= prepareShow()
       const [post] = await showQuery.execute({ id })
       return c.json({ data: toPostResource(found(post)) })
     })

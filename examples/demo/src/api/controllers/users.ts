@@ -42,12 +42,16 @@ export const usersQuery = defineListQuery(users, {
 
 /** `/api/v1/users`: index, show, store, update (PUT or PATCH) and destroy. */
 export function usersController({ db, counts, hashPassword }: ApiContext) {
-  // Prepared once: a request only binds its values, the SQL is not built again.
-  const showQuery = db
-    .select()
-    .from(users)
-    .where(eq(users.id, sql.placeholder('id')))
-    .prepare('kiln_users_show')
+  // Prepared on the first request, then reused: a request only binds its id. Not while the
+  // routes are built: SQLite reads the table to prepare, and an app started before its
+  // migrations ran answers 503 until they do.
+  const prepareShow = () =>
+    db
+      .select()
+      .from(users)
+      .where(eq(users.id, sql.placeholder('id')))
+      .prepare('kiln_users_show')
+  let showQuery: ReturnType<typeof prepareShow> | undefined
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
       const page = await runListQuery(usersQuery, c.req.url, { db, counts })
@@ -65,6 +69,7 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
+      showQuery ??= prepareShow()
       const [user] = await showQuery.execute({ id })
       return c.json({ data: toUserResource(found(user)) })
     })
