@@ -17,8 +17,8 @@ import {
   type JsonRecord,
   MAX_PER_PAGE,
   notFound,
-  nowFor,
   parseData,
+  readClock,
   requirePrimaryKey,
   resolveModel,
   rowCondition,
@@ -85,10 +85,15 @@ export function createCrud(options: CrudOptions): Crud {
       await authorizeCall(policy, model, { caller, action: 'crud_create', data: fieldsOf(values) })
       const tenant = tenantOf(model, access, caller)
       if (tenant) values.set(tenant.column, checkTenantValue(tenant, values.get(tenant.column)))
-      for (const column of model.columns) {
-        if (TIMESTAMP_FIELDS.includes(column.name) && !values.has(column) && !column.hasDefault) {
-          const now = nowFor(column)
-          if (now !== undefined) values.set(column, now)
+      // Timestamps the database does not fill are set here; then both are, from one reading.
+      const stamps = model.columns.filter(
+        (column) => TIMESTAMP_FIELDS.includes(column.name) && !values.has(column),
+      )
+      if (stamps.some((column) => !column.hasDefault)) {
+        const now = readClock(database.dialect)
+        for (const column of stamps) {
+          const value = now(column)
+          if (value !== undefined) values.set(column, value)
         }
       }
       const missing = model.columns.filter(
@@ -142,7 +147,7 @@ export function createCrud(options: CrudOptions): Crud {
       })
       const updatedAt = model.columns.find((column) => column.name === 'updated_at')
       if (updatedAt && !values.has(updatedAt)) {
-        const now = nowFor(updatedAt)
+        const now = readClock(database.dialect)(updatedAt)
         if (now !== undefined) values.set(updatedAt, now)
       }
       const row = toRowObject(values)

@@ -17,7 +17,7 @@ type Json = Record<string, unknown>
 
 /**
  * The data tools and the generated REST API on one database: the same rule for column values,
- * the same words for a unique pair.
+ * the same words for a unique pair, one clock for the timestamps.
  */
 describeEachDatabase('data tools beside the generated REST API', (backend) => {
   let scaffolded: ScaffoldedApp
@@ -122,5 +122,14 @@ describeEachDatabase('data tools beside the generated REST API', (backend) => {
     expect(duplicate.text).toBe(
       'Could not create bookings: a record with the same tool_id and starts_on already exists',
     )
+  })
+
+  it('crud_create fills created_at and updated_at from one reading of the clock', async () => {
+    const tool = await ok<Json>(client, 'crud_create', {
+      model: 'tools',
+      data: { name: 'Router', daily_rate: '7' },
+    })
+    expect(tool.updated_at).not.toBeNull()
+    expect(tool.updated_at).toBe(tool.created_at)
   })
 })

@@ -101,4 +101,78 @@ describeEachDatabase('generated REST API on the rentals schema', (backend) => {
       expect(other.status).toBe(201)
     })
   })
+
+  describe('timestamps', () => {
+    it('a created record has one reading of the clock in created_at and updated_at', async () => {
+      const tool = await createTool()
+      expect(tool.updated_at).not.toBeNull()
+      expect(tool.updated_at).toBe(tool.created_at)
+      const { body } = await send('GET', `/api/v1/tools/${tool.id}`)
+      expect((body.data as Json).updated_at).toBe((body.data as Json).created_at)
+    })
+
+    it('an update moves updated_at, never before created_at', async () => {
+      const tool = await createTool()
+      const { status, body } = await send('PATCH', `/api/v1/tools/${tool.id}`, { name: 'Planer' })
+      expect(status).toBe(200)
+      const updated = body.data as Json
+      expect(updated.created_at).toBe(tool.created_at)
+      expect(Date.parse(String(updated.updated_at))).toBeGreaterThanOrEqual(
+        Date.parse(String(updated.created_at)),
+      )
+    })
+  })
+
+  describe('If-Match on writes (lost-update protection)', () => {
+    const etagOf = async (path: string) => {
+      const { response } = await send('GET', path)
+      return response.headers.get('etag') ?? ''
+    }
+    const nameOf = async (path: string) => ((await send('GET', path)).body.data as Json).name
+
+    for (const method of ['PUT', 'PATCH'] as const) {
+      it(`${method}: the ETag show sent passes, a stale or weak one is 412 and changes nothing`, async () => {
+        const path = `/api/v1/tools/${(await createTool({ name: 'Hammer' })).id}`
+        const tag = await etagOf(path)
+        expect(tag).toMatch(/^"[\w-]+"$/)
+        for (const stale of ['"stale"', `W/${tag}`, '"a", "b"']) {
+          const refused = await send(method, path, { name: 'Lost' }, { 'if-match': stale })
+          expect(refused.status).toBe(412)
+          expect(refused.body).toEqual({ error: 'Precondition Failed' })
+        }
+        expect(await nameOf(path)).toBe('Hammer')
+        const first = await send(method, path, { name: 'Mallet' }, { 'if-match': `"x", ${tag}` })
+        expect(first.status).toBe(200)
+        // The tag now names a version that is gone: a second writer holding it is refused.
+        const second = await send(method, path, { name: 'Sledge' }, { 'if-match': tag })
+        expect(second.status).toBe(412)
+        expect(await nameOf(path)).toBe('Mallet')
+        expect(first.response.headers.get('etag')).toBeNull()
+        const fresh = await etagOf(path)
+        expect(fresh).not.toBe(tag)
+        expect((await send(method, path, { name: 'Sledge' }, { 'if-match': fresh })).status).toBe(
+          200,
+        )
+      })
+    }
+
+    it('DELETE: 412 for a stale tag, deleted with the current one', async () => {
+      const path = `/api/v1/tools/${(await createTool()).id}`
+      const tag = await etagOf(path)
+      await send('PATCH', path, { name: 'Changed' })
+      expect((await send('DELETE', path, undefined, { 'if-match': tag })).status).toBe(412)
+      expect((await send('GET', path)).status).toBe(200)
+      const deleted = await send('DELETE', path, undefined, { 'if-match': await etagOf(path) })
+      expect(deleted.status).toBe(200)
+      expect((await send('GET', path)).status).toBe(404)
+    })
+
+    it('* passes when the record exists; a missing record is 404 whatever the header', async () => {
+      const path = `/api/v1/tools/${(await createTool()).id}`
+      expect((await send('PATCH', path, { name: 'Any' }, { 'if-match': '*' })).status).toBe(200)
+      expect((await send('DELETE', path, undefined, { 'if-match': '*' })).status).toBe(200)
+      expect((await send('PATCH', path, { name: 'Gone' }, { 'if-match': '*' })).status).toBe(404)
+      expect((await send('DELETE', path, undefined, { 'if-match': '"x"' })).status).toBe(404)
+    })
+  })
 })

@@ -3,6 +3,7 @@ import { Hono } from 'hono'
 import {
   type ApiEnv,
   belongsTo,
+  checkIfMatch,
   defineListQuery,
   found,
   parseId,
@@ -48,6 +49,11 @@ export function commentsController({ db, counts }: ApiContext) {
     .from(comments)
     .where(eq(comments.id, sql.placeholder('id')))
     .prepare('kiln_comments_show')
+  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
+  const shown = async (id: number) => {
+    const [current] = await showQuery.execute({ id })
+    return current && { data: toCommentResource(current) }
+  }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
       const page = await runListQuery(commentsQuery, c.req.url, { db, counts })
@@ -71,9 +77,10 @@ export function commentsController({ db, counts }: ApiContext) {
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
       const input = await parseJsonBody(c.req.raw, UpdateCommentRequest)
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [comment] = await db
         .update(comments)
-        .set({ ...input, updatedAt: new Date() })
+        .set({ ...input, updatedAt: sql`now()` })
         .where(eq(comments.id, id))
         .returning()
         .catch(rejectConstraintViolation)
@@ -81,6 +88,7 @@ export function commentsController({ db, counts }: ApiContext) {
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [comment] = await db
         .delete(comments)
         .where(eq(comments.id, id))

@@ -3,6 +3,7 @@ import { Hono } from 'hono'
 import {
   type ApiEnv,
   belongsTo,
+  checkIfMatch,
   defineListQuery,
   found,
   hasMany,
@@ -59,6 +60,11 @@ export function postsController({ db, counts }: ApiContext) {
     .from(posts)
     .where(eq(posts.id, sql.placeholder('id')))
     .prepare('kiln_posts_show')
+  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
+  const shown = async (id: number) => {
+    const [current] = await showQuery.execute({ id })
+    return current && { data: toPostResource(current) }
+  }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
       const page = await runListQuery(postsQuery, c.req.url, { db, counts })
@@ -82,9 +88,10 @@ export function postsController({ db, counts }: ApiContext) {
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
       const input = await parseJsonBody(c.req.raw, UpdatePostRequest)
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [post] = await db
         .update(posts)
-        .set({ ...input, updatedAt: new Date() })
+        .set({ ...input, updatedAt: sql`now()` })
         .where(eq(posts.id, id))
         .returning()
         .catch(rejectConstraintViolation)
@@ -92,6 +99,7 @@ export function postsController({ db, counts }: ApiContext) {
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [post] = await db
         .delete(posts)
         .where(eq(posts.id, id))

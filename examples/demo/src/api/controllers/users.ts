@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
+  checkIfMatch,
   defineListQuery,
   found,
   hasMany,
@@ -48,6 +49,11 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
     .from(users)
     .where(eq(users.id, sql.placeholder('id')))
     .prepare('kiln_users_show')
+  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
+  const shown = async (id: number) => {
+    const [current] = await showQuery.execute({ id })
+    return current && { data: toUserResource(current) }
+  }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
       const page = await runListQuery(usersQuery, c.req.url, { db, counts })
@@ -72,9 +78,10 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
       const id = parseId(c.req.param('id'))
       const { password, ...input } = await parseJsonBody(c.req.raw, UpdateUserRequest)
       const passwordHash = password === undefined ? undefined : await hashPassword(password)
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [user] = await db
         .update(users)
-        .set({ ...input, passwordHash, updatedAt: new Date() })
+        .set({ ...input, passwordHash, updatedAt: sql`now()` })
         .where(eq(users.id, id))
         .returning()
         .catch(rejectConstraintViolation)
@@ -82,6 +89,7 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [user] = await db
         .delete(users)
         .where(eq(users.id, id))
