@@ -1,6 +1,13 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { type SQL, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { silentLogger } from '../../src/core/index.ts'
+import { createRecordCounter, type RecordCounter } from '../../src/api/index.ts'
+import {
+  ManualClock,
+  MemoryKeyValueStore,
+  RedisKeyValueStore,
+  silentLogger,
+} from '../../src/core/index.ts'
 import { createModelRegistry } from '../../src/db/index.ts'
 import { createDataTools, createMcpServer } from '../../src/mcp/index.ts'
 import {
@@ -11,27 +18,51 @@ import {
   startGeneratedApi,
 } from '../api/rest/generated-app.ts'
 import { describeEachDatabase } from '../support/databases.ts'
+import { createTestRedis, type TestRedis } from '../support/redis.ts'
 import { call, connectInMemory, ok } from './support/client.ts'
 
 type Json = Record<string, unknown>
 
+/** A record counter that tells how many counts it let through to the database. */
+function countingCounter(inner: RecordCounter): RecordCounter & { queries: number } {
+  const counter = {
+    queries: 0,
+    total: (table, page, rows, count) =>
+      inner.total(table, page, rows, () => {
+        counter.queries++
+        return typeof count === 'function' ? count() : count
+      }),
+    count: (table, variant, count) =>
+      inner.count(table, variant, () => {
+        counter.queries++
+        return typeof count === 'function' ? count() : count
+      }),
+    invalidate: (table) => inner.invalidate(table),
+  } satisfies RecordCounter & { queries: number }
+  return counter
+}
+
 /**
  * The data tools and the generated REST API on one database: the same rule for column values,
- * the same words for a unique pair, one clock for the timestamps.
+ * the same words for a unique pair, and one cached, shared count behind both lists' `total`.
  */
 describeEachDatabase('data tools beside the generated REST API', (backend) => {
   let scaffolded: ScaffoldedApp
   let api: RunningApi
   let client: Client
+  // Never advanced: a cached count stays trusted, so only invalidation can refresh it.
+  const store = new MemoryKeyValueStore({ clock: new ManualClock(1_000_000) })
+  const counts = countingCounter(createRecordCounter({ store }))
 
   beforeAll(async () => {
     scaffolded = await scaffoldApp(backend.dialect, { app: RENTALS[backend.dialect] })
-    api = await startGeneratedApi(scaffolded, backend)
+    api = await startGeneratedApi(scaffolded, backend, { counts })
     const schema = await import(`${scaffolded.root}/src/schema.ts`)
     const tools = createDataTools({
       database: api.database,
       models: createModelRegistry(schema, backend.dialect),
       access: { unlisted: 'all' },
+      counts,
       logger: silentLogger(),
     })
     client = await connectInMemory(createMcpServer({ dataTools: { tools } }))
@@ -131,5 +162,88 @@ describeEachDatabase('data tools beside the generated REST API', (backend) => {
     })
     expect(tool.updated_at).not.toBeNull()
     expect(tool.updated_at).toBe(tool.created_at)
+  })
+
+  describe("crud_list's total shares the REST list's counter", () => {
+    const page = { model: 'tools', per_page: 2, page: 1 }
+    const totalOf = async () => (await ok<{ total: number }>(client, 'crud_list', page)).total
+    const restTotal = async () =>
+      ((await rest('GET', '/api/v1/tools?per_page=2')).body.meta as { total: number }).total
+    const query = async (statement: SQL) => {
+      const database = api.database
+      return (
+        database.dialect === 'postgres'
+          ? (await database.db.execute(statement)).rows
+          : database.db.all(statement)
+      ) as Json[]
+    }
+    const rows = async () => Number((await query(sql`select count(*) as n from tools`))[0]?.n)
+
+    it('counts once, not on every call', async () => {
+      const total = await totalOf()
+      const before = counts.queries
+      for (let call = 0; call < 10; call++) expect(await totalOf()).toBe(total)
+      expect(await restTotal()).toBe(total)
+      expect(counts.queries).toBe(before)
+    })
+
+    it('is exact after a write through a tool, and through REST', async () => {
+      const start = await totalOf()
+      const created = await ok<Json>(client, 'crud_create', {
+        model: 'tools',
+        data: { name: 'Jigsaw', daily_rate: '4' },
+      })
+      expect(await totalOf()).toBe(start + 1)
+      expect(await restTotal()).toBe(start + 1)
+      expect((await rest('POST', '/api/v1/tools', { name: 'Plane', daily_rate: '2' })).status).toBe(
+        201,
+      )
+      expect(await totalOf()).toBe(start + 2)
+      await ok(client, 'crud_delete', { model: 'tools', id: created.id })
+      expect(await restTotal()).toBe(start + 1)
+      expect(await totalOf()).toBe(await rows())
+    })
+
+    it('a write outside kiln shows once the cached count is dropped', async () => {
+      const start = await totalOf()
+      await query(sql`insert into tools (name, daily_rate) values ('Vise', 1) returning id`)
+      // Still the cached count: nothing told kiln (the count is trusted `ttlMs`, 5 s by default).
+      expect(await totalOf()).toBe(start)
+      await counts.invalidate('tools')
+      expect(await totalOf()).toBe(start + 1)
+    })
+  })
+
+  describe('two instances sharing the count through Redis', () => {
+    let redis: TestRedis
+    const instances: Client[] = []
+
+    beforeAll(async () => {
+      redis = await createTestRedis()
+      const schema = await import(`${scaffolded.root}/src/schema.ts`)
+      for (let instance = 0; instance < 2; instance++) {
+        const store = new RedisKeyValueStore(redis.connections.connect(), { prefix: redis.prefix })
+        const tools = createDataTools({
+          database: api.database,
+          models: createModelRegistry(schema, backend.dialect),
+          access: { unlisted: 'all' },
+          counts: createRecordCounter({ store, ttlMs: 3_600_000 }),
+          logger: silentLogger(),
+        })
+        instances.push(await connectInMemory(createMcpServer({ dataTools: { tools } })))
+      }
+    })
+    afterAll(async () => {
+      for (const instance of instances) await instance.close()
+      await redis?.cleanup()
+    })
+
+    it("a write through one instance's tools shows in the other's total", async () => {
+      const [first, second] = instances as [Client, Client]
+      const list = { model: 'tools', per_page: 1, page: 1 }
+      const start = (await ok<{ total: number }>(second, 'crud_list', list)).total
+      await ok(first, 'crud_create', { model: 'tools', data: { name: 'Clamp', daily_rate: '1' } })
+      expect((await ok<{ total: number }>(second, 'crud_list', list)).total).toBe(start + 1)
+    })
   })
 })
