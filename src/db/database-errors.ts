@@ -31,6 +31,11 @@ export interface DatabaseDataError {
   code: string
   /** The field the database blames, when it says: Postgres' key detail or column, SQLite's message. */
   field: string | undefined
+  /**
+   * Every column of the key the database names (`['tool_id', 'starts_on']` for a unique pair);
+   * `[field]` for a single column, empty when it names none.
+   */
+  fields: string[]
   /** Postgres' `column` of the error, when given. */
   column: string | undefined
   /** `foreign-key` only: the record is still referenced (a delete or key update was blocked). */
@@ -55,18 +60,43 @@ export function classifyDatabaseError(error: unknown): DatabaseDataError | undef
   const code = String(driver.code)
   const message = typeof driver.message === 'string' ? driver.message : ''
   const detail = typeof driver.detail === 'string' ? driver.detail : ''
-  const pgKeyField = /Key \(([^)]+)\)/.exec(detail)?.[1]?.split(',')[0]?.trim()
-  const sqliteField = /constraint failed: \w+\.(\w+)/.exec(message)?.[1]
   const column = typeof driver.column === 'string' ? driver.column : undefined
+  const keyFields = postgresKeyFields(detail) ?? sqliteKeyFields(message)
+  const fields = keyFields ?? (column === undefined ? [] : [column])
   return {
     kind,
     code,
-    field: pgKeyField ?? sqliteField ?? column,
+    field: fields[0],
+    fields,
     column,
     stillReferenced:
       kind === 'foreign-key' &&
       (/still referenced/.test(detail) || /update or delete/.test(message)),
   }
+}
+
+/** `Key (tool_id, starts_on)=(1, 2025-03-01) already exists.` → the key's plain column names. */
+function postgresKeyFields(detail: string): string[] | undefined {
+  const key = /^Key \((.+?)\)=\(/.exec(detail)?.[1]
+  return key === undefined ? undefined : plainNames(key.split(', ').map(unquote))
+}
+
+/** `UNIQUE constraint failed: bookings.tool_id, bookings.starts_on` → the column names. */
+function sqliteKeyFields(message: string): string[] | undefined {
+  const list = /constraint failed: (.+)$/.exec(message)?.[1]
+  if (list === undefined) return undefined
+  // `table.column` each; a CHECK names its constraint instead, which is no field.
+  const names = list.split(', ').map((name) => /^\w+\.(\w+)$/.exec(name)?.[1] ?? '')
+  return plainNames(names)
+}
+
+/** Column names only: an expression index (`lower(email::text)`) names no field. */
+function plainNames(names: string[]): string[] | undefined {
+  return names.length > 0 && names.every((name) => /^\w+$/.test(name)) ? names : undefined
+}
+
+function unquote(name: string): string {
+  return /^".*"$/.test(name) ? name.slice(1, -1).replaceAll('""', '"') : name
 }
 
 function kindOf(driver: DriverError): DatabaseErrorKind | undefined {

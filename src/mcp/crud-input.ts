@@ -1,4 +1,5 @@
-import { and, type Column, eq, getTableColumns, type SQL } from 'drizzle-orm'
+import { and, type Column, eq, getTableColumns, type SQL, sql } from 'drizzle-orm'
+import type { Dialect } from '../db/index.ts'
 import type { McpCaller, ModelAccess } from './access.ts'
 import {
   findModel,
@@ -137,10 +138,21 @@ function enumValuesOf(model: McpModel, column: McpColumn): readonly string[] | u
   return column.enumValues ?? drizzleColumn(model, column).enumValues
 }
 
-export function nowFor(column: McpColumn): unknown {
-  if (column.dataType === 'date') return new Date()
-  if (column.dataType === 'string') return new Date().toISOString()
-  return undefined
+/**
+ * Reads the clock once for the timestamps of one write: the database's `now()` on Postgres (the
+ * clock `defaultNow()` reads, so a filled `updated_at` equals a defaulted `created_at`); on
+ * SQLite, which runs in this process, this process's clock. Undefined for a column that holds
+ * no time. The generated controllers write the same values.
+ */
+export function readClock(dialect: Dialect): (column: McpColumn) => unknown {
+  const now = new Date()
+  return (column) => {
+    if (column.dataType !== 'date' && column.dataType !== 'string') return undefined
+    if (dialect === 'postgres') {
+      return /with time zone/i.test(column.sqlType) ? sql`now()` : sql`now() at time zone 'utc'`
+    }
+    return column.dataType === 'date' ? now : now.toISOString()
+  }
 }
 
 export function toRowObject(values: Map<McpColumn, unknown>): Record<string, unknown> {

@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm'
 import {
-  createRecordCounter,
   defineListQuery,
   foreignKeyRelations,
   type ListQueryDefinition,
+  type RecordCounter,
   type RelationSpec,
   runListQuery,
 } from '../api/index.ts'
@@ -57,8 +57,6 @@ interface ModelQuery {
   targets: Map<string, McpModel>
 }
 
-// Exact on every call: writes made through the tools or the REST API do not share a counter.
-const exactCounts = createRecordCounter({ ttlMs: 0 })
 const queries = new WeakMap<AccessPolicy, Map<McpModel, ModelQuery>>()
 
 /**
@@ -106,10 +104,12 @@ function queryOf(policy: AccessPolicy, model: McpModel, access: ModelAccess): Mo
 
 /**
  * `crud_list` after `checkCall`: the REST list grammar (filters with operators, sort, fields,
- * include, search, cursor, count) on the caller's readable columns, within its tenant.
+ * include, search, cursor, count) on the caller's readable columns, within its tenant. `total`
+ * comes from `counts`, the REST list's counter when the app shares it.
  */
 export async function listRecords(
   database: Database,
+  counts: RecordCounter,
   policy: AccessPolicy,
   model: McpModel,
   access: ModelAccess,
@@ -136,7 +136,7 @@ export async function listRecords(
   try {
     envelope = await runListQuery(scoped, toUrl(input), {
       db: database.db,
-      counts: exactCounts,
+      counts,
       scope,
     })
   } catch (error) {

@@ -1,6 +1,7 @@
 import { getTableName, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core'
 import type { SQLiteTable, SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
+import { createRecordCounter, type RecordCounter } from '../api/index.ts'
 import type { Logger } from '../core/index.ts'
 import type { Database, PostgresDatabase, SqliteDatabase } from '../db/index.ts'
 import {
@@ -17,8 +18,8 @@ import {
   type JsonRecord,
   MAX_PER_PAGE,
   notFound,
-  nowFor,
   parseData,
+  readClock,
   requirePrimaryKey,
   resolveModel,
   rowCondition,
@@ -44,6 +45,13 @@ export interface CrudOptions {
    * `crud_list`, nothing writable. A resolved policy (`resolveAccess`) is reused as is.
    */
   access?: McpAccessOptions | AccessPolicy | undefined
+  /**
+   * The counter behind `crud_list`'s `total`: give it the REST group's (`counts`, or a
+   * `createRecordCounter` on the same store, Redis for several instances), so writes through
+   * the API and through the tools invalidate one cached count. Default: a counter of these
+   * tools alone (in memory, trusted 5 s).
+   */
+  counts?: RecordCounter | undefined
   logger?: Logger | undefined
 }
 
@@ -72,7 +80,7 @@ export function accessPolicyOf(options: Pick<CrudOptions, 'models' | 'access'>):
  * has `tenant_id`, every statement is limited to that tenant's rows.
  */
 export function createCrud(options: CrudOptions): Crud {
-  const { database, models, caller, logger } = options
+  const { database, models, caller, logger, counts = createRecordCounter() } = options
   const policy = accessPolicyOf(options)
   const run = <T>(action: string, work: () => Promise<T>) => guardDatabase(action, work, logger)
   const find = (name: string) => resolveModel(models, name, policy.visibleModels)
@@ -85,10 +93,15 @@ export function createCrud(options: CrudOptions): Crud {
       await authorizeCall(policy, model, { caller, action: 'crud_create', data: fieldsOf(values) })
       const tenant = tenantOf(model, access, caller)
       if (tenant) values.set(tenant.column, checkTenantValue(tenant, values.get(tenant.column)))
-      for (const column of model.columns) {
-        if (TIMESTAMP_FIELDS.includes(column.name) && !values.has(column) && !column.hasDefault) {
-          const now = nowFor(column)
-          if (now !== undefined) values.set(column, now)
+      // Timestamps the database does not fill are set here; then both are, from one reading.
+      const stamps = model.columns.filter(
+        (column) => TIMESTAMP_FIELDS.includes(column.name) && !values.has(column),
+      )
+      if (stamps.some((column) => !column.hasDefault)) {
+        const now = readClock(database.dialect)
+        for (const column of stamps) {
+          const value = now(column)
+          if (value !== undefined) values.set(column, value)
         }
       }
       const missing = model.columns.filter(
@@ -111,6 +124,7 @@ export function createCrud(options: CrudOptions): Crud {
           : insertSqlite(database, model, row),
       )
       if (!created) throw new ToolError(`The ${model.resource} record was not created`)
+      await counts.invalidate(model.tableName)
       return serialize(access.readable, created)
     },
 
@@ -118,7 +132,7 @@ export function createCrud(options: CrudOptions): Crud {
       const model = find(input.model)
       const access = checkCall(policy, model, { caller, action: 'crud_list' })
       return run(`list ${model.resource}`, () =>
-        listRecords(database, policy, model, access, caller, input),
+        listRecords(database, counts, policy, model, access, caller, input),
       )
     },
 
@@ -142,7 +156,7 @@ export function createCrud(options: CrudOptions): Crud {
       })
       const updatedAt = model.columns.find((column) => column.name === 'updated_at')
       if (updatedAt && !values.has(updatedAt)) {
-        const now = nowFor(updatedAt)
+        const now = readClock(database.dialect)(updatedAt)
         if (now !== undefined) values.set(updatedAt, now)
       }
       const row = toRowObject(values)
@@ -166,6 +180,8 @@ export function createCrud(options: CrudOptions): Crud {
         return first
       })
       if (!updated) throw notFound(model, id)
+      // An update adds or removes no record, but moves records in and out of filtered counts.
+      await counts.invalidate(model.tableName)
       return serialize(access.readable, updated as JsonRecord)
     },
 
@@ -189,6 +205,7 @@ export function createCrud(options: CrudOptions): Crud {
           .run().changes
       })
       if (deleted === 0) throw notFound(model, id)
+      await counts.invalidate(model.tableName)
       return { message: 'Deleted', id }
     },
   }

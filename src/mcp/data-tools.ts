@@ -1,6 +1,11 @@
 import type { McpServer, ScopeChallengeHandler } from '@modelcontextprotocol/server'
 import { z } from 'zod'
-import { COUNT_STRATEGIES, DEFAULT_QUERY_LIMITS, FILTER_OPERATORS } from '../api/index.ts'
+import {
+  COUNT_STRATEGIES,
+  createRecordCounter,
+  DEFAULT_QUERY_LIMITS,
+  FILTER_OPERATORS,
+} from '../api/index.ts'
 import { type AccessPolicy, DATA_TOOL_NAMES, type DataToolName, type McpCaller } from './access.ts'
 import {
   accessPolicyOf,
@@ -29,6 +34,8 @@ export interface DataTools {
  */
 export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): DataTools {
   const policy = accessPolicyOf(options)
+  // One counter for every session's tools (each `register` makes a Crud).
+  const counts = options.counts ?? createRecordCounter()
   const schemas = buildSchemas(policy)
   const logger = options.logger
   const onUnexpected = (error: unknown) =>
@@ -50,7 +57,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
   return {
     policy,
     register(server, caller) {
-      const crud = createCrud({ ...options, access: policy, caller })
+      const crud = createCrud({ ...options, access: policy, caller, counts })
       const { create, list, update, remove } = schemas
       const allowed = (name: DataToolName) => policy.tools.has(name)
       if (allowed('crud_create')) {

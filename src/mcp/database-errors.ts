@@ -1,5 +1,9 @@
 import type { Logger } from '../core/index.ts'
-import { classifyDatabaseError, type DatabaseErrorKind } from '../db/database-errors.ts'
+import {
+  classifyDatabaseError,
+  type DatabaseDataError,
+  type DatabaseErrorKind,
+} from '../db/database-errors.ts'
 import { ToolError } from './tool-error.ts'
 
 /** What a tool says for each kind of data error (never the statement or its parameters). */
@@ -12,6 +16,13 @@ const MESSAGES: Record<DatabaseErrorKind, string> = {
   data: 'a value does not fit its column',
   restrict: 'a constraint failed',
   constraint: 'a constraint failed',
+}
+
+/** A unique violation names its columns, all of them for a unique pair (never their values). */
+function messageOf(error: DatabaseDataError): string {
+  if (error.kind !== 'unique' || error.fields.length === 0) return MESSAGES[error.kind]
+  const names = error.fields.join(' and ')
+  return `a record with the same ${names} already exists`
 }
 
 /**
@@ -29,7 +40,7 @@ export async function guardDatabase<T>(
   } catch (error) {
     if (error instanceof ToolError) throw error
     const classified = classifyDatabaseError(error)
-    if (classified) throw new ToolError(`Could not ${action}: ${MESSAGES[classified.kind]}`)
+    if (classified) throw new ToolError(`Could not ${action}: ${messageOf(classified)}`)
     const cause = driverError(error)
     const code = (cause as { code?: unknown } | undefined)?.code
     logger?.error(

@@ -1,3 +1,6 @@
+import type { z } from 'zod'
+import { decimal, decimalOptionsOf, int64 } from '../api/rest/column-values.ts'
+import { validationMessage } from '../api/rest/validation-messages.ts'
 import type { McpColumn } from './models.ts'
 
 /** A value that does not fit its column; the message names what was expected. */
@@ -16,7 +19,7 @@ const INTEGER_RANGES: Record<string, number> = {
   serial4: 2 ** 31,
 }
 const NUMERIC_STRING = /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/
-const INTEGER_STRING = /^-?\d+$/
+const DECIMAL_TYPES = /^(numeric|decimal)\b/i
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -34,6 +37,8 @@ export function coerceValue(
     if (!column.nullable) throw new FieldValueError('must not be null')
     return null
   }
+  // numeric(p, s) in any mode, and 64-bit integers: the very rules of the REST requests.
+  if (DECIMAL_TYPES.test(column.sqlType)) return coerceDecimal(column, value)
   switch (column.dataType) {
     case 'string':
       return coerceString(column, value, enumValues)
@@ -42,7 +47,7 @@ export function coerceValue(
     case 'number':
       return coerceNumber(column, value, INTEGER_TYPES.test(column.sqlType))
     case 'bigint':
-      return coerceBigint(value)
+      return parseWith(int64(), value)
     case 'boolean':
       if (typeof value !== 'boolean') throw new FieldValueError('expected true or false')
       return value
@@ -93,13 +98,29 @@ function coerceNumber(column: McpColumn, value: unknown, integer: boolean): numb
   return number
 }
 
-function coerceBigint(value: unknown): bigint {
-  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value)
-  if (typeof value === 'string' && INTEGER_STRING.test(value)) {
-    const big = BigInt(value)
-    if (big >= -(2n ** 63n) && big < 2n ** 63n) return big
+const decimals = new Map<string, ReturnType<typeof decimal>>()
+
+/** A `numeric(p, s)` value: never rounded, too many digits refused (as `decimal()` does on REST). */
+function coerceDecimal(column: McpColumn, value: unknown): unknown {
+  let schema = decimals.get(column.sqlType)
+  if (!schema) {
+    schema = decimal(decimalOptionsOf(column.sqlType))
+    decimals.set(column.sqlType, schema)
   }
-  throw new FieldValueError('expected a 64-bit integer')
+  const text = parseWith(schema, value)
+  if (column.dataType === 'number') return Number(text)
+  if (column.dataType === 'bigint') {
+    if (!/^-?\d+$/.test(text)) throw new FieldValueError('must be a whole number')
+    return BigInt(text)
+  }
+  return text
+}
+
+/** Parses with a REST column schema; its first message (worded by `validationMessage`) if refused. */
+function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value, { error: validationMessage })
+  if (result.success) return result.data
+  throw new FieldValueError(result.error.issues[0]?.message ?? 'is not valid')
 }
 
 function coerceDate(value: unknown): Date {

@@ -360,7 +360,7 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
         'a duplicate unique value',
         'crud_update',
         { model: 'users', id: 2, data: { email: 'ada@example.com' } },
-        /^Could not update users: a record with the same unique value already exists$/,
+        /^Could not update users: a record with the same email already exists$/,
       ],
       [
         'unknown filter field',

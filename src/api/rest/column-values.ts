@@ -13,6 +13,9 @@ const DECIMAL = /^-?(\d+)(?:\.(\d+))?$/
  * A `numeric(p, s)` request field: a JSON number or a numeric string (`12.5`, `"12.50"`),
  * refused with a 422 when it has more digits than the column keeps, never rounded. The parsed
  * value is the decimal string the column stores, so no precision is lost on the way.
+ *
+ * The one rule for numeric values: the generated requests use it, and so do the MCP data tools
+ * (`decimalOptionsOf` reads the precision and scale from the column's SQL type).
  */
 export function decimal({ precision, scale = 0 }: DecimalOptions = {}) {
   const whole = precision === undefined ? undefined : precision - scale
@@ -22,23 +25,36 @@ export function decimal({ precision, scale = 0 }: DecimalOptions = {}) {
       : scale === 0
         ? `a whole number of at most ${whole} digits`
         : `a number with at most ${whole} digits before the decimal point and ${scale} after it`
-  return z
-    .union([z.number(), z.string().regex(DECIMAL)], { error: `must be ${limits}` })
-    .transform((value, ctx) => {
-      const text = typeof value === 'number' ? numberText(value) : value
-      const match = text === undefined ? null : DECIMAL.exec(text)
-      const digits = match?.[1]?.replace(/^0+(?=\d)/, '') ?? ''
-      const fraction = match?.[2]?.replace(/0+$/, '') ?? ''
-      const fits =
-        match !== null &&
-        (whole === undefined || (digits === '0' ? 0 : digits.length) <= whole) &&
-        (precision === undefined || fraction.length <= scale)
-      if (!fits) {
-        ctx.addIssue({ code: 'custom', message: `must be ${limits}`, input: value })
-        return z.NEVER
-      }
-      return text as string
-    })
+  // The type check is zod's own (absent, null and other types get the usual messages); the
+  // digits are checked on the text, so a string is never read through a float.
+  return z.union([z.string(), z.number()]).transform((value, ctx) => {
+    const text = typeof value === 'number' ? numberText(value) : value
+    const match = text === undefined ? null : DECIMAL.exec(text)
+    if (match === null && typeof value === 'string') {
+      ctx.addIssue({ code: 'custom', message: PLAIN_DIGITS, input: value })
+      return z.NEVER
+    }
+    const digits = match?.[1]?.replace(/^0+(?=\d)/, '') ?? ''
+    const fraction = match?.[2]?.replace(/0+$/, '') ?? ''
+    const fits =
+      match !== null &&
+      (whole === undefined || (digits === '0' ? 0 : digits.length) <= whole) &&
+      (precision === undefined || fraction.length <= scale)
+    if (!fits) {
+      ctx.addIssue({ code: 'custom', message: `must be ${limits}`, input: value })
+      return z.NEVER
+    }
+    return text as string
+  })
+}
+
+const PLAIN_DIGITS = 'must be a decimal number written in digits, like "12.50"'
+
+/** `numeric(10, 2)` → `{ precision: 10, scale: 2 }`; `numeric` → `{}`. */
+export function decimalOptionsOf(sqlType: string): DecimalOptions {
+  const match = /^(?:numeric|decimal)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)/i.exec(sqlType)
+  if (!match) return {}
+  return { precision: Number(match[1]), scale: Number(match[2] ?? 0) }
 }
 
 /** A finite JSON number as plain decimal text (`1e-7` → undefined: too many digits anyway). */

@@ -41,7 +41,7 @@ function translate(error: DatabaseDataError): KilnError | undefined {
   const field = error.field ?? 'record'
   switch (error.kind) {
     case 'unique':
-      return new ValidationError({ [field]: ['has already been taken'] })
+      return new ValidationError(takenErrors(error.fields))
     case 'foreign-key':
       // On delete (or an update of a referenced key) Postgres says the row is still referenced.
       if (error.stillReferenced) {
@@ -59,4 +59,23 @@ function translate(error: DatabaseDataError): KilnError | undefined {
       // writing, so one reaching the database is a failure worth a log line.
       return undefined
   }
+}
+
+/**
+ * `{ email: ['has already been taken'] }`; for a unique set of columns each one names the
+ * others (`{ tool_id: ['has already been taken with this starts_on'], starts_on: [...] }`):
+ * neither value is taken alone, only the pair.
+ */
+function takenErrors(fields: readonly string[]): Record<string, string[]> {
+  if (fields.length === 0) return { record: ['has already been taken'] }
+  const errors: Record<string, string[]> = {}
+  for (const field of fields) {
+    const others = fields.filter((other) => other !== field)
+    errors[field] = [
+      others.length === 0
+        ? 'has already been taken'
+        : `has already been taken with this ${others.join(' and ')}`,
+    ]
+  }
+  return errors
 }

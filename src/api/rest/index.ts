@@ -23,6 +23,7 @@ export {
   paginated,
   parsePageQuery,
 } from './pagination.ts'
+export { checkIfMatch, PreconditionFailedError } from './preconditions.ts'
 export {
   createRecordCounter,
   type RecordCounter,

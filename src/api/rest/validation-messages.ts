@@ -134,8 +134,15 @@ function invalidFormat(issue: RawIssue & { format: string }): string {
   }
 }
 
-/** "must be a string or a number" when each alternative failed on its type alone. */
+/**
+ * "must be a string or a number" when each alternative failed on its type alone; "is required"
+ * and "must not be null" when every alternative said so (an absent or null field).
+ */
 function invalidUnion(branches: readonly (readonly z.core.$ZodIssue[])[]): string {
+  for (const message of ['is required', 'must not be null']) {
+    const all = branches.every((branch) => branch.length === 1 && branch[0]?.message === message)
+    if (branches.length > 0 && all) return message
+  }
   const expected = new Set<string>()
   for (const branch of branches) {
     const only = branch.length === 1 ? branch[0] : undefined

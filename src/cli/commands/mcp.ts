@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import type { Command } from 'commander'
 import pino from 'pino'
+import { createRecordCounter } from '../../api/index.ts'
 import { createLogger, type Logger, Redactor, Secret } from '../../core/index.ts'
 import { loadModelRegistry } from '../../db/index.ts'
 import {
@@ -85,6 +86,8 @@ export async function runMcp(options: McpCommandOptions): Promise<void> {
       database: app.database,
       models,
       access: { unlisted: 'all' },
+      // A look at the database as it is: the app's writes do not reach this process's counter.
+      counts: createRecordCounter({ ttlMs: 0 }),
       logger,
     })
     const developer = { root: app.root, kilnConfig: app.kilnConfig }

@@ -6,6 +6,7 @@ import {
   createApiKey,
   createDatabaseApiKeyProvider,
   createRateLimiters,
+  type RecordCounter,
 } from '../../../src/api/index.ts'
 import { runMakeApi } from '../../../src/cli/commands/make-api.ts'
 import { errorHandler, silentLogger } from '../../../src/core/index.ts'
@@ -35,6 +36,18 @@ export const KITCHEN_SINK = {
   sqlite: {
     schema: join(repo, 'test/fixtures/kitchen-sink/sqlite/schema.ts'),
     migrations: join(repo, 'test/fixtures/kitchen-sink/sqlite/migrations'),
+  },
+} as const
+
+/** Tools and bookings: a numeric rate, a unique pair, a created_at the database fills. */
+export const RENTALS = {
+  postgres: {
+    schema: join(repo, 'test/fixtures/rentals/postgres/schema.ts'),
+    migrations: join(repo, 'test/fixtures/rentals/postgres/migrations'),
+  },
+  sqlite: {
+    schema: join(repo, 'test/fixtures/rentals/sqlite/schema.ts'),
+    migrations: join(repo, 'test/fixtures/rentals/sqlite/migrations'),
   },
 } as const
 
@@ -118,7 +131,13 @@ export interface RunningApi {
 export async function startGeneratedApi(
   scaffolded: ScaffoldedApp,
   backend: DatabaseBackend,
-  options: { apiLimit?: number; title?: string; extend?: (api: Hono) => void } = {},
+  options: {
+    apiLimit?: number
+    title?: string
+    extend?: (api: Hono) => void
+    /** The list totals' counter (the generated default: one of its own). */
+    counts?: RecordCounter
+  } = {},
 ): Promise<RunningApi> {
   const test = await backend.create()
   const { database } = test
@@ -137,6 +156,7 @@ export async function startGeneratedApi(
     limiters,
     hashPassword: testHashPassword,
     logger: silentLogger(),
+    ...(options.counts ? { counts: options.counts } : {}),
   })
   options.extend?.(group)
   app.route('/', group)

@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm'
 import type { Hono } from 'hono'
+import { createRecordCounter } from 'kilnjs/api'
 import { type Authorize, createDataTools, createMcpServer, mcpEndpoint } from 'kilnjs/mcp'
 import type { DemoContext } from '../context.ts'
 import { posts } from '../schema.ts'
@@ -16,6 +17,8 @@ export function mountMcp(app: Hono, ctx: DemoContext, options: DemoAppOptions = 
   const tools = createDataTools({
     database: ctx.database,
     models: ctx.models,
+    // The REST list's counts (same store): writes through either surface refresh `total`.
+    counts: createRecordCounter({ store: ctx.shared.kv }),
     logger: ctx.logger,
     access: {
       unlisted: 'none',

@@ -1,3 +1,4 @@
+import { decimalOptionsOf } from '../../../api/rest/column-values.ts'
 import type { Dialect } from '../../../db/database.ts'
 import type { ColumnInfo } from '../../../db/models/columns.ts'
 
@@ -18,13 +19,6 @@ export const MAX_PASSWORD_LENGTH = 256
 
 export const INT32 = /^(integer|int|int4|serial|serial4)$/i
 const INT16 = /^(smallint|int2|smallserial|serial2)$/i
-
-/** `numeric(10, 2)` → `{ precision: 10, scale: 2 }`; `numeric` → `{}`. */
-export function numericPrecision(sqlType: string): { precision?: number; scale?: number } {
-  const match = /^(?:numeric|decimal)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)/i.exec(sqlType)
-  if (!match) return {}
-  return { precision: Number(match[1]), scale: Number(match[2] ?? 0) }
-}
 
 function isNumeric(column: ColumnInfo): boolean {
   return /^(numeric|decimal)/i.test(column.sqlType)
@@ -57,7 +51,7 @@ export function requestSchema(column: ColumnInfo, dialect: Dialect, insertType: 
 function baseRequestSchema(column: ColumnInfo, dialect: Dialect): string {
   const sqlType = column.sqlType.toLowerCase()
   if (isNumeric(column)) {
-    const { precision, scale } = numericPrecision(sqlType)
+    const { precision, scale } = decimalOptionsOf(sqlType)
     const decimal =
       precision === undefined
         ? 'decimal()'

@@ -41,31 +41,62 @@ export function idOf(pk: ColumnInfo, dialect: 'postgres' | 'sqlite') {
   const sqlType = pk.sqlType.toLowerCase()
   if (pk.dataType === 'integer' || pk.dataType === 'number') {
     if (dialect === 'postgres' && INT32.test(sqlType)) {
-      return { parse: 'parseId', expr: `parseId(${raw}, { max: 2_147_483_647 })`, type: 'integer' }
+      return {
+        parse: 'parseId',
+        expr: `parseId(${raw}, { max: 2_147_483_647 })`,
+        type: 'integer',
+        tsType: 'number',
+      }
     }
     if (dialect === 'postgres' && /^(smallint|int2|smallserial)$/.test(sqlType)) {
-      return { parse: 'parseId', expr: `parseId(${raw}, { max: 32_767 })`, type: 'integer' }
+      return {
+        parse: 'parseId',
+        expr: `parseId(${raw}, { max: 32_767 })`,
+        type: 'integer',
+        tsType: 'number',
+      }
     }
-    return { parse: 'parseId', expr: `parseId(${raw})`, type: 'integer' }
+    return { parse: 'parseId', expr: `parseId(${raw})`, type: 'integer', tsType: 'number' }
   }
   if (pk.dataType === 'bigint') {
-    return { parse: 'parseBigIntId', expr: `parseBigIntId(${raw})`, type: 'integer' }
+    return {
+      parse: 'parseBigIntId',
+      expr: `parseBigIntId(${raw})`,
+      type: 'integer',
+      tsType: 'bigint',
+    }
   }
   if (pk.dataType === 'string' && sqlType === 'uuid') {
-    return { parse: 'parseUuid', expr: `parseUuid(${raw})`, type: 'uuid' }
+    return { parse: 'parseUuid', expr: `parseUuid(${raw})`, type: 'uuid', tsType: 'string' }
   }
   if (pk.dataType === 'string') {
     const options = pk.length === undefined ? '' : `, { maxLength: ${pk.length} }`
-    return { parse: 'parseTextId', expr: `parseTextId(${raw}${options})`, type: 'string' }
+    return {
+      parse: 'parseTextId',
+      expr: `parseTextId(${raw}${options})`,
+      type: 'string',
+      tsType: 'string',
+    }
   }
   throw new TypeError(`The primary key ${pk.name} (${pk.sqlType}) cannot be a path identifier`)
 }
 
-/** The value a timestamp column gets from the controller: a Date, or ISO text for string mode. */
-function now(column: ColumnInfo): string | undefined {
-  if (column.dataType === 'date') return 'new Date()'
-  if (column.dataType === 'string') return 'new Date().toISOString()'
-  return undefined
+/**
+ * The value a timestamp column gets from the controller, read from one clock: the database's
+ * `now()` on Postgres (the clock `defaultNow()` reads); on SQLite, which runs in the app's
+ * process, the app's clock read once per request (`now`). A `timestamp` without time zone
+ * takes UTC, as Drizzle reads it.
+ */
+function now(
+  column: ColumnInfo,
+  dialect: 'postgres' | 'sqlite',
+  clock = 'now',
+): string | undefined {
+  if (column.dataType !== 'date' && column.dataType !== 'string') return undefined
+  if (dialect === 'postgres') {
+    return /with time zone/i.test(column.sqlType) ? 'sql`now()`' : "sql`now() at time zone 'utc'`"
+  }
+  return column.dataType === 'date' ? clock : `${clock}.toISOString()`
 }
 
 function timestampColumn(model: ModelInfo, name: 'created_at' | 'updated_at') {
@@ -83,11 +114,15 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   const id = idOf(pk, ctx.dialect)
   const where = `eq(${t}.${pk.key}, id)`
   const updatedAt = timestampColumn(model, 'updated_at')
-  const touched = updatedAt ? now(updatedAt) : undefined
-  // Timestamps the database does not fill are set here, as Laravel's models do.
-  const stamped = [timestampColumn(model, 'created_at'), updatedAt].filter(
-    (column): column is ColumnInfo => column !== undefined && !column.hasDefault && !!now(column),
+  const touched = updatedAt ? now(updatedAt, ctx.dialect, 'new Date()') : undefined
+  // Timestamps the database does not fill are set here, as Laravel's models do; then both are,
+  // from one reading of one clock, so updated_at never differs from created_at on create.
+  const timestamps = [timestampColumn(model, 'created_at'), updatedAt].filter(
+    (column): column is ColumnInfo => column !== undefined && !!now(column, ctx.dialect),
   )
+  const stamped = timestamps.some((column) => !column.hasDefault) ? timestamps : []
+  const readClock =
+    ctx.dialect === 'sqlite' && stamped.length > 0 ? '\n      const now = new Date()' : ''
   const optionalPassword = passwordColumn && (passwordColumn.nullable || passwordColumn.hasDefault)
   // The hash's local name: never `password`, which holds what the request gave.
   const hashName = passwordColumn?.key === 'password' ? 'hashedPassword' : passwordColumn?.key
@@ -104,7 +139,7 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   const createValues = [
     '...input',
     ...(hash ? [hash] : []),
-    ...stamped.map((column) => `${column.key}: ${now(column)}`),
+    ...stamped.map((column) => `${column.key}: ${now(column, ctx.dialect)}`),
   ]
   const setValues = [
     '...input',
@@ -133,6 +168,7 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
       ].join('\n')
   const kiln = [
     'type ApiEnv',
+    'checkIfMatch',
     'found',
     ...(touched ? [] : ['hasFields']),
     ...new Set(relations.map((relation) => relation.helper)),
@@ -149,6 +185,15 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
     if (line.length <= LINE_WIDTH) return line
     return `${call('      ', `const data = ${names.toResource}`, [`found(${row})`], '')}\n      return c.json({ data }${status})`
   }
+  // What \`show\` answers: If-Match on a write is compared with that answer's ETag.
+  const shownBlock = [
+    "  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */",
+    `  const shown = async (id: ${id.tsType}) => {`,
+    '    showQuery ??= prepareShow()',
+    `    const [current] = await showQuery.${ctx.dialect === 'postgres' ? 'execute' : 'all'}({ id })`,
+    `    return current && { data: ${names.toResource}(current) }`,
+    '  }',
+  ].join('\n')
   const input = passwordColumn ? '{ password, ...input }' : 'input'
   const body = (schema: string) =>
     call('      ', `const ${input} = await parseJsonBody`, ['c.req.raw', schema], '')
@@ -192,13 +237,14 @@ export function ${names.controller}({ ${deps} }: ApiContext) {
       .where(eq(${t}.${pk.key}, sql.placeholder('id')))
       .prepare(${prepareName('show')})
   let showQuery: ReturnType<typeof prepareShow> | undefined
+${shownBlock}
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
 ${call('      ', 'const page = await runListQuery', [names.query, 'c.req.url', '{ db, counts }'], '')}
       return c.json(page)
     })
     .post('/', write, async function store(c) {
-${body(names.createRequest)}${optionalPassword ? passwordHash : ''}
+${body(names.createRequest)}${optionalPassword ? passwordHash : ''}${readClock}
       const [${row}] = await db
         .insert(${t})
 ${objectCall('        ', '.values', createValues)}
@@ -216,11 +262,13 @@ ${respond()}
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = ${id.expr}
 ${body(names.updateRequest)}${passwordHash}
+      await checkIfMatch(c.req.raw, () => shown(id))
 ${updateLines}
 ${respond()}
     })
     .delete('/:id', write, async function destroy(c) {
       const id = ${id.expr}
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [${row}] = await db
         .delete(${t})
         .where(${where})

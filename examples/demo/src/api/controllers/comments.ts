@@ -3,6 +3,7 @@ import { Hono } from 'hono'
 import {
   type ApiEnv,
   belongsTo,
+  checkIfMatch,
   defineListQuery,
   found,
   parseId,
@@ -52,6 +53,12 @@ export function commentsController({ db, counts }: ApiContext) {
       .where(eq(comments.id, sql.placeholder('id')))
       .prepare('kiln_comments_show')
   let showQuery: ReturnType<typeof prepareShow> | undefined
+  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
+  const shown = async (id: number) => {
+    showQuery ??= prepareShow()
+    const [current] = await showQuery.execute({ id })
+    return current && { data: toCommentResource(current) }
+  }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
       const page = await runListQuery(commentsQuery, c.req.url, { db, counts })
@@ -76,9 +83,10 @@ export function commentsController({ db, counts }: ApiContext) {
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
       const input = await parseJsonBody(c.req.raw, UpdateCommentRequest)
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [comment] = await db
         .update(comments)
-        .set({ ...input, updatedAt: new Date() })
+        .set({ ...input, updatedAt: sql`now()` })
         .where(eq(comments.id, id))
         .returning()
         .catch(rejectConstraintViolation)
@@ -86,6 +94,7 @@ export function commentsController({ db, counts }: ApiContext) {
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [comment] = await db
         .delete(comments)
         .where(eq(comments.id, id))

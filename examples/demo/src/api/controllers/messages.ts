@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
+  checkIfMatch,
   defineListQuery,
   found,
   parseId,
@@ -61,6 +62,12 @@ export function messagesController({ db, counts }: ApiContext) {
       .where(eq(messages.id, sql.placeholder('id')))
       .prepare('kiln_messages_show')
   let showQuery: ReturnType<typeof prepareShow> | undefined
+  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
+  const shown = async (id: number) => {
+    showQuery ??= prepareShow()
+    const [current] = await showQuery.execute({ id })
+    return current && { data: toMessageResource(current) }
+  }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
       const page = await runListQuery(messagesQuery, c.req.url, { db, counts })
@@ -85,9 +92,10 @@ export function messagesController({ db, counts }: ApiContext) {
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
       const input = await parseJsonBody(c.req.raw, UpdateMessageRequest)
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [message] = await db
         .update(messages)
-        .set({ ...input, updatedAt: new Date() })
+        .set({ ...input, updatedAt: sql`now()` })
         .where(eq(messages.id, id))
         .returning()
         .catch(rejectConstraintViolation)
@@ -95,6 +103,7 @@ export function messagesController({ db, counts }: ApiContext) {
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [message] = await db
         .delete(messages)
         .where(eq(messages.id, id))

@@ -3,6 +3,7 @@ import { Hono } from 'hono'
 import {
   type ApiEnv,
   belongsTo,
+  checkIfMatch,
   defineListQuery,
   found,
   hasMany,
@@ -63,6 +64,12 @@ export function postsController({ db, counts }: ApiContext) {
       .where(eq(posts.id, sql.placeholder('id')))
       .prepare('kiln_posts_show')
   let showQuery: ReturnType<typeof prepareShow> | undefined
+  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
+  const shown = async (id: number) => {
+    showQuery ??= prepareShow()
+    const [current] = await showQuery.execute({ id })
+    return current && { data: toPostResource(current) }
+  }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
       const page = await runListQuery(postsQuery, c.req.url, { db, counts })
@@ -87,9 +94,10 @@ export function postsController({ db, counts }: ApiContext) {
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
       const input = await parseJsonBody(c.req.raw, UpdatePostRequest)
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [post] = await db
         .update(posts)
-        .set({ ...input, updatedAt: new Date() })
+        .set({ ...input, updatedAt: sql`now()` })
         .where(eq(posts.id, id))
         .returning()
         .catch(rejectConstraintViolation)
@@ -97,6 +105,7 @@ export function postsController({ db, counts }: ApiContext) {
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [post] = await db
         .delete(posts)
         .where(eq(posts.id, id))

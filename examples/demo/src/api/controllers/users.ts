@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
+  checkIfMatch,
   defineListQuery,
   found,
   hasMany,
@@ -52,6 +53,12 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
       .where(eq(users.id, sql.placeholder('id')))
       .prepare('kiln_users_show')
   let showQuery: ReturnType<typeof prepareShow> | undefined
+  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
+  const shown = async (id: number) => {
+    showQuery ??= prepareShow()
+    const [current] = await showQuery.execute({ id })
+    return current && { data: toUserResource(current) }
+  }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
       const page = await runListQuery(usersQuery, c.req.url, { db, counts })
@@ -77,9 +84,10 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
       const id = parseId(c.req.param('id'))
       const { password, ...input } = await parseJsonBody(c.req.raw, UpdateUserRequest)
       const passwordHash = password === undefined ? undefined : await hashPassword(password)
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [user] = await db
         .update(users)
-        .set({ ...input, passwordHash, updatedAt: new Date() })
+        .set({ ...input, passwordHash, updatedAt: sql`now()` })
         .where(eq(users.id, id))
         .returning()
         .catch(rejectConstraintViolation)
@@ -87,6 +95,7 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
+      await checkIfMatch(c.req.raw, () => shown(id))
       const [user] = await db
         .delete(users)
         .where(eq(users.id, id))
