@@ -1,67 +1,17 @@
-import { existsSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { join, relative } from 'node:path'
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js'
 import BetterSqlite3 from 'better-sqlite3'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runMigrate } from '../../src/cli/commands/migrate.ts'
 import { createPasswordHasher } from '../../src/core/index.ts'
 import { ok } from '../mcp/support/client.ts'
-import { isCI } from '../support/env.ts'
 import { freePort, type RunningProcess, repoRoot, spawnTs, waitFor } from '../support/processes.ts'
+import { connectThroughConsent, launchChromium, skipBrowser } from './support/consent.ts'
 import { allowModel, initializedApp, initMcp, mountAsPrinted } from './support/mcp-app.ts'
-
-const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'
-const hasChromium = existsSync(executablePath)
 
 const EMAIL = 'ada@example.com'
 const PASSWORD = 'correct horse battery'
-
-/** What an MCP client application keeps: its registration, tokens and PKCE verifier. */
-class MemoryProvider implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined
-  saved: OAuthTokens | undefined
-  verifier = ''
-  authorizationUrl: URL | undefined
-  constructor(readonly redirectUrl: string) {}
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'MCP SDK client',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    }
-  }
-  clientInformation() {
-    return this.client
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info
-  }
-  tokens() {
-    return this.saved
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier
-  }
-  codeVerifier() {
-    return this.verifier
-  }
-}
 
 /**
  * A SQLite app as the documented path leaves it (init, make:api, init:mcp, the printed mount
@@ -69,14 +19,13 @@ class MemoryProvider implements OAuthClientProvider {
  * src/main.ts`: a person signs in and approves in headless Chromium, and the MCP SDK client,
  * with the token it gets, lists the allowed model and nothing else.
  */
-describe.skipIf(!hasChromium && !isCI)('an app after kilnjs init:mcp, in a browser', () => {
+describe.skipIf(skipBrowser)('an app after kilnjs init:mcp, in a browser', () => {
   let root: string
   let server: RunningProcess | undefined
   let browser: Browser
   let issuer: string
 
   beforeAll(async () => {
-    if (!hasChromium) throw new Error(`CI=true needs chromium at ${executablePath}`)
     root = await initializedApp('run', 'sqlite', 'users')
     const database = join(root, 'storage/app.db')
     const port = await freePort()
@@ -111,10 +60,7 @@ describe.skipIf(!hasChromium && !isCI)('an app after kilnjs init:mcp, in a brows
         () => false,
       )
     }, 'the generated app')
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    })
+    browser = await launchChromium()
   }, 180_000)
 
   afterAll(async () => {
@@ -125,28 +71,19 @@ describe.skipIf(!hasChromium && !isCI)('an app after kilnjs init:mcp, in a brows
 
   it('signs in, reaches the consent page, and the MCP client lists the allowed model', async () => {
     const serverUrl = `${issuer}/mcp`
-    const provider = new MemoryProvider(`${issuer}/oauth-callback`)
-    expect(await auth(provider, { serverUrl })).toBe('REDIRECT')
-
-    const page = await browser.newPage()
-    await page.goto(String(provider.authorizationUrl))
-    expect(new URL(page.url()).pathname).toBe('/login')
-    await page.getByLabel('Email').fill(EMAIL)
-    await page.getByLabel('Password').fill(PASSWORD)
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.getByRole('button', { name: 'Approve' }).waitFor()
-    expect(await page.textContent('body')).toContain('MCP SDK client')
-    await Promise.all([
-      page.waitForURL((url) => url.pathname === '/oauth-callback'),
-      page.getByRole('button', { name: 'Approve' }).click(),
-    ])
-    const code = new URL(page.url()).searchParams.get('code') ?? ''
-    expect(await auth(provider, { serverUrl, authorizationCode: code })).toBe('AUTHORIZED')
-
-    const client = new Client({ name: 'init-mcp-test', version: '1' })
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: provider }),
+    // What getting-started.md says you should see once it runs.
+    const challenge = await fetch(serverUrl)
+    expect(challenge.status).toBe(401)
+    expect(challenge.headers.get('www-authenticate')).toContain(
+      `resource_metadata="${issuer}/.well-known/oauth-protected-resource/mcp"`,
     )
+    const metadata = await fetch(`${issuer}/.well-known/oauth-authorization-server`)
+    expect(await metadata.json()).toMatchObject({ issuer, token_endpoint: `${issuer}/token` })
+
+    const client = await connectThroughConsent(browser, issuer, {
+      email: EMAIL,
+      password: PASSWORD,
+    })
     try {
       const notes = await ok<{ records: { body: string }[] }>(client, 'crud_list', {
         model: 'notes',

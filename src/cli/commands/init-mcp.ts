@@ -88,7 +88,7 @@ export async function runInitMcp(options: InitMcpOptions = {}): Promise<InitMcpR
     for (const line of code) lines.push(pc.cyan(`       ${line}`))
   }
 
-  if (!hasDependency(root, MCP_PACKAGE)) {
+  if (!isInstalled(root, MCP_PACKAGE)) {
     step('install', 'Install the MCP server kiln builds on:', `npm install ${MCP_PACKAGE}`)
   }
   const mainFile = findMain(root, options.main)
@@ -167,14 +167,18 @@ function loginTable(models: ModelInfo[]): LoginTable | undefined {
   return undefined
 }
 
-function hasDependency(root: string, name: string): boolean {
-  const file = join(root, 'package.json')
-  if (!existsSync(file)) return false
-  const pkg = JSON.parse(readFileSync(file, 'utf8')) as {
-    dependencies?: Record<string, string>
-    devDependencies?: Record<string, string>
+/**
+ * The package is installed where the app resolves it. npm installs a peer by itself without
+ * adding it to package.json, so the file, not the manifest, says it is there.
+ */
+function isInstalled(root: string, name: string): boolean {
+  let dir = root
+  for (;;) {
+    if (existsSync(join(dir, 'node_modules', name, 'package.json'))) return true
+    const parent = dirname(dir)
+    if (parent === dir) return false
+    dir = parent
   }
-  return name in { ...pkg.dependencies, ...pkg.devDependencies }
 }
 
 function findMain(root: string, main: string | undefined): string | undefined {
