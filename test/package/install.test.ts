@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ok } from '../mcp/support/client.ts'
+import { connectThroughConsent, launchChromium } from '../scaffold/support/consent.ts'
+import { allowModel, mountAsPrinted } from '../scaffold/support/mcp-app.ts'
 import { createPostgresTestDatabase } from '../support/databases.ts'
 import { postgresUrl } from '../support/env.ts'
 import { freePort, type RunningProcess, repoRoot, waitFor } from '../support/processes.ts'
@@ -22,13 +25,37 @@ import { pinnedVersion } from './support/app-lockfile.ts'
 /**
  * kiln as a package in an app it did not write: packed once, installed into two new apps
  * outside the repository (a Postgres bookshop, a SQLite notes app) from the npm cache, then
- * taken through the documented path: init, make:api, migrations, a key, a strict type-check,
- * every generated endpoint, the OpenAPI document and api:check. The bookshop runs on the newest
+ * taken through the documented path: init, make:api, migrations, a key, init:mcp, a strict
+ * type-check, every generated endpoint, the OpenAPI document and api:check, and an assistant
+ * (the MCP SDK client) connected through the consent page in headless Chromium. The bookshop runs on the newest
  * versions of kiln's peers, the notes app on the lowest each supported range allows.
  */
 
 const work = mkdtempSync(join(tmpdir(), 'kiln-package-'))
 let tarball = ''
+
+/** The person who signs in on the consent page, and the secret that signs their tokens. */
+const PERSON = { email: 'ada@example.com', password: 'correct horse battery' }
+const SECRET = { MCP_TOKEN_SECRET: 'package-test-secret-0123456789-abcdefgh' }
+
+/**
+ * The fixtures have no users table, so the generated module's sign-in hook refuses everyone:
+ * the developer writes it, as its comment says; here it knows one person.
+ */
+function writeSignIn(dir: string): void {
+  const file = join(dir, 'src/mcp.ts')
+  const hook = 'export const verifyCredentials: VerifyCredentials = async () => undefined'
+  const module = readFileSync(file, 'utf8')
+  expect(module).toContain(hook)
+  writeFileSync(
+    file,
+    module.replace(
+      hook,
+      `export const verifyCredentials: VerifyCredentials = async ({ email, password }) =>
+  email === '${PERSON.email}' && password === '${PERSON.password}' ? 'ada' : undefined`,
+    ),
+  )
+}
 
 beforeAll(async () => {
   const version = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version
@@ -153,7 +180,7 @@ const notes: AppCase = {
 
 describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
   const dir = join(work, spec.name)
-  let env: Record<string, string> = appEnv()
+  let env: Record<string, string> = appEnv(SECRET)
   let dropDatabase: (() => Promise<void>) | undefined
   let server: RunningProcess | undefined
   let base = ''
@@ -166,7 +193,7 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
       if (!postgresUrl) throw new Error('KILN_TEST_DATABASE_URL is not set')
       const database = await spec.database()
       dropDatabase = database.drop
-      env = appEnv({ DATABASE_URL: database.url })
+      env = appEnv({ DATABASE_URL: database.url, ...SECRET })
     }
   })
 
@@ -229,6 +256,17 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
     expect(migrated).toContain('app/0000_api_keys.sql')
     expect(migrated).toMatch(/app\/0001_\w+\.sql/)
     key = keyFrom(await kiln('make:api-key', 'first-key', '--save'))
+
+    // OAuth and MCP: the module, then each step init:mcp prints, until none is left.
+    const mcp = await kiln('init:mcp')
+    expect(mcp).toContain('create src/mcp.ts')
+    expect(mcp).not.toContain('npx kilnjs migrate')
+    mountAsPrinted(dir, mcp)
+    allowModel(dir, spec.resources[0]?.path ?? '')
+    writeSignIn(dir)
+    const again = await kiln('init:mcp')
+    expect(again).toContain('skip   src/mcp.ts (exists)')
+    expect(again).toContain('OAuth and MCP are set up: nothing left to do.')
   }, 300_000)
 
   it('type-checks in a default strict tsconfig', async () => {
@@ -246,7 +284,7 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
   it('serves every generated endpoint', async () => {
     const port = await freePort()
     base = `http://127.0.0.1:${port}`
-    server = startApp(dir, { ...env, PORT: String(port) })
+    server = startApp(dir, { ...env, PORT: String(port), APP_URL: base })
     await waitFor(
       async () => {
         if (server?.child.exitCode !== null) throw new Error(`the app exited:\n${server?.output()}`)
@@ -293,6 +331,36 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
       const id = ids[resource.path]
       expect((await call('DELETE', `${resource.path}/${id}`)).status).toBe(200)
       expect((await call('GET', `${resource.path}/${id}`)).status).toBe(404)
+    }
+  }, 300_000)
+
+  it('lets an assistant that was approved on the consent page list the allowed model', async () => {
+    const [allowed] = spec.resources
+    if (!allowed) throw new Error('the app has no resource')
+    const created = await fetch(`${base}/api/v1/${allowed.path}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(allowed.create({})),
+    })
+    expect(created.status).toBe(201)
+    const id = String(((await created.json()) as { data: { id: unknown } }).data.id)
+    const browser = await launchChromium()
+    try {
+      const client = await connectThroughConsent(browser, base, PERSON)
+      try {
+        const listed = await ok<{ records: { id: unknown }[] }>(client, 'crud_list', {
+          model: allowed.path,
+        })
+        expect(listed.records.map((record) => String(record.id))).toEqual([id])
+        // Every other model stays commented out in the policy.
+        const other = spec.resources[1]?.path ?? ''
+        const refused = await client.callTool({ name: 'crud_list', arguments: { model: other } })
+        expect(refused.isError).toBe(true)
+      } finally {
+        await client.close()
+      }
+    } finally {
+      await browser.close()
     }
   }, 300_000)
 

@@ -4,6 +4,7 @@ import { register as apiKeyList } from './api-key-list.ts'
 import { register as apiKeyRevoke } from './api-key-revoke.ts'
 import { register as cdnPurge } from './cdn-purge.ts'
 import { register as init } from './init.ts'
+import { register as initMcp } from './init-mcp.ts'
 import { register as makeApi } from './make-api.ts'
 import { register as makeApiKey } from './make-api-key.ts'
 import { register as makeMessaging } from './make-messaging.ts'
@@ -16,6 +17,7 @@ export type RegisterCommand = (program: Command) => void
 
 export const commands: RegisterCommand[] = [
   init,
+  initMcp,
   makeApi,
   makeApiKey,
   apiKeyList,

@@ -1,0 +1,103 @@
+import { existsSync } from 'node:fs'
+import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js'
+import { type Browser, chromium } from 'playwright-core'
+import { expect } from 'vitest'
+import { isCI } from '../../support/env.ts'
+
+const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'
+export const hasChromium = existsSync(executablePath)
+/** Without Chromium the browser tests are skipped on a laptop, and fail in CI. */
+export const skipBrowser = !hasChromium && !isCI
+
+export async function launchChromium(): Promise<Browser> {
+  if (!hasChromium) throw new Error(`CI=true needs chromium at ${executablePath}`)
+  return chromium.launch({
+    executablePath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  })
+}
+
+/** What an MCP client application keeps: its registration, tokens and PKCE verifier. */
+class MemoryProvider implements OAuthClientProvider {
+  client: OAuthClientInformationMixed | undefined
+  saved: OAuthTokens | undefined
+  verifier = ''
+  authorizationUrl: URL | undefined
+  constructor(readonly redirectUrl: string) {}
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'MCP SDK client',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    }
+  }
+  clientInformation() {
+    return this.client
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info
+  }
+  tokens() {
+    return this.saved
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier
+  }
+  codeVerifier() {
+    return this.verifier
+  }
+}
+
+/**
+ * The MCP SDK client connecting to `{issuer}/mcp` as an assistant does: it discovers the
+ * server from the 401, registers, and sends the person to the consent page, where they sign in
+ * (kiln's login page) and press Approve in Chromium; the code becomes its token.
+ */
+export async function connectThroughConsent(
+  browser: Browser,
+  issuer: string,
+  person: { email: string; password: string },
+): Promise<Client> {
+  const serverUrl = `${issuer}/mcp`
+  const provider = new MemoryProvider(`${issuer}/oauth-callback`)
+  expect(await auth(provider, { serverUrl })).toBe('REDIRECT')
+
+  const page = await browser.newPage()
+  try {
+    await page.goto(String(provider.authorizationUrl))
+    expect(new URL(page.url()).pathname).toBe('/login')
+    await page.getByLabel('Email').fill(person.email)
+    await page.getByLabel('Password').fill(person.password)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('button', { name: 'Approve' }).waitFor()
+    expect(await page.textContent('body')).toContain('MCP SDK client')
+    await Promise.all([
+      page.waitForURL((url) => url.pathname === '/oauth-callback'),
+      page.getByRole('button', { name: 'Approve' }).click(),
+    ])
+    const code = new URL(page.url()).searchParams.get('code') ?? ''
+    expect(await auth(provider, { serverUrl, authorizationCode: code })).toBe('AUTHORIZED')
+  } finally {
+    await page.close()
+  }
+  const client = new Client({ name: 'kiln-test', version: '1' })
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(serverUrl), { authProvider: provider }),
+  )
+  return client
+}
