@@ -1,3 +1,4 @@
+import type { CredentialOptions } from '../db/index.ts'
 import {
   findModel,
   isSensitiveField,
@@ -25,7 +26,10 @@ export interface McpCaller {
 export interface McpModelAccess {
   /** The tools that may act on this model. Default `['crud_list']` (read-only). */
   tools?: readonly DataToolName[]
-  /** Fields the tools return and filter on. Default: every field but credentials. */
+  /**
+   * Fields the tools return and filter on. Default: every field but credentials (the names of
+   * `isCredentialField`: `*password*`, `*_token`, `*secret*`, …).
+   */
   read?: readonly string[]
   /**
    * Fields a caller may set on create and update. Default: every field but credentials,
@@ -34,6 +38,11 @@ export interface McpModelAccess {
   write?: readonly string[]
   /** Rows shared by every tenant: the model needs no tenant column. */
   global?: boolean
+  /**
+   * Fields whose names look like credentials that the tools may read and write all the same,
+   * one by one (`['api_key_prefix']`). Nothing credential-like is reachable otherwise.
+   */
+  expose?: readonly string[]
 }
 
 export interface AuthorizeRequest {
@@ -54,8 +63,9 @@ export interface McpAccessOptions {
   /** Per model, by resource, model or table name. */
   models?: Readonly<Record<string, McpModelAccess>>
   /**
-   * What models that are not listed allow: `read` (`crud_list` only, the default), `none`, or
-   * `all` (every tool: the developer's own local stdio server).
+   * What models that are not listed allow: `none` (the default: an assistant reaches only the
+   * models the app grants), `read` (`crud_list` only), or `all` (every tool: the developer's
+   * own local stdio server).
    */
   unlisted?: 'read' | 'none' | 'all'
   authorize?: Authorize
@@ -101,7 +111,7 @@ export function resolveAccess(
   source: McpModelSource,
   options: McpAccessOptions = {},
 ): AccessPolicy {
-  const unlisted = options.unlisted ?? 'read'
+  const unlisted = options.unlisted ?? 'none'
   const byModel = new Map<McpModel, McpModelAccess>()
   for (const [name, access] of Object.entries(options.models ?? {})) {
     const model = findModel(source, name)
@@ -115,8 +125,14 @@ export function resolveAccess(
     if (!listed && unlisted === 'none') continue
     const defaults = !listed && unlisted === 'all' ? DATA_TOOL_NAMES : (['crud_list'] as const)
     const tools = new Set<DataToolName>(listed?.tools ?? defaults)
-    const readable = pick(model, listed?.read, readableColumns(model), 'read')
-    const writable = pick(model, listed?.write, writableColumns(model), 'write')
+    const credentials = { expose: listed?.expose }
+    for (const name of listed?.expose ?? []) {
+      if (!model.columns.some((column) => column.name === name)) {
+        throw new TypeError(`mcp access: ${model.resource}.${name} in expose: no such field`)
+      }
+    }
+    const readable = pick(model, listed?.read, readableColumns(model, credentials), 'read')
+    const writable = pick(model, listed?.write, writableColumns(model, credentials), 'write')
     const tenantColumn = model.columns.find((column) => column.name === tenantName)
     const global = listed?.global === true
     if (options.requireTenant && !tenantColumn && !global) {
@@ -180,14 +196,16 @@ export async function authorizeCall(
   }
 }
 
-/** Every column but credentials. */
-function readableColumns(model: McpModel): McpColumn[] {
-  return model.columns.filter((column) => !isSensitiveField(column.name))
+/** Every column but credentials (those the app exposes aside). */
+function readableColumns(model: McpModel, credentials: CredentialOptions): McpColumn[] {
+  return model.columns.filter((column) => !isSensitiveField([column.name, column.key], credentials))
 }
 
 /** Every column but credentials and the timestamps kiln maintains (the REST rule). */
-function writableColumns(model: McpModel): McpColumn[] {
-  return readableColumns(model).filter((column) => !TIMESTAMP_FIELDS.includes(column.name))
+function writableColumns(model: McpModel, credentials: CredentialOptions): McpColumn[] {
+  return readableColumns(model, credentials).filter(
+    (column) => !TIMESTAMP_FIELDS.includes(column.name),
+  )
 }
 
 function isGenerated(column: McpColumn): boolean {
@@ -206,8 +224,8 @@ function pick(
     if (!column) {
       const why = model.columns.some((c) => c.name === name)
         ? kind === 'read'
-          ? 'a credential field is never readable'
-          : 'credentials and created_at/updated_at are never writable'
+          ? 'a credential field is never readable unless listed in expose'
+          : 'credentials (unless listed in expose) and created_at/updated_at are never writable'
         : 'no such field'
       throw new TypeError(`mcp access: ${model.resource}.${name} in ${kind}: ${why}`)
     }

@@ -1,13 +1,12 @@
 import { eq } from 'drizzle-orm'
 import {
-  defineListQuery,
   foreignKeyRelations,
   type ListQueryDefinition,
   type RecordCounter,
   type RelationSpec,
   runListQuery,
 } from '../api/index.ts'
-import { isExcludedField } from '../api/rest/resources.ts'
+import { buildListQuery, describeFields } from '../api/query/definition.ts'
 import { ValidationError } from '../core/errors.ts'
 import { mapEntry } from '../core/map-entry.ts'
 import type { Database } from '../db/index.ts'
@@ -68,7 +67,7 @@ function queryOf(policy: AccessPolicy, model: McpModel, access: ModelAccess): Mo
   const byModel = mapEntry(queries, policy, () => new Map<McpModel, ModelQuery>())
   let query = byModel.get(model)
   if (query) return query
-  const readable = access.readable.filter((c) => !isExcludedField([c.name, c.key]))
+  const readable = access.readable
   const readableNames = new Set(readable.map((column) => column.name))
   const tables = policy.visibleModels.map((candidate) => candidate.table)
   const targets = new Map<string, McpModel>()
@@ -82,20 +81,28 @@ function queryOf(policy: AccessPolicy, model: McpModel, access: ModelAccess): Mo
   }
   let definition: ListQueryDefinition
   try {
-    definition = defineListQuery(model.table, {
-      fields: readable.map((column) => column.name),
-      include,
-      search: readable
-        .filter((column) => column.dataType === 'string')
-        .filter((column) => /^(varchar|character varying|char|text)/i.test(column.sqlType))
-        .map((column) => column.name),
-    })
+    // The policy's readable columns were checked by the credential rule (and its opt-ins).
+    const names = readable.map((column) => column.name)
+    definition = buildListQuery(
+      model.table,
+      {
+        fields: names,
+        expose: names,
+        include,
+        search: readable
+          .filter((column) => column.dataType === 'string')
+          .filter((column) => /^(varchar|character varying|char|text)/i.test(column.sqlType))
+          .map((column) => column.name),
+      },
+      // Each relation's model was checked against the tools' policy above and per call below.
+      { relationScopes: false },
+    )
   } catch (error) {
     throw new ToolError(`${model.resource} cannot be listed: ${(error as Error).message}`)
   }
   for (const [name, relation] of definition.relations) {
     const shown = new Set(policy.of(targets.get(name)!)!.readable.map((column) => column.name))
-    relation.fields = relation.fields.filter((field) => shown.has(field.name))
+    relation.fields = describeFields(relation.table).filter((field) => shown.has(field.name))
   }
   query = { definition, targets }
   byModel.set(model, query)

@@ -38,6 +38,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
   const counts = options.counts ?? createRecordCounter()
   const schemas = buildSchemas(policy)
   const logger = options.logger
+  logUnreachable(policy, options, logger)
   const onUnexpected = (error: unknown) =>
     logger?.error(
       { error: error instanceof Error ? error.message : String(error) },
@@ -122,6 +123,25 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
       }
     },
   }
+}
+
+/**
+ * Says at start-up which models an assistant cannot reach (every model the policy does not
+ * list, by default) and how to grant one: a silent empty tool list would look like a bug.
+ */
+function logUnreachable(
+  policy: AccessPolicy,
+  options: Pick<DataToolsOptions, 'models'>,
+  logger: DataToolsOptions['logger'],
+): void {
+  const hidden = options.models.models.filter((model) => !policy.of(model))
+  if (hidden.length === 0) return
+  const example = hidden[0]!.resource
+  logger?.info(
+    { models: hidden.map((model) => model.resource) },
+    `mcp: the data tools reach no model the access policy does not grant; grant one with ` +
+      `access: { models: { ${example}: { tools: ['crud_list'] } } } (see docs/access.md)`,
+  )
 }
 
 /**

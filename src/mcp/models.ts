@@ -1,6 +1,10 @@
 import type { Table } from 'drizzle-orm'
-import { AUTO_EXCLUDED_FIELDS } from '../api/index.ts'
-import type { Dialect } from '../db/index.ts'
+import {
+  AUTO_EXCLUDED_FIELDS,
+  type CredentialOptions,
+  type Dialect,
+  isCredentialField,
+} from '../db/index.ts'
 
 /**
  * What the data tools need to know about a column: the model registry's `ColumnInfo`
@@ -38,13 +42,17 @@ export interface McpModelSource {
 }
 
 /**
- * Fields that never leave the data tools: the very list the generated REST resources exclude
- * (whole name, case-insensitive; `token_count` is not excluded), so both surfaces agree.
+ * The names the generated REST resources exclude (whole name, case-insensitive; `token_count`
+ * is not excluded). The data tools hide those and every name `isCredentialField` catches.
  */
 export const SENSITIVE_FIELDS: readonly string[] = AUTO_EXCLUDED_FIELDS
 
-export function isSensitiveField(name: string): boolean {
-  return SENSITIVE_FIELDS.includes(name.toLowerCase())
+/** The one credential rule of every reader (`isCredentialField`), for a column's names. */
+export function isSensitiveField(
+  name: string | readonly string[],
+  options: CredentialOptions = {},
+): boolean {
+  return isCredentialField(name, options)
 }
 
 /** Timestamps the tools fill themselves and never require. */

@@ -1,6 +1,7 @@
+import { Writable } from 'node:stream'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { silentLogger } from '../../src/core/index.ts'
+import { createLogger, silentLogger } from '../../src/core/index.ts'
 import { createModelRegistry, type Database } from '../../src/db/index.ts'
 import {
   type AuthorizeRequest,
@@ -45,8 +46,28 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
     for (const client of clients.splice(0)) await client.close()
   })
 
-  it('is read-only by default: only crud_list is offered', async () => {
-    const client = await connect({})
+  it('reaches no model by default, and the start-up log says how to grant one', async () => {
+    let logged = ''
+    const destination = new Writable({
+      write(chunk, _encoding, callback) {
+        logged += chunk
+        callback()
+      },
+    })
+    const logger = createLogger({ level: 'info', destination })
+    const tools = createDataTools({ database, models, logger })
+    const client = await connectInMemory(createMcpServer({ dataTools: { tools } }))
+    clients.push(client)
+    expect((await client.listTools()).tools).toEqual([])
+    const line = JSON.parse(logged.trim().split('\n')[0]!)
+    expect(line.models).toEqual(['notes', 'users'])
+    expect(line.msg).toMatch(
+      /grant one with access: \{ models: \{ notes: \{ tools: \['crud_list'\] \} \} \}/,
+    )
+  })
+
+  it("is read-only for unlisted models with unlisted: 'read'", async () => {
+    const client = await connect({ unlisted: 'read' })
     const { tools } = await client.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(['crud_list'])
     const page = await ok<{ total: number }>(client, 'crud_list', { model: 'users' })
@@ -88,6 +109,7 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
     const seen: AuthorizeRequest[] = []
     const client = await connect(
       {
+        unlisted: 'read',
         models: { notes: { tools: ['crud_list', 'crud_create', 'crud_update'] } },
         authorize: (request) => {
           seen.push(request)
@@ -160,7 +182,7 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
       [
         'a credential field to write',
         { models: { users: { write: ['password_hash'] } } },
-        /users\.password_hash in write: credentials and created_at\/updated_at are never writable/,
+        /users\.password_hash in write: credentials \(unless listed in expose\) and created_at\/updated_at are never writable/,
       ],
       [
         'a timestamp to write',
@@ -169,7 +191,7 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
       ],
       [
         'a tenant app with a model that has no tenant column',
-        { requireTenant: true },
+        { requireTenant: true, unlisted: 'read' },
         /users has no tenant_id column; declare it global or unlisted/,
       ],
     ]

@@ -148,7 +148,12 @@ describeEachDatabase('crud_list on models without a single-column primary key', 
     for (const [kind, at, note] of EVENTS)
       await run(sql`INSERT INTO events VALUES (${kind}, ${at}, ${note})`)
     const models = createModelRegistry(postgres ? pgSchema : sqliteSchema, database.dialect)
-    const tools = createDataTools({ database, models, logger: silentLogger() })
+    const tools = createDataTools({
+      database,
+      models,
+      access: { unlisted: 'read' },
+      logger: silentLogger(),
+    })
     client = await connectInMemory(createMcpServer({ dataTools: { tools } }))
   })
   afterAll(async () => {

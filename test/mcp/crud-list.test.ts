@@ -32,11 +32,12 @@ describeEachDatabase('crud_list speaks the REST list grammar', (backend) => {
   const clients: Client[] = []
   const TOTAL = 30
 
+  // These tests read unlisted models (the default is none): they say so once here.
   async function connect(access: McpAccessOptions, caller?: McpCaller): Promise<Client> {
     const tools = createDataTools({
       database: q.database,
       models,
-      access,
+      access: { unlisted: 'read', ...access },
       logger: silentLogger(),
     })
     const connected = await connectInMemory(createMcpServer({ dataTools: { tools, caller } }))
@@ -230,7 +231,12 @@ describeEachDatabase('crud_list keeps a tenant to its own rows', (backend) => {
   describe('with operators, sort and cursors', () => {
     it("never returns or counts another tenant's rows", async () => {
       const models = createModelRegistry(schemaFor(database), database.dialect)
-      const tools = createDataTools({ database, models, logger: silentLogger() })
+      const tools = createDataTools({
+        database,
+        models,
+        access: { unlisted: 'read' },
+        logger: silentLogger(),
+      })
       const b = await connectInMemory(
         createMcpServer({ dataTools: { tools, caller: { tenantId: 'tenant-b' } } }),
       )

@@ -111,7 +111,8 @@ export function requireScopes<E extends Env>(c: Context<E>, ...scopes: string[])
   return info
 }
 
-function missingScopeMessage(missing: string[]): string {
+/** The 403 message of a key that lacks `missing`: the same wherever a scope is checked. */
+export function missingScopeMessage(missing: readonly string[]): string {
   return missing.length === 1
     ? `This API key lacks the scope ${missing[0]}`
     : `This API key lacks the scopes ${missing.join(', ')}`

@@ -1,7 +1,7 @@
 import { getTableName } from 'drizzle-orm'
 import { z } from 'zod'
 import { routeScopes } from '../auth/scope-guard.ts'
-import type { ListQueryDefinition } from '../query/definition.ts'
+import { type ListQueryDefinition, relationUnderPolicy } from '../query/definition.ts'
 import { type RouteDescription, routeDescription } from './describe-route.ts'
 import { listQueryParameters } from './list-parameters.ts'
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
@@ -393,7 +393,9 @@ function listItemSchema(
     relations.map((relation) => {
       const related = resources.get(getTableName(relation.table))
       const item = related ? { $ref: `#/components/schemas/${related.model}` } : { type: 'object' }
-      const description = `With \`include=${relation.name}\`.`
+      const { readScope } = relationUnderPolicy(relation)
+      const needs = readScope === undefined ? '' : ` (the key needs ${readScope})`
+      const description = `With \`include=${relation.name}\`${needs}.`
       return [
         relation.name,
         relation.kind === 'has-many'

@@ -1,4 +1,8 @@
-import type { ListQueryDefinition, QueryField } from '../query/definition.ts'
+import {
+  type ListQueryDefinition,
+  type QueryField,
+  relationUnderPolicy,
+} from '../query/definition.ts'
 import {
   COUNT_STRATEGIES,
   FILTER_OPERATORS,
@@ -71,7 +75,9 @@ export function listQueryParameters(definition: ListQueryDefinition): OpenApiPar
       required: false,
       style: 'form',
       explode: false,
-      description: `Related records to attach (one level, at most ${limits.maxIncludes}).`,
+      description:
+        `Related records to attach (one level, at most ${limits.maxIncludes}), each read under ` +
+        `its own resource's rules: ${includeScopes(definition)}.`,
       schema: { ...commaList(relations), maxItems: limits.maxIncludes },
     })
   }
@@ -166,4 +172,14 @@ export function valueSchema(field: QueryField): JsonSchema {
     default:
       return { type: 'string' }
   }
+}
+
+/** `author needs users:read, comments needs comments:read`: what each relation asks of the key. */
+function includeScopes(definition: ListQueryDefinition): string {
+  return [...definition.relations.values()]
+    .map((relation) => {
+      const { readScope } = relationUnderPolicy(relation)
+      return readScope === undefined ? relation.name : `${relation.name} needs ${readScope}`
+    })
+    .join(', ')
 }

@@ -3,7 +3,19 @@ import { getTableConfig as getPgTableConfig, PgTable } from 'drizzle-orm/pg-core
 import { getTableConfig as getSqliteTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core'
 import { Secret } from '../../core/secret.ts'
 import { type ColumnInfo, describeColumn } from '../../db/models/columns.ts'
-import { isExcludedField } from '../rest/resources.ts'
+import { type CredentialOptions, isCredentialField } from '../../db/models/credentials.ts'
+import {
+  declareReadPolicy,
+  defaultReadScope,
+  type ModelReadPolicy,
+  type PolicyCaller,
+  type RowFilter,
+  readPolicyOf,
+} from '../../db/models/policy.ts'
+
+/** Who asks: the request's API key (`c.get('apiKey')`), or any caller with scopes. */
+export type QueryCaller = PolicyCaller
+
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.ts'
 import { type FieldKind, fieldKindOf } from './values.ts'
 
@@ -63,7 +75,12 @@ export type SearchMode =
   | { fts5: string }
 
 export interface ListQueryOptions<Row = Record<string, unknown>> {
-  /** Fields records show and `fields=` may pick (default: every non-sensitive column). */
+  /**
+   * The scope a key needs to read this resource (default `<resource>:read`, e.g. `users:read`):
+   * `include=` of it from another resource needs it too.
+   */
+  readScope?: string
+  /** Fields records show and `fields=` may pick (default: every non-credential column). */
   fields?: readonly string[]
   /** Fields `filter[...]` accepts (default: the comparable ones of `fields`). */
   filter?: readonly string[]
@@ -85,6 +102,20 @@ export interface ListQueryOptions<Row = Record<string, unknown>> {
   estimateThreshold?: number
   /** Turns a full row into its resource; records of `fields=` requests are built column by column. */
   resource?: (row: Row) => object
+  /**
+   * The rows a caller may read, from the caller (its key): `(key) => ({ where:
+   * eq(posts.published, true), key: 'published' })`. Lists keep to them, and so does
+   * `include=` of this resource from another one.
+   */
+  rows?: RowFilter
+  /** Further fields that are credentials here: never shown, filtered, sorted or searched. */
+  sensitive?: readonly string[]
+  /**
+   * Fields whose names look like credentials (`*_token`, `*secret*`, …) that this resource
+   * shows all the same, one by one. The opt-in is explicit: nothing credential-like is shown
+   * by default.
+   */
+  expose?: readonly string[]
 }
 
 export interface ResolvedRelation {
@@ -100,6 +131,13 @@ export interface ResolvedRelation {
   limit: number
   /** A condition every related record must meet too (a caller's tenant), set per request. */
   where?: SQL | undefined
+  /** The related model's row filter: its records are limited to the caller's rows too. */
+  rows?: RowFilter | undefined
+  /**
+   * The scope a key needs to include it: the related resource's read scope (`users:read`).
+   * Undefined where the surface decided access itself (the MCP tools' policy).
+   */
+  readScope: string | undefined
 }
 
 /** A resource's query allow-lists, checked once when the controller is built. */
@@ -131,6 +169,8 @@ export interface ListQueryDefinition {
   cursorSecret: Secret
   estimateThreshold: number
   resource: ((row: never) => object) | undefined
+  /** The rows a caller may read (`ListQueryOptions.rows`). */
+  rows: RowFilter | undefined
 }
 
 /** Describes every column of a Drizzle table. */
@@ -145,8 +185,9 @@ export function describeFields(table: Table): QueryField[] {
   })
 }
 
-function isSensitive(field: QueryField): boolean {
-  return isExcludedField([field.name, field.key])
+/** The one credential rule (`isCredentialField`), with a resource's own sensitive and exposed fields. */
+function isSensitive(field: QueryField, credentials: CredentialOptions = {}): boolean {
+  return isCredentialField([field.name, field.key], credentials)
 }
 
 /**
@@ -158,6 +199,25 @@ export function defineListQuery<T extends Table>(
   table: T,
   options: ListQueryOptions<T['$inferSelect']> = {},
 ): ListQueryDefinition {
+  const definition = buildListQuery(table, options)
+  declareReadPolicy(table, {
+    readScope: options.readScope ?? defaultReadScope(table),
+    readable: new Set(definition.fields.map((field) => field.name)),
+    rows: options.rows,
+  })
+  return definition
+}
+
+/**
+ * `defineListQuery` without declaring the table's read policy: a surface's own view of a model
+ * (the MCP tools' `crud_list`), whose relations it has already checked (`relationScopes: false`).
+ */
+export function buildListQuery<T extends Table>(
+  table: T,
+  options: ListQueryOptions<T['$inferSelect']> = {},
+  { relationScopes = true }: { relationScopes?: boolean } = {},
+): ListQueryDefinition {
+  const credentials = { sensitive: options.sensitive, expose: options.expose }
   const tableName = getTableName(table)
   const all = describeFields(table)
   const columns = new Map(all.map((field) => [field.name, field]))
@@ -170,7 +230,7 @@ export function defineListQuery<T extends Table>(
       const field = columns.get(name)
       if (!field)
         throw new TypeError(`defineListQuery(${tableName}): ${what} names unknown field "${name}"`)
-      if (isSensitive(field)) {
+      if (isSensitive(field, credentials)) {
         throw new TypeError(
           `defineListQuery(${tableName}): "${name}" is sensitive and cannot be in ${what}`,
         )
@@ -182,7 +242,7 @@ export function defineListQuery<T extends Table>(
     })
   const comparable = (field: QueryField) =>
     field.kind === 'other' ? `is of a type that cannot be compared` : undefined
-  const visible = all.filter((field) => !isSensitive(field))
+  const visible = all.filter((field) => !isSensitive(field, credentials))
   const fields = options.fields ? pick(options.fields, 'fields') : visible
   const key = orderKeyOf(table, all, fields)
   if (key.fields.length === 0) {
@@ -217,6 +277,7 @@ export function defineListQuery<T extends Table>(
     cursorSecret: Secret.from(options.cursorSecret ?? `kiln-cursor:${tableName}`),
     estimateThreshold: options.estimateThreshold ?? 1_000,
     resource: options.resource as ListQueryDefinition['resource'],
+    rows: options.rows,
   }
   const shapes = definition.limits.maxPreparedShapes
   if (!Number.isSafeInteger(shapes) || shapes < 0) {
@@ -236,7 +297,9 @@ export function defineListQuery<T extends Table>(
     )
   }
   for (const [name, spec] of Object.entries(options.include ?? {})) {
-    definition.relations.set(name, resolveRelation(definition, name, spec))
+    const relation = resolveRelation(definition, name, spec)
+    if (!relationScopes) relation.readScope = undefined
+    definition.relations.set(name, relation)
   }
   return definition
 }
@@ -267,7 +330,37 @@ function resolveRelation(
     fields,
     order,
     limit: spec.limit,
+    readScope: defaultReadScope(spec.table),
   }
+}
+
+const underPolicy = new WeakMap<
+  ResolvedRelation,
+  { policy: ModelReadPolicy | undefined; ruled: ResolvedRelation }
+>()
+
+/**
+ * The relation read under the related model's own policy, when it declared one: its read
+ * scope, and only the fields it lets readers see (a field hidden from `GET /users` is hidden
+ * from `include=author` too). Resolved on first use, so that resources may include each other
+ * whatever order their modules load in.
+ */
+export function relationUnderPolicy(relation: ResolvedRelation): ResolvedRelation {
+  if (relation.readScope === undefined) return relation
+  const policy = readPolicyOf(relation.table)
+  const cached = underPolicy.get(relation)
+  if (cached && cached.policy === policy) return cached.ruled
+  const ruled = policy
+    ? {
+        ...relation,
+        readScope: policy.readScope,
+        rows: policy.rows,
+        // From every column: the related model may expose a field the default rule hides.
+        fields: describeFields(relation.table).filter((field) => policy.readable.has(field.name)),
+      }
+    : relation
+  underPolicy.set(relation, { policy, ruled })
+  return ruled
 }
 
 /**

@@ -6,6 +6,7 @@ export {
   hasMany,
   type ListQueryDefinition,
   type ListQueryOptions,
+  type QueryCaller,
   type QueryField,
   type RelationSpec,
   type SearchMode,

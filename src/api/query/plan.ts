@@ -1,6 +1,15 @@
+import { ForbiddenError } from '../../core/errors.ts'
+import { missingScopeMessage } from '../auth/api-key-auth.ts'
+import { missingScopes } from '../provider/scopes.ts'
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, readPageNumber } from '../rest/pagination.ts'
 import { type CursorPosition, decodeCursor, fingerprintOf } from './cursor.ts'
-import type { ListQueryDefinition, QueryField, ResolvedRelation } from './definition.ts'
+import {
+  type ListQueryDefinition,
+  type QueryCaller,
+  type QueryField,
+  type ResolvedRelation,
+  relationUnderPolicy,
+} from './definition.ts'
 import {
   type QueryInput,
   QueryProblems,
@@ -56,6 +65,11 @@ export interface ListQueryPlan {
 export interface PlanOptions {
   defaultPerPage?: number
   maxPerPage?: number
+  /**
+   * The caller. `include=` of another resource needs that resource's read scope (`users:read`
+   * for `include=author`); without a caller no relation that needs a scope is included.
+   */
+  caller?: QueryCaller | undefined
 }
 
 /**
@@ -65,7 +79,7 @@ export interface PlanOptions {
 export function planListQuery(
   definition: ListQueryDefinition,
   input: QueryInput,
-  { defaultPerPage = DEFAULT_PER_PAGE, maxPerPage = MAX_PER_PAGE }: PlanOptions = {},
+  { defaultPerPage = DEFAULT_PER_PAGE, maxPerPage = MAX_PER_PAGE, caller }: PlanOptions = {},
 ): ListQueryPlan {
   const problems = new QueryProblems()
   const raw = readListQuery(input, problems)
@@ -81,7 +95,7 @@ export function planListQuery(
     raw.sort !== undefined,
   )
   const { output, partial } = planFields(definition, raw.fields, problems)
-  const includes = planIncludes(definition, raw.include, problems)
+  const includes = planIncludes(definition, raw.include, problems, caller)
   const search = planSearch(definition, raw.search, problems)
 
   const mode = raw.cursor === undefined ? 'offset' : 'cursor'
@@ -237,10 +251,16 @@ function planFields(
   return { output, partial: true }
 }
 
+/**
+ * The relations `include=` names, each read under the related model's own policy: a key
+ * without the related resource's read scope is refused (403, as a direct request would be),
+ * and records show only the fields that resource shows.
+ */
 function planIncludes(
   definition: ListQueryDefinition,
   value: string | undefined,
   problems: QueryProblems,
+  caller: QueryCaller | undefined,
 ) {
   if (value === undefined || value === '') return []
   const includes: ResolvedRelation[] = []
@@ -256,11 +276,18 @@ function planIncludes(
       )
       continue
     }
-    const relation = definition.relations.get(name)
-    if (!relation) {
+    const declared = definition.relations.get(name)
+    if (!declared) {
       const allowed = [...definition.relations.keys()].join(', ')
       problems.add('include', `"${name}" is not a relation; relations: ${allowed || '(none)'}`)
-    } else if (!includes.includes(relation)) includes.push(relation)
+      continue
+    }
+    const relation = relationUnderPolicy(declared)
+    if (relation.readScope !== undefined) {
+      const missing = missingScopes(caller?.scopes ?? [], [relation.readScope])
+      if (missing.length > 0) throw new ForbiddenError(missingScopeMessage(missing))
+    }
+    if (!includes.includes(relation)) includes.push(relation)
   }
   return includes
 }

@@ -4,7 +4,12 @@ import { DEFAULT_PER_PAGE } from '../rest/pagination.ts'
 import type { RecordCounter } from '../rest/record-counter.ts'
 import { type BoundCondition, countRecords } from './count.ts'
 import { encodeCursor } from './cursor.ts'
-import type { ListQueryDefinition, QueryField } from './definition.ts'
+import type {
+  ListQueryDefinition,
+  QueryCaller,
+  QueryField,
+  ResolvedRelation,
+} from './definition.ts'
 import { loadRelation, selectionOf } from './include.ts'
 import type { CountStrategy } from './limits.ts'
 import { exactTimestamp, type ListQueryPlan, type PlanOptions, planListQuery } from './plan.ts'
@@ -67,7 +72,9 @@ export async function runListQuery(
 ): Promise<ListEnvelope> {
   const parsed = typeof url === 'string' ? new URL(url, 'http://localhost') : url
   const plan = planListQuery(definition, parsed.searchParams, context)
-  const { db, counts, scope } = context
+  const { db, counts } = context
+  const scope = withRowFilter(context.scope, definition.rows?.(context.caller))
+  const includes = plan.includes.map((relation) => rowsOfRelation(relation, context.caller))
   // Every value becomes a placeholder: the page's statement is prepared once per query shape.
   const placeholders = new Placeholders()
   const filtered: BoundCondition = {
@@ -85,9 +92,7 @@ export async function runListQuery(
   early?.catch(() => {}) // awaited below when used; never an unhandled rejection
   const { rows, hasMore } = await readPage(db, definition, plan, filtered, placeholders, !scope)
   const [included, counted] = await Promise.all([
-    Promise.all(
-      plan.includes.map((relation) => loadRelation(db, relation, rows, definition.dialect)),
-    ),
+    Promise.all(includes.map((relation) => loadRelation(db, relation, rows, definition.dialect))),
     early && rows.length === plan.perPage
       ? early
       : countRecords(db, definition, plan, filtered, counts, rows.length, variant),
@@ -128,6 +133,22 @@ export async function runListQuery(
       next: more ? links.page(plan.page + 1) : null,
     },
   }
+}
+
+/** The context's scope and the resource's row filter for this caller, both applied. */
+function withRowFilter(
+  scope: ListQueryContext['scope'],
+  rows: { where: SQL; key: string } | undefined,
+): ListQueryContext['scope'] {
+  if (!rows) return scope
+  if (!scope) return rows
+  return { where: and(scope.where, rows.where)!, key: `${scope.key}:${rows.key}` }
+}
+
+/** An included relation limited to the caller's rows of the related model (its row filter). */
+function rowsOfRelation(relation: ResolvedRelation, caller: QueryCaller | undefined) {
+  const rows = relation.rows?.(caller)
+  return rows ? { ...relation, where: and(relation.where, rows.where) } : relation
 }
 
 async function readPage(

@@ -1,17 +1,6 @@
-/**
- * Field names a generated resource leaves out unless `--include-all` is given. Matching is on
- * the whole name, case-insensitive: `token` is excluded, `token_count` is not.
- */
-export const AUTO_EXCLUDED_FIELDS: readonly string[] = [
-  'password',
-  'password_hash',
-  'hashed_password',
-  'secret',
-  'token',
-  'api_key',
-  'hashed_key',
-  'remember_token',
-]
+import { AUTO_EXCLUDED_FIELDS } from '../../db/models/credentials.ts'
+
+export { AUTO_EXCLUDED_FIELDS }
 
 export interface ExclusionOptions {
   /** Further fields to leave out (`--exclude a,b`); they stack with the automatic ones. */

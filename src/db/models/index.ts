@@ -1,4 +1,10 @@
 export type { ColumnDataType, ColumnInfo } from './columns.ts'
+export {
+  AUTO_EXCLUDED_FIELDS,
+  CREDENTIAL_NAME_PATTERNS,
+  type CredentialOptions,
+  isCredentialField,
+} from './credentials.ts'
 export { modelName, pluralize, resourceName, singularize, splitWords } from './inflect.ts'
 export {
   importAppModule,
@@ -7,6 +13,7 @@ export {
   loadModelRegistry,
   loadSchemaModule,
 } from './load.ts'
+export type { PolicyCaller, RowFilter } from './policy.ts'
 export {
   createModelRegistry,
   type ModelInfo,

@@ -137,7 +137,12 @@ describeEachDatabase('list queries of one shape, prepared once', (backend) => {
 
   const counts = createRecordCounter()
   const list = async (query: string, definition = gadgets, extra: Partial<ListQueryContext> = {}) =>
-    (await runListQuery(definition, `/gadgets?${query}`, { db, counts, ...extra })) as ListEnvelope
+    (await runListQuery(definition, `/gadgets?${query}`, {
+      db,
+      counts,
+      caller: { scopes: ['*'] },
+      ...extra,
+    })) as ListEnvelope
   const ids = (page: ListEnvelope) => page.data.map((record) => record.id)
   const expectIds = (predicate: (row: Gadget) => boolean) =>
     rows.filter(predicate).map((row) => row.id)
@@ -471,6 +476,7 @@ describeEachDatabase('list queries of one shape, prepared once', (backend) => {
       const page = (await runListQuery(withGadgets, `/makers?include=gadgets&${query}`, {
         db,
         counts,
+        caller: { scopes: ['*'] },
       })) as ListEnvelope
       for (const maker of page.data) {
         const expected = rows.filter((r) => r.ref === maker.id).slice(0, 2)

@@ -85,17 +85,23 @@ export async function startQueryApp(
   const usersQuery = defineListQuery(users, {
     include: { posts: hasMany(posts, posts.authorId, users.id, { limit: 2 }) },
   })
+  // The engine's tests read every resource: a caller whose key has every scope.
+  const caller = { scopes: ['*'] }
   const app = new Hono()
   app.onError(errorHandler({ logger: silentLogger() }))
   app.use(privateCache())
-  app.get('/posts', async (c) => c.json(await runListQuery(postsQuery, c.req.url, { db, counts })))
-  app.get('/users', async (c) => c.json(await runListQuery(usersQuery, c.req.url, { db, counts })))
+  app.get('/posts', async (c) =>
+    c.json(await runListQuery(postsQuery, c.req.url, { db, counts, caller })),
+  )
+  app.get('/users', async (c) =>
+    c.json(await runListQuery(usersQuery, c.req.url, { db, counts, caller })),
+  )
   // Routes cannot be added once Hono has answered: tests mount definitions under /x/<name>.
   const mounted = new Map<string, ListQueryDefinition>()
   app.get('/x/:name', async (c) => {
     const definition = mounted.get(c.req.param('name'))
     if (!definition) return c.notFound()
-    return c.json(await runListQuery(definition, c.req.url, { db, counts }))
+    return c.json(await runListQuery(definition, c.req.url, { db, counts, caller }))
   })
   let seeded = 0
   return {

@@ -240,7 +240,9 @@ export function ${names.controller}({ ${deps} }: ApiContext) {
 ${shownBlock}
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
-${call('      ', 'const page = await runListQuery', [names.query, 'c.req.url', '{ db, counts }'], '')}
+      // include= reads other resources under their own scopes: the key is the caller.
+      const caller = c.get('apiKey')
+${listCall(names.query)}
       return c.json(page)
     })
     .post('/', write, async function store(c) {
@@ -419,4 +421,21 @@ function article(noun: string): string {
 
 function words(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase()
+}
+
+/** The index's `runListQuery` call, laid out as the formatter lays it out (its options hugged). */
+function listCall(query: string): string {
+  const indent = '      '
+  const head = `${indent}const page = await runListQuery(${query}, c.req.url, {`
+  const line = `${head} db, counts, caller })`
+  if (line.length <= LINE_WIDTH) return line
+  if (head.length > LINE_WIDTH) {
+    return call(
+      indent,
+      'const page = await runListQuery',
+      [query, 'c.req.url', '{ db, counts, caller }'],
+      '',
+    )
+  }
+  return `${head}\n${['db', 'counts', 'caller'].map((name) => `${indent}  ${name},`).join('\n')}\n${indent}})`
 }

@@ -61,7 +61,9 @@ export function commentsController({ db, counts }: ApiContext) {
   }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
-      const page = await runListQuery(commentsQuery, c.req.url, { db, counts })
+      // include= reads other resources under their own scopes: the key is the caller.
+      const caller = c.get('apiKey')
+      const page = await runListQuery(commentsQuery, c.req.url, { db, counts, caller })
       return c.json(page)
     })
     .post('/', write, async function store(c) {
