@@ -47,7 +47,10 @@ export interface McpHttpHandlerOptions {
   resourceMetadataUrl?: string
 }
 
-/** The caller of a request behind `bearerAuth`: the token's subject, tenant, client and scopes. */
+/**
+ * The caller of a request behind `bearerAuth`: the token's subject, tenant, client, scopes
+ * and the grant the person approved.
+ */
 export function callerFromAccessToken(c: Context): McpCaller {
   const claims = getAccessToken(c)
   return {
@@ -55,6 +58,7 @@ export function callerFromAccessToken(c: Context): McpCaller {
     tenantId: claims.tenant_id,
     clientId: claims.client_id,
     scopes: (claims.scope ?? '').split(' ').filter(Boolean),
+    grant: claims.grant,
   }
 }
 

@@ -122,6 +122,7 @@ export class TokenIssuer {
         jti,
         grant_id: options.familyId,
         ...(binding.tenantId !== undefined ? { tenant_id: binding.tenantId } : {}),
+        ...(binding.grant !== undefined ? { grant: binding.grant } : {}),
       },
       this.#key,
     )
