@@ -20,6 +20,8 @@ export function mountMcp(app: Hono, ctx: DemoContext, options: DemoAppOptions = 
       resourceMetadataUrl,
       origins: { appUrl: ctx.config.appUrl, hosts: ctx.config.allowedHosts },
       logger: ctx.logger,
+      // Counted with the API's limiters: in Redis, shared by every instance, when REDIS_URL is set.
+      rateLimit: { ...options.mcp?.rateLimit, rateLimiters: ctx.limiters },
       createServer: (caller) =>
         createMcpServer({
           name: ctx.config.appName,
