@@ -87,6 +87,7 @@ export class TokenIssuer {
           clientName: options.client?.name,
           verifiedHost: options.client?.verifiedHost,
           scope: binding.scope,
+          grant: binding.grant,
           credentialStamp: binding.credentialStamp,
         },
         lifetimeMs,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { verifyAccessToken } from '../../src/oauth/index.ts'
+import { createOAuthGrants, verifyAccessToken } from '../../src/oauth/index.ts'
 import { hmacKey, signAccessToken } from '../../src/oauth/protocol/access-token.ts'
 import type { GrantableAccess } from '../../src/oauth/protocol/grant.ts'
 import {
@@ -150,6 +150,18 @@ describe('the consent page offers what the app allows, and the person grants a p
     const next = (await refreshed.json()) as { access_token: string; scope: string }
     expect(next.scope).toBe('mcp:read')
     expect((await claimsOf(harness, next.access_token)).grant).toEqual({ posts: ['read'] })
+  })
+
+  it('shows what each connected application was granted', async () => {
+    const harness = createHarness({ describeAccess: () => POSTS_AND_COMMENTS })
+    const first = await consentPage(harness)
+    await approveWith(harness, first, { grant_choices: '1', grant: ['posts:read'] })
+    const apps = await createOAuthGrants({ store: harness.store }).listForUser('alice')
+    expect(apps.map((app) => app.access)).toEqual([{ posts: ['read'] }])
+    const page = await harness.request('/connected-apps', { headers: { cookie: first.cookie } })
+    expect(await page.text()).toContain(
+      '<ul aria-label="Granted access"><li><strong>posts</strong>: read</li></ul>',
+    )
   })
 
   it('keeps the write scope when a write is ticked, and grants nothing when nothing is', async () => {

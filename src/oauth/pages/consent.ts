@@ -100,6 +100,16 @@ function grantChoices(offer: AccessGrant): string {
 <input type="hidden" name="${GRANT_CHOICES_FIELD}" value="1">`
 }
 
+/** Each granted model with its actions in words: "posts: read, create". */
+export function accessItems(grant: AccessGrant): string {
+  return Object.entries(grant)
+    .map(
+      ([model, actions]) =>
+        `<li><strong>${escapeHtml(model)}</strong>: ${actions.map((action) => ACTION_WORDS[action]).join(', ')}</li>`,
+    )
+    .join('')
+}
+
 /** A permission in plain words, with the scope beside it for those who know them. */
 export function scopeItem(scope: string, descriptions: Readonly<Record<string, string>>): string {
   const words = describeScope(scope, descriptions)
