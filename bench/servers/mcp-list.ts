@@ -35,6 +35,7 @@ import { createBearerValidator, signAccessToken } from '../../src/oauth/index.ts
 import { createDemoDatabase } from './demo-database.ts'
 
 export const ROWS = 10_000
+const UNREACHED = { max: Number.MAX_SAFE_INTEGER, windowMs: 60_000 }
 const SECRET = 'bench-mcp-secret-0123456789-abcdefghijkl'
 
 export interface McpListServer {
@@ -115,6 +116,9 @@ export async function startMcpListServer(options: { poolMax: number }): Promise<
           resource: `${origin}/mcp`,
         }),
         resourceMetadataUrl: `${origin}/.well-known/oauth-protected-resource/mcp`,
+        // One token drives the whole run: its limits are counted (that cost is measured) but
+        // never reached.
+        rateLimit: { perClient: UNREACHED, perUser: UNREACHED },
         createServer: (caller) =>
           createMcpServer({ dataTools: { tools, caller }, register: [registerNoop] }),
       }),

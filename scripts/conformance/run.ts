@@ -83,7 +83,12 @@ async function main(): Promise<number> {
       },
     })
     const app = await createDemoApp(ctx, {
-      mcp: { register: [registerFixtureTools], logging: true },
+      mcp: {
+        register: [registerFixtureTools],
+        logging: true,
+        // Every scenario runs on one token: the per-user limit would cut the run short.
+        rateLimit: { perUser: { max: 100_000, windowMs: 60_000 } },
+      },
     })
     const server = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' })
     cleanups.push(async () => {

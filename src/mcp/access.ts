@@ -1,4 +1,5 @@
 import type { CredentialOptions } from '../db/index.ts'
+import type { AccessGrant, GrantAction, GrantableAccess } from '../oauth/index.ts'
 import {
   findModel,
   isSensitiveField,
@@ -20,6 +21,20 @@ export interface McpCaller {
   /** The token's scopes; when given, every tool checks its own scope (`mcp:read`, `mcp:write`). */
   scopes?: readonly string[] | undefined
   clientId?: string | undefined
+  /**
+   * What the person granted on the consent page: per model, the actions allowed. When given,
+   * a tool is listed only if some granted model allows it, and a model or action not granted
+   * is refused (an `include` of it too). Undefined: the policy alone decides.
+   */
+  grant?: AccessGrant | undefined
+}
+
+/** The consent page's name for what each tool does. */
+export const GRANT_ACTION_OF: Readonly<Record<DataToolName, GrantAction>> = {
+  crud_list: 'read',
+  crud_create: 'create',
+  crud_update: 'update',
+  crud_delete: 'delete',
 }
 
 /** What one model allows through the data tools. */
@@ -185,14 +200,64 @@ export function checkCall(
   return access
 }
 
-/** Runs the app's `authorize` hook, once the call passed `checkCall` and its input was parsed. */
+/**
+ * Refuses what the person did not grant, then runs the app's `authorize` hook, once the call
+ * passed `checkCall` and its input was parsed (and for each model `include` reads).
+ */
 export async function authorizeCall(
   policy: AccessPolicy,
   model: McpModel,
   request: Omit<AuthorizeRequest, 'model'>,
 ): Promise<void> {
+  if (!isGranted(request.caller, model.resource, request.action)) {
+    throw new ToolError(
+      `Not granted: ${request.action} on ${model.resource} (the user did not allow it)`,
+    )
+  }
   if (policy.authorize && !(await policy.authorize({ ...request, model: model.resource }))) {
     throw new ToolError(`Not allowed: ${request.action} on ${model.resource}`)
+  }
+}
+
+/** True when the caller's grant (if it has one) allows this tool on this model. */
+export function isGranted(
+  caller: McpCaller | undefined,
+  model: string,
+  action: DataToolName,
+): boolean {
+  const grant = caller?.grant
+  if (!grant) return true
+  return Object.hasOwn(grant, model) && grant[model]!.includes(GRANT_ACTION_OF[action])
+}
+
+/** The tools to list for a caller: those the policy allows on some model its grant names. */
+export function toolsFor(policy: AccessPolicy, caller: McpCaller | undefined): Set<DataToolName> {
+  if (!caller?.grant) return new Set(policy.tools)
+  const tools = new Set<DataToolName>()
+  for (const model of policy.visibleModels) {
+    for (const tool of policy.of(model)!.tools) {
+      if (isGranted(caller, model.resource, tool)) tools.add(tool)
+    }
+  }
+  return tools
+}
+
+/**
+ * The policy as the consent page offers it (kilnjs/oauth `describeAccess`): each model the
+ * tools can reach, with the actions its tools allow, and the tools' read and write scopes.
+ */
+export function describeAccess(policy: AccessPolicy): GrantableAccess {
+  return {
+    scopes: policy.scopes,
+    models: policy.visibleModels.map((model) => {
+      const tools = policy.of(model)!.tools
+      return {
+        model: model.resource,
+        actions: Object.entries(GRANT_ACTION_OF)
+          .filter(([tool]) => tools.has(tool as DataToolName))
+          .map(([, action]) => action),
+      }
+    }),
   }
 }
 

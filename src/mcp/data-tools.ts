@@ -6,7 +6,15 @@ import {
   DEFAULT_QUERY_LIMITS,
   FILTER_OPERATORS,
 } from '../api/index.ts'
-import { type AccessPolicy, DATA_TOOL_NAMES, type DataToolName, type McpCaller } from './access.ts'
+import type { GrantableAccess } from '../oauth/index.ts'
+import {
+  type AccessPolicy,
+  DATA_TOOL_NAMES,
+  type DataToolName,
+  describeAccess,
+  type McpCaller,
+  toolsFor,
+} from './access.ts'
 import {
   accessPolicyOf,
   type CrudOptions,
@@ -23,7 +31,12 @@ export type DataToolsOptions = CrudOptions
 /** The data tools of one app, resolved once: register them on any number of servers. */
 export interface DataTools {
   readonly policy: AccessPolicy
-  /** Registers the tools the policy allows on `server`, acting as `caller`. */
+  /** What the tools let an assistant do, for the consent page (`oauthServer({ describeAccess })`). */
+  describeAccess(): GrantableAccess
+  /**
+   * Registers the tools the policy allows on `server`, acting as `caller`; with a grant, only
+   * those the grant allows on some model.
+   */
   register(server: McpServer, caller?: McpCaller): void
 }
 
@@ -55,12 +68,15 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
   const read = challenge(policy.scopes.read)
   const write = challenge(policy.scopes.write)
 
+  const described = describeAccess(policy)
   return {
     policy,
+    describeAccess: () => described,
     register(server, caller) {
       const crud = createCrud({ ...options, access: policy, caller, counts })
       const { create, list, update, remove } = schemas
-      const allowed = (name: DataToolName) => policy.tools.has(name)
+      const listed = toolsFor(policy, caller)
+      const allowed = (name: DataToolName) => listed.has(name)
       if (allowed('crud_create')) {
         server.registerTool(
           'crud_create',

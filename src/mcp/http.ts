@@ -32,6 +32,7 @@ import {
   isPlainModernCall,
   isToolCall,
 } from './http-request.ts'
+import { type McpRateLimitOptions, mcpRateLimit } from './rate-limit.ts'
 
 export interface McpHttpHandlerOptions {
   /** Builds the MCP server that answers one request, acting as `caller`. */
@@ -48,7 +49,10 @@ export interface McpHttpHandlerOptions {
   resourceMetadataUrl?: string
 }
 
-/** The caller of a request behind `bearerAuth`: the token's subject, tenant, client and scopes. */
+/**
+ * The caller of a request behind `bearerAuth`: the token's subject, tenant, client, scopes
+ * and the grant the person approved.
+ */
 export function callerFromAccessToken(c: Context): McpCaller {
   const claims = getAccessToken(c)
   return {
@@ -56,6 +60,7 @@ export function callerFromAccessToken(c: Context): McpCaller {
     tenantId: claims.tenant_id,
     clientId: claims.client_id,
     scopes: (claims.scope ?? '').split(' ').filter(Boolean),
+    grant: claims.grant,
   }
 }
 
@@ -204,6 +209,12 @@ export interface McpEndpointOptions extends McpHttpHandlerOptions {
    * `resourceMetadataUrl`, which is the app's `APP_URL`. `false` turns the check off.
    */
   origins?: OriginGuardOptions | false
+  /**
+   * Requests per OAuth client and per user, counted after authentication and before any tool
+   * runs (429 with `Retry-After` over either). Pass the app's `rateLimiters` to share the
+   * counts through Redis. Defaults: 600 per minute per client, 120 per minute per user.
+   */
+  rateLimit?: Omit<McpRateLimitOptions, 'logger'>
 }
 
 /**
@@ -223,8 +234,9 @@ function mcpOriginGuard(options: OriginGuardOptions): MiddlewareHandler {
 /**
  * The protected MCP endpoint as a Hono app to mount (`app.route('/mcp', mcpEndpoint(…))`):
  * CORS answers preflights, a foreign `Origin` or `Host` gets 403, `bearerAuth` answers 401 with
- * `resource_metadata` (and 403 for a scope every request needs), and
- * tool calls run as the token's user and tenant, with the token's scopes.
+ * `resource_metadata` (and 403 for a scope every request needs), each client and user is
+ * rate-limited (429 with `Retry-After`), and tool calls run as the token's user and tenant,
+ * with the token's scopes and grant.
  */
 export function mcpEndpoint(options: McpEndpointOptions): Hono<BearerEnv> {
   const app = new Hono<BearerEnv>()
@@ -243,6 +255,13 @@ export function mcpEndpoint(options: McpEndpointOptions): Hono<BearerEnv> {
     app.use('/', mcpOriginGuard(options.origins ?? { appUrl: options.resourceMetadataUrl }))
   }
   app.use('/', auth)
+  app.use(
+    '/',
+    mcpRateLimit(
+      { ...options.rateLimit, logger: options.logger },
+      options.caller ?? callerFromAccessToken,
+    ),
+  )
   app.all('/', handler)
   return app
 }

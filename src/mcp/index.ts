@@ -62,6 +62,7 @@ export {
   operationsFromDocument,
   toolName,
 } from './openapi-bridge.ts'
+export type { McpLimit, McpRateLimitOptions } from './rate-limit.ts'
 export { type CreateMcpServerOptions, createMcpServer, type McpServer } from './server.ts'
 export { serveStdio } from './stdio.ts'
 export {

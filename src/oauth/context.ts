@@ -5,6 +5,7 @@ import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
 import type { ClientMetadataDocuments } from './cimd/metadata-documents.ts'
 import type { TokenIssuer } from './issuer.ts'
+import type { GrantableAccess } from './protocol/grant.ts'
 import type { Endpoints } from './protocol/metadata.ts'
 import type { RandomSource } from './protocol/random.ts'
 import type { AuthorizationCodeStore } from './store/authorization-codes.ts'
@@ -56,6 +57,8 @@ export interface OAuthContext {
   random: RandomSource
   logger: Logger
   trustProxy: TrustProxy
+  /** What the app lets assistants do, offered model by model on the consent page. */
+  describeAccess: (() => GrantableAccess) | undefined
   /** kiln's throttle, with the `oauth-*` limiters `oauthServer` defines. */
   limiters: RateLimiters
 }

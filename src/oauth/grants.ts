@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '../core/clock.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { displayName } from './protocol/display-name.ts'
+import { type AccessGrant, GRANT_ACTIONS, type GrantAction } from './protocol/grant.ts'
 import { GrantIndex, type GrantRecord } from './store/grants.ts'
 
 /** An application a person connected, with what it may do. */
@@ -12,6 +13,11 @@ export interface ConnectedApp {
   verifiedHost: string | undefined
   /** The scopes of all its live grants. */
   scopes: string[]
+  /**
+   * Per model, the actions its live grants allow together; undefined when none of them
+   * carries a grant (the app describes no access).
+   */
+  access: AccessGrant | undefined
   /** How many live grants (sign-ins, devices) it holds. */
   grants: number
   firstAuthorizedAt: Date
@@ -71,6 +77,7 @@ function groupByClient(records: GrantRecord[]): ConnectedApp[] {
         clientName: displayName(record.clientName),
         verifiedHost: record.verifiedHost,
         scopes: [...record.scope],
+        access: record.grant,
         grants: 1,
         firstAuthorizedAt: new Date(record.createdAt),
         lastUsedAt: new Date(record.lastUsedAt),
@@ -78,6 +85,7 @@ function groupByClient(records: GrantRecord[]): ConnectedApp[] {
       continue
     }
     app.grants += 1
+    app.access = joinGrants(app.access, record.grant)
     for (const scope of record.scope) if (!app.scopes.includes(scope)) app.scopes.push(scope)
     if (record.createdAt < app.firstAuthorizedAt.getTime()) {
       app.firstAuthorizedAt = new Date(record.createdAt)
@@ -85,4 +93,18 @@ function groupByClient(records: GrantRecord[]): ConnectedApp[] {
     if (record.lastUsedAt > app.lastUsedAt.getTime()) app.lastUsedAt = new Date(record.lastUsedAt)
   }
   return [...apps.values()].sort((a, b) => b.lastUsedAt.getTime() - a.lastUsedAt.getTime())
+}
+
+/** What two grants allow together. */
+function joinGrants(
+  a: AccessGrant | undefined,
+  b: AccessGrant | undefined,
+): AccessGrant | undefined {
+  if (!a || !b) return a ?? b
+  const joined: Record<string, GrantAction[]> = {}
+  for (const model of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const actions = new Set([...(a[model] ?? []), ...(b[model] ?? [])])
+    joined[model] = GRANT_ACTIONS.filter((action) => actions.has(action))
+  }
+  return joined
 }

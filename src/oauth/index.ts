@@ -29,6 +29,12 @@ export {
   verifyAccessToken,
 } from './protocol/access-token.ts'
 export type { RegisteredClient } from './protocol/client-metadata.ts'
+export type {
+  AccessGrant,
+  GrantAction,
+  GrantableAccess,
+  GrantableModel,
+} from './protocol/grant.ts'
 export { s256Challenge } from './protocol/pkce.ts'
 export { safeReturnTo } from './protocol/return-to.ts'
 export { DEFAULT_SCOPES, MCP_READ_SCOPE, MCP_WRITE_SCOPE } from './protocol/scope.ts'

@@ -87,6 +87,7 @@ export class TokenIssuer {
           clientName: options.client?.name,
           verifiedHost: options.client?.verifiedHost,
           scope: binding.scope,
+          grant: binding.grant,
           credentialStamp: binding.credentialStamp,
         },
         lifetimeMs,
@@ -122,6 +123,7 @@ export class TokenIssuer {
         jti,
         grant_id: options.familyId,
         ...(binding.tenantId !== undefined ? { tenant_id: binding.tenantId } : {}),
+        ...(binding.grant !== undefined ? { grant: binding.grant } : {}),
       },
       this.#key,
     )

@@ -30,6 +30,7 @@ import { oauthErrorHandler } from './http/error-response.ts'
 import { TokenIssuer } from './issuer.ts'
 import { hmacKey } from './protocol/access-token.ts'
 import { type CredentialStamp, currentStampDigest } from './protocol/credential-stamp.ts'
+import type { GrantableAccess } from './protocol/grant.ts'
 import { endpointsFor } from './protocol/metadata.ts'
 import { type RandomSource, systemRandom } from './protocol/random.ts'
 import { DEFAULT_SCOPE_DESCRIPTIONS, DEFAULT_SCOPES } from './protocol/scope.ts'
@@ -115,6 +116,14 @@ export interface OAuthServerOptions {
    * them forever.
    */
   unusedClientTtlMs?: number | false
+  /**
+   * What the app lets assistants do (kilnjs/mcp `dataTools.describeAccess`): the consent page
+   * lists it per model (read, create, update, delete) for the requested scopes, the person can
+   * untick any of it, and the grant rides in every token of the authorization (the `grant`
+   * claim). A scope no offered action needs is neither asked for nor granted. Without it the
+   * page lists the scopes alone.
+   */
+  describeAccess?: () => GrantableAccess
 }
 
 const MIN_SECRET = 32
@@ -229,6 +238,7 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
     random,
     logger,
     trustProxy: options.trustProxy ?? false,
+    describeAccess: options.describeAccess,
     limiters: oauthLimiters(options),
   }
 }

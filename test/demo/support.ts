@@ -5,6 +5,7 @@ import {
   type DemoContext,
   type DemoContextOptions,
 } from '../../examples/demo/src/context.ts'
+import type { DemoAppOptions } from '../../examples/demo/src/features/index.ts'
 import { silentLogger } from '../../src/core/index.ts'
 
 export interface DemoUnderTest {
@@ -14,14 +15,17 @@ export interface DemoUnderTest {
 }
 
 /** The demo app in process, on an in-memory PGlite unless told otherwise. */
-export async function startDemo(options: DemoContextOptions = {}): Promise<DemoUnderTest> {
+export async function startDemo(
+  options: DemoContextOptions = {},
+  appOptions: DemoAppOptions = {},
+): Promise<DemoUnderTest> {
   const ctx = await createDemoContext({
     databaseUrl: 'pglite:',
     logger: silentLogger(),
     ...options,
     env: { DEMO_EMAIL: 'demo@example.com', DEMO_PASSWORD: 'correct horse battery', ...options.env },
   })
-  const app = await createDemoApp(ctx)
+  const app = await createDemoApp(ctx, appOptions)
   return { ctx, app, close: () => ctx.close() }
 }
 

@@ -65,6 +65,8 @@ export function nextClientAddress(): string {
   return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`
 }
 
+const UNREACHED = { max: Number.MAX_SAFE_INTEGER, windowMs: 60_000 }
+
 async function startOn(
   backend: FuzzBackendName,
   options: DemoContextOptions,
@@ -73,11 +75,15 @@ async function startOn(
 ): Promise<FuzzDemo> {
   let demo: DemoUnderTest
   try {
-    demo = await startDemo({
-      ...options,
-      databaseUrl,
-      env: { TRUST_PROXY: 'true', APP_URL: 'http://127.0.0.1:3000', ...options.env },
-    })
+    demo = await startDemo(
+      {
+        ...options,
+        databaseUrl,
+        env: { TRUST_PROXY: 'true', APP_URL: 'http://127.0.0.1:3000', ...options.env },
+      },
+      // One token drives every /mcp run: its rate limits would answer most of them with 429.
+      { mcp: { rateLimit: { perUser: UNREACHED, perClient: UNREACHED } } },
+    )
   } catch (error) {
     await drop()
     throw error

@@ -145,7 +145,22 @@ describe('decidePoll', () => {
       userId: 'u',
       tenantId: 't',
       approvedAt: 1,
+      // A decision without its own scope keeps the request's.
+      scope: ['mcp'],
     })
+    expect(
+      decidePoll({
+        ...base,
+        decision: {
+          status: 'approved',
+          userId: 'u',
+          tenantId: 't',
+          approvedAt: 1,
+          scope: [],
+          grant: { posts: ['read'] },
+        },
+      }),
+    ).toMatchObject({ kind: 'approved', scope: [], grant: { posts: ['read'] } })
   })
 })
 

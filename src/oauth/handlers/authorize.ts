@@ -14,6 +14,7 @@ import { resolveResource } from '../protocol/resource.ts'
 import { grantScopes } from '../protocol/scope.ts'
 import { resolveClient } from '../resolve-client.ts'
 import { REFRESH_TTL_MS } from '../store/token-families.ts'
+import { approvedGrant, consentOffer } from './grant-form.ts'
 import { loginRedirect } from './login-redirect.ts'
 import { readSessionForm } from './session-form.ts'
 
@@ -69,6 +70,7 @@ export function authorizeHandler(ctx: OAuthContext): Handler {
     const session = await ctx.session(c.req.raw)
     if (!session) return loginRedirect(ctx, url.pathname + url.search)
 
+    const { scopes, offer } = consentOffer(ctx, scope)
     const requestId = await ctx.codes.savePending({
       clientId: client.clientId,
       redirectUri,
@@ -87,10 +89,11 @@ export function authorizeHandler(ctx: OAuthContext): Handler {
         clientName: client.clientName,
         clientId: client.clientId,
         redirectHost: redirectHost(redirectUri),
-        scopes: scope,
+        scopes,
         scopeDescriptions: ctx.scopeDescriptions,
         verifiedHost: client.verifiedHost,
         action,
+        offer,
         hidden: { request_id: requestId, csrf_token: session.csrfToken },
       }),
     )
@@ -146,13 +149,14 @@ export function authorizeDecisionHandler(ctx: OAuthContext): Handler {
       target.searchParams.set('error', 'access_denied')
       target.searchParams.set('error_description', 'The user denied the request')
     } else {
+      const approved = approvedGrant(ctx, pending.scope, form)
       const code = await ctx.codes.issueCode(
         {
           clientId: pending.clientId,
           redirectUri: pending.redirectUri,
           redirectUriSent: pending.redirectUriSent,
           codeChallenge: pending.codeChallenge,
-          scope: pending.scope,
+          ...approved,
           resource: pending.resource,
           userId: session.userId,
           tenantId: session.tenantId,

@@ -7,6 +7,7 @@ import { renderConsentPage } from '../pages/consent.ts'
 import { renderDeviceEntryPage, renderDeviceResultPage } from '../pages/device.ts'
 import { formatUserCode, normalizeUserCode } from '../protocol/user-code.ts'
 import { resolveClient } from '../resolve-client.ts'
+import { approvedGrant, consentOffer } from './grant-form.ts'
 import { loginRedirect } from './login-redirect.ts'
 import { readSessionForm } from './session-form.ts'
 
@@ -82,16 +83,18 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     const decision = form.get('decision')
     if (decision === null) {
       const client = await resolveClient(ctx, found.grant.clientId, limitRequest(c, ctx.limiters))
+      const { scopes, offer } = consentOffer(ctx, found.grant.scope)
       return htmlResponse(
         renderConsentPage({
           appName: ctx.appName,
           clientName: client?.clientName,
           clientId: found.grant.clientId,
           redirectHost: undefined,
-          scopes: found.grant.scope,
+          scopes,
           scopeDescriptions: ctx.scopeDescriptions,
           verifiedHost: client?.verifiedHost,
           action,
+          offer,
           hidden: { user_code: formatUserCode(userCode), csrf_token: session.csrfToken },
         }),
       )
@@ -109,6 +112,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
             tenantId: session.tenantId,
             approvedAt: ctx.clock.now(),
             credentialStamp: await ctx.stampOf(session.userId),
+            ...approvedGrant(ctx, found.grant.scope, form),
           }
         : { status: 'denied' },
     )

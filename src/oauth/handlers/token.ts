@@ -174,12 +174,13 @@ async function pollDevice(
       return ctx.issuer.issue(
         {
           clientId: grant.clientId,
-          scope: grant.scope,
+          scope: outcome.scope,
           resource: grant.resource,
           userId: outcome.userId,
           tenantId: outcome.tenantId,
           approvedAt: outcome.approvedAt,
           credentialStamp: outcome.credentialStamp,
+          ...(outcome.grant !== undefined ? { grant: outcome.grant } : {}),
         },
         {
           familyId: ctx.families.newFamilyId(),

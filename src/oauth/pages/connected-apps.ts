@@ -1,5 +1,5 @@
 import type { ConnectedApp } from '../grants.ts'
-import { scopeItem } from './consent.ts'
+import { accessItems, scopeItem } from './consent.ts'
 import { escapeHtml, layout } from './layout.ts'
 
 /** The signed-in person's connected applications, each with a Disconnect button. */
@@ -45,6 +45,7 @@ function appItem(
 <h2>${escapeHtml(name)}${host}</h2>
 <p class="muted">Connected ${escapeHtml(app.firstAuthorizedAt.toISOString().slice(0, 10))}; last used ${escapeHtml(app.lastUsedAt.toISOString().slice(0, 10))}</p>
 <ul aria-label="Permissions">${scopes}</ul>
+${app.access ? `<ul aria-label="Granted access">${accessItems(app.access)}</ul>` : ''}
 <form method="post" action="${escapeHtml(params.action)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(params.csrfToken)}">
 <input type="hidden" name="client_id" value="${escapeHtml(app.clientId)}">

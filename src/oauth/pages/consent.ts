@@ -1,4 +1,5 @@
 import { displayName } from '../protocol/display-name.ts'
+import { type AccessGrant, type GrantAction, grantChoice } from '../protocol/grant.ts'
 import { describeScope } from '../protocol/scope.ts'
 import { escapeHtml, layout } from './layout.ts'
 
@@ -17,7 +18,17 @@ export interface ConsentPageParams {
   action: string
   /** Hidden fields carried to the POST (request id or user code, CSRF token). */
   hidden: Record<string, string>
+  /**
+   * What the client will be able to do, per model (when the app describes its access): each
+   * action a ticked checkbox the person can untick.
+   */
+  offer?: AccessGrant | undefined
 }
+
+/** The form field that says the page showed choices: then only ticked ones are granted. */
+export const GRANT_CHOICES_FIELD = 'grant_choices'
+/** The checkboxes' field: one `model:action` value per ticked permission. */
+export const GRANT_FIELD = 'grant'
 
 /** The Approve/Deny page shared by the authorization-code and device flows. */
 export function renderConsentPage(params: ConsentPageParams): string {
@@ -47,12 +58,56 @@ ${destination}
 <p class="muted">The application names itself; approve only if you started this connection.</p>
 <form method="post" action="${escapeHtml(params.action)}">
 ${hidden}
+${params.offer ? grantChoices(params.offer) : ''}
 <div class="actions">
 <button type="submit" name="decision" value="deny">Deny</button>
 <button type="submit" name="decision" value="approve" class="primary">Approve</button>
 </div>
 </form>`,
   )
+}
+
+const ACTION_WORDS: Record<GrantAction, string> = {
+  read: 'read',
+  create: 'create',
+  update: 'change',
+  delete: 'delete',
+}
+
+/**
+ * One line per model with a ticked checkbox per action: unticking grants less than the
+ * client asked for (read only, or some models only).
+ */
+function grantChoices(offer: AccessGrant): string {
+  const models = Object.entries(offer)
+  if (models.length === 0) {
+    return `<p id="grant-none">It will not be able to reach any of your data.</p>
+<input type="hidden" name="${GRANT_CHOICES_FIELD}" value="1">`
+  }
+  const rows = models
+    .map(([model, actions]) => {
+      const boxes = actions
+        .map((action) => {
+          const value = grantChoice(model, action)
+          return `<label class="choice"><input type="checkbox" name="${GRANT_FIELD}" value="${escapeHtml(value)}" checked> ${ACTION_WORDS[action]}</label>`
+        })
+        .join(' ')
+      return `<li><strong>${escapeHtml(model)}</strong>: ${boxes}</li>`
+    })
+    .join('')
+  return `<p>What it will be able to do (untick what you do not want to allow):</p>
+<ul aria-label="Granted access" id="grant">${rows}</ul>
+<input type="hidden" name="${GRANT_CHOICES_FIELD}" value="1">`
+}
+
+/** Each granted model with its actions in words: "posts: read, create". */
+export function accessItems(grant: AccessGrant): string {
+  return Object.entries(grant)
+    .map(
+      ([model, actions]) =>
+        `<li><strong>${escapeHtml(model)}</strong>: ${actions.map((action) => ACTION_WORDS[action]).join(', ')}</li>`,
+    )
+    .join('')
 }
 
 /** A permission in plain words, with the scope beside it for those who know them. */

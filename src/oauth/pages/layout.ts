@@ -18,6 +18,7 @@ button.primary{background:#1d4ed8;border-color:#1d4ed8;color:#fff}
 button:focus-visible,input:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
 .muted{color:#52525b;font-size:.9rem}
 .error{color:#b91c1c}
+label.choice{display:inline;font-weight:400;margin:0 .5rem 0 0}
 h2{font-size:1.1rem;margin:0 0 .25rem}
 .apps{list-style:none;padding:0}
 .apps>li{border-top:1px solid #e4e4e7;padding:1rem 0}

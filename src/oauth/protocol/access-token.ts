@@ -1,5 +1,6 @@
 import { errors, jwtVerify, SignJWT } from 'jose'
 import { revealSecret, type Secret } from '../../core/secret.ts'
+import { type AccessGrant, isAccessGrant } from './grant.ts'
 
 /** The claims of every access token kiln mints, whichever grant produced it. */
 export interface AccessTokenClaims {
@@ -18,6 +19,8 @@ export interface AccessTokenClaims {
   jti: string
   /** The grant (token family) the token belongs to; revoking the grant refuses the token. */
   grant_id: string
+  /** The models and actions the person granted on the consent page, when the app offers them. */
+  grant?: AccessGrant
 }
 
 /** Access tokens live one hour. */
@@ -64,6 +67,7 @@ export async function signAccessToken(claims: AccessTokenClaims, key: Uint8Array
     grant_id: rest.grant_id,
   }
   if (rest.tenant_id !== undefined) payload.tenant_id = rest.tenant_id
+  if (rest.grant !== undefined) payload.grant = rest.grant
   return new SignJWT(payload)
     .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
     .setIssuer(iss)
@@ -97,7 +101,7 @@ export async function verifyAccessToken(
       clockTolerance: 0,
       requiredClaims: ['sub', 'client_id', 'scope', 'exp', 'iat', 'jti', 'grant_id'],
     })
-    const { sub, client_id, scope, exp, iat, jti, tenant_id, grant_id } = payload
+    const { sub, client_id, scope, exp, iat, jti, tenant_id, grant_id, grant } = payload
     if (
       typeof sub !== 'string' ||
       typeof client_id !== 'string' ||
@@ -106,7 +110,8 @@ export async function verifyAccessToken(
       typeof grant_id !== 'string' ||
       typeof exp !== 'number' ||
       typeof iat !== 'number' ||
-      (tenant_id !== undefined && typeof tenant_id !== 'string')
+      (tenant_id !== undefined && typeof tenant_id !== 'string') ||
+      (grant !== undefined && !isAccessGrant(grant))
     ) {
       return { ok: false, reason: 'The token has malformed claims' }
     }
@@ -122,6 +127,7 @@ export async function verifyAccessToken(
       grant_id,
     }
     if (tenant_id !== undefined) claims.tenant_id = tenant_id
+    if (grant !== undefined) claims.grant = grant
     return { ok: true, claims }
   } catch (error) {
     return { ok: false, reason: reasonFor(error) }

@@ -1,4 +1,5 @@
 import type { DeviceDecision, DeviceGrant, PollState } from '../store/device-grants.ts'
+import type { AccessGrant } from './grant.ts'
 
 /** Each `slow_down` adds 5 seconds to the interval. @see RFC 8628 §3.5 */
 export const SLOW_DOWN_STEP_SECONDS = 5
@@ -15,6 +16,8 @@ export type PollOutcome =
       tenantId: string | undefined
       approvedAt: number
       credentialStamp?: string
+      scope: string[]
+      grant?: AccessGrant
     }
 
 /**
@@ -50,6 +53,9 @@ export function decidePoll(input: {
     userId: decision.userId,
     tenantId: decision.tenantId,
     approvedAt: decision.approvedAt,
+    // A decision recorded before grants were kept carries no scope: the request's.
+    scope: decision.scope ?? grant.scope,
+    ...(decision.grant !== undefined ? { grant: decision.grant } : {}),
     ...(decision.credentialStamp !== undefined
       ? { credentialStamp: decision.credentialStamp }
       : {}),

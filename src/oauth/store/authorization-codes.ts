@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/clock.ts'
 import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
+import type { AccessGrant } from '../protocol/grant.ts'
 import { type RandomSource, randomToken, sha256Hex } from '../protocol/random.ts'
 import { getJson, setJson, takeJson } from './json.ts'
 
@@ -14,10 +15,13 @@ export interface GrantBinding {
   approvedAt: number
   /** Digest of the user's credential stamp at approval (with `credentialStamp` configured). */
   credentialStamp?: string
+  /** The models and actions the person granted; absent when the app describes no access. */
+  grant?: AccessGrant
 }
 
 /** An authorization request shown on the consent page, waiting for Approve or Deny. */
-export interface PendingAuthorization extends Omit<GrantBinding, 'approvedAt' | 'credentialStamp'> {
+export interface PendingAuthorization
+  extends Omit<GrantBinding, 'approvedAt' | 'credentialStamp' | 'grant'> {
   redirectUri: string
   /** Whether the request named `redirect_uri` (then /token must repeat it). @see RFC 6749 §4.1.3 */
   redirectUriSent: boolean

@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/clock.ts'
 import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
+import type { AccessGrant } from '../protocol/grant.ts'
 import { type RandomSource, randomToken, sha256Hex } from '../protocol/random.ts'
 import { generateUserCode } from '../protocol/user-code.ts'
 import { getJson, setJson } from './json.ts'
@@ -25,6 +26,9 @@ export type DeviceDecision =
       tenantId: string | undefined
       approvedAt: number
       credentialStamp?: string
+      /** The scopes and models granted: the request's, narrowed on the consent page. */
+      scope?: string[]
+      grant?: AccessGrant
     }
   | { status: 'denied' }
 

@@ -1,5 +1,6 @@
 import type { Clock } from '../../core/clock.ts'
 import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
+import type { AccessGrant } from '../protocol/grant.ts'
 import { sha256Hex } from '../protocol/random.ts'
 import { getJson, setJson } from './json.ts'
 import { isFamilyRevoked, REFRESH_TTL_MS, revokedFamilyKey } from './token-families.ts'
@@ -14,6 +15,8 @@ export interface GrantRecord {
   /** The host a client-metadata-document client proved it controls. */
   verifiedHost: string | undefined
   scope: string[]
+  /** The models and actions the person granted (with the app's `describeAccess`). */
+  grant?: AccessGrant | undefined
   /** Digest of the user's credential stamp at approval, when one is configured. */
   credentialStamp?: string | undefined
   /** Milliseconds since the epoch. */

@@ -149,7 +149,7 @@ export class HeadlessOAuthProvider implements OAuthClientProvider {
 
 /**
  * What a person does in the browser: opens the authorization URL with their session cookie and
- * presses Approve on the consent page. Returns the redirect's location (the client's redirect
+ * presses Approve on the consent page, leaving every permission ticked. Returns the redirect's location (the client's redirect
  * URI with the code, state and iss).
  */
 export async function approveConsent(url: URL | string, cookie: string): Promise<string> {
@@ -162,6 +162,12 @@ export async function approveConsent(url: URL | string, cookie: string): Promise
     /<input type="hidden" name="([^"]+)" value="([^"]*)">/g,
   )) {
     fields.set(name!, decodeEntities(value!))
+  }
+  // The permissions a browser sends: every ticked checkbox.
+  for (const [, name, value] of html.matchAll(
+    /<input type="checkbox" name="([^"]+)" value="([^"]*)" checked>/g,
+  )) {
+    fields.append(name!, decodeEntities(value!))
   }
   fields.set('decision', 'approve')
   if (!action) throw new Error('no consent form')

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono'
-import type { McpServer } from 'kilnjs/mcp'
+import type { McpRateLimitOptions, McpServer } from 'kilnjs/mcp'
 import type { DemoContext } from '../context.ts'
 import { mountApi } from './api.ts'
 import { mountMcp } from './mcp.ts'
@@ -14,6 +14,8 @@ export interface DemoAppOptions {
     register?: ReadonlyArray<(server: McpServer) => void>
     /** Declare the `logging` capability on `/mcp`. */
     logging?: boolean
+    /** Other limits per client and user than kiln's defaults (the conformance run's one token). */
+    rateLimit?: Pick<McpRateLimitOptions, 'perClient' | 'perUser'>
   }
 }
 

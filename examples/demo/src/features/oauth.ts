@@ -8,6 +8,7 @@ import {
 } from 'kilnjs/oauth'
 import { userCredentialStamp } from '../auth.ts'
 import type { DemoContext } from '../context.ts'
+import { demoDataTools } from './data-tools.ts'
 
 export interface DemoOAuth {
   config: OAuthConfig
@@ -67,6 +68,8 @@ export function mountOAuth(app: Hono, ctx: DemoContext): void {
       appName: ctx.config.appName,
       // /mcp's tools check these per tool: crud_list needs mcp:read, the writing tools mcp:write.
       scopes: ['mcp:read', 'mcp:write'],
+      // The consent page lists what the data tools allow; the person can grant less.
+      describeAccess: () => demoDataTools(ctx).describeAccess(),
       logger: ctx.logger,
       rateLimiters: ctx.limiters,
       allowedOrigins: { hosts: ctx.config.allowedHosts },

@@ -1,0 +1,58 @@
+import { eq } from 'drizzle-orm'
+import { createRecordCounter } from 'kilnjs/api'
+import { type Authorize, createDataTools, type DataTools } from 'kilnjs/mcp'
+import type { DemoContext } from '../context.ts'
+import { posts } from '../schema.ts'
+
+const built = new WeakMap<DemoContext, DataTools>()
+
+/**
+ * The demo's data tools, built once per context: `/mcp` registers them, and the consent page
+ * offers what they allow (`describeAccess`). An assistant a user approved acts as that user:
+ * it reads posts and comments, writes posts as their author and comments, and sees nothing of
+ * the users table.
+ */
+export function demoDataTools(ctx: DemoContext): DataTools {
+  let tools = built.get(ctx)
+  if (!tools) {
+    tools = createDataTools({
+      database: ctx.database,
+      models: ctx.models,
+      // The REST list's counts (same store): writes through either surface refresh `total`.
+      counts: createRecordCounter({ store: ctx.shared.kv }),
+      logger: ctx.logger,
+      access: {
+        unlisted: 'none',
+        models: {
+          posts: {
+            tools: ['crud_list', 'crud_create', 'crud_update'],
+            write: ['title', 'body', 'published', 'author_id'],
+          },
+          comments: {
+            tools: ['crud_list', 'crud_create'],
+            write: ['post_id', 'author_name', 'body'],
+          },
+        },
+        authorize: ownPostsOnly(ctx),
+      },
+    })
+    built.set(ctx, tools)
+  }
+  return tools
+}
+
+/** Posts are written as the signed-in user: created with them as author, changed only if theirs. */
+function ownPostsOnly(ctx: DemoContext): Authorize {
+  return async ({ caller, model, action, id, data }) => {
+    if (model !== 'posts' || action === 'crud_list') return true
+    const userId = Number(caller?.userId)
+    if (data?.author_id !== undefined && data.author_id !== userId) return false
+    if (action === 'crud_create') return data?.author_id === userId
+    const [post] = await ctx.database.db
+      .select({ authorId: posts.authorId })
+      .from(posts)
+      .where(eq(posts.id, Number(id)))
+    // A post that does not exist is left to the tool, which answers "No posts record".
+    return post === undefined || post.authorId === userId
+  }
+}

@@ -1,0 +1,174 @@
+import { existsSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js'
+import type { Hono } from 'hono'
+import { type Browser, chromium } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createDemoApp } from '../../examples/demo/src/app.ts'
+import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
+import { silentLogger } from '../../src/core/index.ts'
+import { call, ok } from '../mcp/support/client.ts'
+import { isCI } from '../support/env.ts'
+
+const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'
+const hasChromium = existsSync(executablePath)
+if (!hasChromium && !isCI) {
+  console.warn(`kiln tests: no chromium at ${executablePath}; the grant browser test is skipped.`)
+}
+
+const EMAIL = 'demo@example.com'
+const PASSWORD = 'correct horse battery'
+
+/** The SDK's provider, whose authorization URL the test opens in Chromium. */
+class BrowserProvider implements OAuthClientProvider {
+  client: OAuthClientInformationMixed | undefined
+  saved: OAuthTokens | undefined
+  verifier = ''
+  authorizationUrl: URL | undefined
+  constructor(readonly redirectUrl: string) {}
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: 'Grant Test Assistant',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      scope: 'mcp:read mcp:write',
+    }
+  }
+  clientInformation() {
+    return this.client
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info
+  }
+  tokens() {
+    return this.saved
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier
+  }
+  codeVerifier() {
+    return this.verifier
+  }
+}
+
+describe.skipIf(!hasChromium && !isCI)('granting an assistant less than it asked for', () => {
+  let browser: Browser
+  let ctx: DemoContext
+  let origin: string
+  let server: ReturnType<typeof serve>
+
+  beforeAll(async () => {
+    if (!hasChromium) throw new Error(`CI=true needs chromium at ${executablePath}`)
+    let app: Hono | undefined
+    server = serve({
+      fetch: (request) => (app ? app.fetch(request) : new Response(null, { status: 503 })),
+      port: 0,
+      hostname: '127.0.0.1',
+    })
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    ctx = await createDemoContext({
+      databaseUrl: 'pglite:',
+      logger: silentLogger(),
+      env: {
+        APP_URL: origin,
+        MCP_TOKEN_SECRET: 'grant-browser-secret-0123456789-abcdefgh',
+        DEMO_EMAIL: EMAIL,
+        DEMO_PASSWORD: PASSWORD,
+      },
+    })
+    app = await createDemoApp(ctx)
+    browser = await chromium.launch({
+      executablePath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    })
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await new Promise<void>((resolve) => {
+      ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
+      server ? server.close(() => resolve()) : resolve()
+    })
+    await ctx?.close()
+  })
+
+  it('approves posts for reading only: tools/list holds crud_list alone and a write is refused', async () => {
+    const provider = new BrowserProvider(`${origin}/oauth-test-callback`)
+    const url = new URL(`${origin}/mcp`)
+    const first = new StreamableHTTPClientTransport(url, { authProvider: provider })
+    await expect(new Client({ name: 't', version: '1' }).connect(first)).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    )
+
+    const context = await browser.newContext()
+    const page = await context.newPage()
+    await page.goto(provider.authorizationUrl!.toString())
+    await page.getByLabel('Email').fill(EMAIL)
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByRole('button', { name: 'Approve' }).waitFor()
+    // The page offers exactly what the demo's policy allows for the requested scopes.
+    const offered = await page
+      .locator('#grant input[type=checkbox]')
+      .evaluateAll((boxes) => boxes.map((box) => (box as HTMLInputElement).value))
+    expect(offered).toEqual([
+      'comments:read',
+      'comments:create',
+      'posts:read',
+      'posts:create',
+      'posts:update',
+    ])
+    // Read posts, nothing else.
+    for (const value of offered.filter((value) => value !== 'posts:read')) {
+      await page.locator(`#grant input[value="${value}"]`).uncheck()
+    }
+    await Promise.all([
+      page.waitForURL(/oauth-test-callback/),
+      page.getByRole('button', { name: 'Approve' }).click(),
+    ])
+    const code = new URL(page.url()).searchParams.get('code') ?? ''
+    await context.close()
+    await first.finishAuth(code)
+    expect(provider.saved?.scope).toBe('mcp:read')
+
+    const client = new Client({ name: 'grant-test', version: '1.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }))
+    try {
+      const { tools } = await client.listTools()
+      expect(tools.map((tool) => tool.name)).toEqual(['crud_list'])
+      const listed = await ok<{ total: number }>(client, 'crud_list', { model: 'posts' })
+      expect(listed.total).toBe(0)
+      // A write is refused: the tool does not exist for this client.
+      await expect(
+        call(client, 'crud_create', { model: 'posts', data: { title: 'no', body: 'no' } }),
+      ).rejects.toThrow('Tool crud_create not found')
+      // Comments were not granted: neither listed nor included.
+      const comments = await call(client, 'crud_list', { model: 'comments' })
+      expect(comments).toMatchObject({ isError: true })
+      expect(comments.text).toContain('Not granted')
+      const included = await call(client, 'crud_list', { model: 'posts', include: ['comments'] })
+      expect(included).toMatchObject({ isError: true })
+      expect(included.text).toContain('Not granted: crud_list on comments')
+    } finally {
+      await client.close()
+    }
+  }, 60_000)
+})
