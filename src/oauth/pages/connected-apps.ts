@@ -100,7 +100,7 @@ function activitySection(name: string, activity: AppActivity, action: string): s
   return `<section aria-label="${escapeHtml(label)}">
 <h3>Activity${activity.page > 1 ? ` (page ${activity.page})` : ''}</h3>
 <table class="activity">
-<thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">Outcome</th></tr></thead>
+<thead><tr><th scope="col">When (UTC)</th><th scope="col">What</th><th scope="col">Outcome</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>
 ${nav ? `<p class="muted">${nav}</p>` : ''}
@@ -114,7 +114,7 @@ function activityRow(entry: AuditRecord): string {
   const fields = entry.fields.length > 0 ? ` (${entry.fields.join(', ')})` : ''
   const outcome = OUTCOME_WORDS[entry.outcome] ?? entry.outcome
   const why = entry.message ? `<span class="muted">: ${escapeHtml(entry.message)}</span>` : ''
-  return `<tr data-outcome="${escapeHtml(entry.outcome)}"><td>${escapeHtml(time(entry.at))}</td><td>${escapeHtml(`${verb} ${entry.model}${ids}${more}${fields}`)}</td><td>${escapeHtml(outcome)}${why}</td></tr>`
+  return `<tr data-outcome="${escapeHtml(entry.outcome)}"><td class="when">${escapeHtml(minute(entry.at))}</td><td>${escapeHtml(`${verb} ${entry.model}${ids}${more}${fields}`)}</td><td>${escapeHtml(outcome)}${why}</td></tr>`
 }
 
 function day(date: Date): string {
@@ -122,6 +122,10 @@ function day(date: Date): string {
 }
 
 /** UTC, to the minute. */
+function minute(date: Date): string {
+  return date.toISOString().slice(0, 16).replace('T', ' ')
+}
+
 function time(date: Date): string {
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`
+  return `${minute(date)} UTC`
 }
