@@ -96,7 +96,9 @@ describe('GET /connected-apps with the audit trail', () => {
     const html = await (await harness.request('/connected-apps', { headers: { cookie } })).text()
     expect(html).toContain('aria-label="Activity of Test Client"')
     const rows = [
-      ...html.matchAll(/<tr data-outcome="([a-z_]+)"><td class="when">([^<]+)<\/td><td>([^<]+)<\/td>/g),
+      ...html.matchAll(
+        /<tr data-outcome="([a-z_]+)"><td class="when">([^<]+)<\/td><td>([^<]+)<\/td>/g,
+      ),
     ]
     expect(rows.map((row) => [row[1], row[2], row[3]])).toEqual([
       ['ok', '2026-01-03 09:00', 'listed posts #1, #2, #3, #4, #5 and 2 more'],
