@@ -129,7 +129,9 @@ describeEachDatabase('the audit trail of the data tools', (backend) => {
       data: { title: 'Mine' },
     })
     // Refused: a tool the policy does not allow, and the app's authorize hook saying no.
-    expect((await call(client, 'crud_create', { model: 'users', data: { name: 'x' } })).isError).toBe(true)
+    expect(
+      (await call(client, 'crud_create', { model: 'users', data: { name: 'x' } })).isError,
+    ).toBe(true)
     const hook = await call(client, 'crud_update', {
       model: 'notes',
       id: note.id,
