@@ -132,43 +132,42 @@ async function budgetedQuery(
   let pid: number | undefined
   const onAbort = () => {
     // Through `pool.query` (another connection): the backend is ours until the transaction
-    // ends, and it does not end before this cancel is answered.
+    // ends, and the connection goes back to the pool only once this cancel is answered.
     if (pid !== undefined) cancelled ??= pool.query('select pg_cancel_backend($1)', [pid])
   }
+  signal?.addEventListener('abort', onAbort, { once: true })
+  // The three are queued at once: the client sends each as soon as the one before is
+  // answered, with no turn of the event loop between them. A COMMIT after a failed (or
+  // cancelled) query ends the transaction as a ROLLBACK does, without an error.
+  const settled = await Promise.allSettled([
+    client
+      .query(
+        `begin; select set_config('statement_timeout', '${timeoutMs}', true), pg_backend_pid() as pid`,
+      )
+      .then((results) => {
+        const started = (results as unknown as [unknown, pg.QueryResult<{ pid: number }>])[1]
+        pid = started.rows[0]?.pid
+        if (signal?.aborted) onAbort()
+      }),
+    client.query(config as pg.QueryConfig, values as unknown[]),
+    client.query('commit'),
+  ])
+  signal?.removeEventListener('abort', onAbort)
+  const [begun, answered, ended] = settled
   let broken: Error | undefined
-  try {
-    const [, started] = (await client.query(
-      `begin; select set_config('statement_timeout', '${timeoutMs}', true), pg_backend_pid() as pid`,
-    )) as unknown as [pg.QueryResult, pg.QueryResult<{ pid: number }>]
-    pid = started.rows[0]!.pid
-    signal?.addEventListener('abort', onAbort, { once: true })
-    if (signal?.aborted) onAbort()
-    const result = await client.query(config as pg.QueryConfig, values as unknown[]).then(
-      (answer) => ({ answer }),
-      (error: unknown) => ({ error }),
-    )
-    await cancelled?.catch(() => {})
-    if ('answer' in result) {
-      await client.query('commit')
-      return result.answer
-    }
-    await client.query('rollback')
-    const { error } = result
-    if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error
-    if (cancelled) throw new QueryCancelledError()
-    throw new QueryTimeoutError(timeoutMs, shape)
-  } catch (error) {
-    // A statement's own error (it has a SQLSTATE) was rolled back; anything else, or a
-    // FATAL one, leaves the connection unusable.
-    const { code, severity } = error as { code?: unknown; severity?: unknown }
-    const own = error instanceof QueryCancelledError || error instanceof QueryTimeoutError
-    if (!own && (typeof code !== 'string' || severity === 'FATAL' || severity === 'PANIC'))
-      broken = error as Error
-    throw error
-  } finally {
-    signal?.removeEventListener('abort', onAbort)
-    client.release(broken)
+  if (begun.status === 'rejected') broken = begun.reason as Error
+  else if (ended.status === 'rejected') broken = ended.reason as Error
+  if (cancelled) {
+    await cancelled.catch(() => {})
+    // Had the cancel met the COMMIT, the transaction would be left open: end it for sure.
+    if (!broken) await client.query('rollback').catch((error: Error) => (broken = error))
   }
+  client.release(broken)
+  if (answered.status === 'fulfilled' && !broken) return answered.value
+  const error = answered.status === 'rejected' ? answered.reason : broken
+  if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error
+  if (cancelled) throw new QueryCancelledError()
+  throw new QueryTimeoutError(timeoutMs, shape)
 }
 
 /**

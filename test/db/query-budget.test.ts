@@ -9,7 +9,14 @@ import { createRecordCounter, defineListQuery, runListQuery } from '../../src/ap
 import { planListQuery } from '../../src/api/query/plan.ts'
 import { pageMayBeSlow } from '../../src/api/query/run.ts'
 import { createLogger, errorHandler } from '../../src/core/index.ts'
-import { createDatabase, type Database } from '../../src/db/index.ts'
+import {
+  createDatabase,
+  createModelRegistry,
+  type Database,
+  QueryCancelledError,
+} from '../../src/db/index.ts'
+import { createDataTools, createMcpServer } from '../../src/mcp/index.ts'
+import { call, connectInMemory } from '../mcp/support/client.ts'
 import {
   createPostgresTestDatabase,
   describeEachDatabase,
@@ -97,6 +104,15 @@ describeEachDatabase(
       return rows.length
     }
 
+    /** Connections left inside a transaction: a budgeted query must end its own. */
+    const leftInTransaction = async () => {
+      const { rows } = await admin.query(
+        `select pid from pg_stat_activity
+          where datname = current_database() and state like 'idle in transaction%'`,
+      )
+      return rows.length
+    }
+
     it('answers 503 with a JSON error by the budget, and logs the query shape without its values', async () => {
       lines.length = 0
       const started = performance.now()
@@ -117,10 +133,40 @@ describeEachDatabase(
       expect(text).toContain('body.contains.1')
       expect(text).not.toContain('aaaa')
       expect(await running()).toBe(0)
+      expect(await leftInTransaction()).toBe(0)
       // The pooled connections are all usable again.
       const fast = await app.request('/docs?fields=id&per_page=5')
       expect(fast.status).toBe(200)
       expect(((await fast.json()) as { data: unknown[] }).data).toHaveLength(5)
+    }, 30_000)
+
+    it('crud_list keeps the same budget: a tool error naming it, the shape logged, the query ended', async () => {
+      const logged: string[] = []
+      const tools = createDataTools({
+        database,
+        models: createModelRegistry({ docs }, 'postgres'),
+        access: { unlisted: 'read' },
+        logger: createLogger({ destination: { write: (line: string) => void logged.push(line) } }),
+      })
+      const client = await connectInMemory(createMcpServer({ dataTools: { tools } }))
+      try {
+        const started = performance.now()
+        const outcome = await call(client, 'crud_list', {
+          model: 'budget_docs',
+          fields: ['id'],
+          filters: { body: { contains: NEEDLE } },
+        })
+        expect(performance.now() - started).toBeLessThan(BUDGET_MS + 2_000)
+        expect(outcome.isError).toBe(true)
+        expect(outcome.text).toContain(`${BUDGET_MS} ms budget`)
+        expect(outcome.text).not.toContain('aaaa')
+        const entry = logged.find((line) => line.includes('query_timeout'))
+        expect(entry, logged.join('\n')).toContain('body.contains.1')
+        expect(entry).not.toContain('aaaa')
+        expect(await running()).toBe(0)
+      } finally {
+        await client.close()
+      }
     }, 30_000)
 
     it('cancels the query on the server when the client hangs up', async () => {
@@ -154,6 +200,7 @@ describeEachDatabase(
         req.destroy()
         await until(async () => (await running()) === 0, 3_000)
         expect(performance.now() - hungUp).toBeLessThan(3_000)
+        await until(async () => (await leftInTransaction()) === 0, 1_000)
         // The connection it ran on answers again.
         const after = await slowApp.request('/docs?fields=id&per_page=2')
         expect(after.status).toBe(200)
@@ -186,3 +233,26 @@ it('pageMayBeSlow: a first or cursor page in key order stays fast; filters, sear
   expect(slow('page=51&per_page=20')).toBe(true)
   expect(slow('', true)).toBe(true)
 })
+
+describeEachDatabase(
+  'the query budget where a statement cannot be stopped',
+  (backend) => {
+    it('runs no query for a request whose client is already gone', async () => {
+      const test = await backend.create()
+      try {
+        const abandoned = new AbortController()
+        abandoned.abort()
+        const run = runListQuery(docsQuery, 'http://localhost/docs?filter[id]=1', {
+          db: test.database.db,
+          counts: createRecordCounter(),
+          signal: abandoned.signal,
+        })
+        // The table does not even exist: the request ends before any statement is sent.
+        await expect(run).rejects.toBeInstanceOf(QueryCancelledError)
+      } finally {
+        await test.cleanup()
+      }
+    })
+  },
+  { only: ['sqlite', 'pglite'] },
+)
