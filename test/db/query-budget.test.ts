@@ -1,10 +1,11 @@
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
+import { sql } from 'drizzle-orm'
 import { pgTable, serial, text } from 'drizzle-orm/pg-core'
 import { Hono } from 'hono'
 import pg from 'pg'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRecordCounter, defineListQuery, runListQuery } from '../../src/api/index.ts'
 import { planListQuery } from '../../src/api/query/plan.ts'
 import { pageMayBeSlow } from '../../src/api/query/run.ts'
@@ -13,6 +14,7 @@ import {
   createDatabase,
   createModelRegistry,
   type Database,
+  type PostgresDatabase,
   QueryCancelledError,
 } from '../../src/db/index.ts'
 import { createDataTools, createMcpServer } from '../../src/mcp/index.ts'
@@ -22,6 +24,7 @@ import {
   describeEachDatabase,
   throughPgBouncer,
 } from '../support/databases.ts'
+import { postgresUrl } from '../support/env.ts'
 
 /**
  * The query budget (issue: a read-only key's 500-character `contains` filter over 25 rows of
@@ -220,6 +223,45 @@ async function until(check: () => Promise<boolean>, withinMs: number): Promise<v
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
 }
+
+describe.skipIf(!postgresUrl)('slow list pages off the pipelined connections [postgres]', () => {
+  it('a slow page holds up none of the fast pages sent right behind it', async () => {
+    const created = await createPostgresTestDatabase()
+    const database = (await createDatabase(created.url, {
+      poolMax: 4,
+      pipelineConnections: 2,
+      statementTimeoutMs: 4_000,
+    })) as PostgresDatabase
+    try {
+      await database.db.execute(
+        sql.raw(`create table budget_docs (id serial primary key, body text not null);
+            alter table budget_docs alter column body set storage external;
+            insert into budget_docs (body) select repeat('a', 1048576) from generate_series(1, 25)`),
+      )
+      await Promise.all([database.ping(), database.ping()]) // both pipelined connections up
+      const counts = createRecordCounter()
+      const list = (path: string) =>
+        runListQuery(docsQuery, `http://localhost${path}`, { db: database.db, counts })
+      await list('/docs?fields=id&per_page=2') // the count cached, as on a warm server
+      const started = performance.now()
+      const slow = list(SLOW_PATH).then(
+        () => 'answered',
+        (error: Error) => error.constructor.name,
+      )
+      const fast = await Promise.all(
+        Array.from({ length: 12 }, () =>
+          list('/docs?fields=id&per_page=2').then(() => performance.now() - started),
+        ),
+      )
+      // Pipelined behind the scan, they would have waited for it (seconds): they did not.
+      expect(Math.max(...fast)).toBeLessThan(1_500)
+      expect(await slow).toBe('QueryTimeoutError')
+    } finally {
+      await database.close()
+      await created.drop()
+    }
+  }, 30_000)
+})
 
 it('pageMayBeSlow: a first or cursor page in key order stays fast; filters, searches, other orders and deep offsets do not', () => {
   const plan = (query: string) => planListQuery(docsQuery, new URLSearchParams(query), {})
