@@ -125,9 +125,10 @@ describeEachDatabase(
       const body = (await response.json()) as { error: string }
       expect(body).toEqual({ error: expect.stringContaining(`${BUDGET_MS} ms budget`) })
       expect(JSON.stringify(body)).not.toContain('aaaa')
-      // The server cancelled it at the budget (plus a connection and a round trip or two).
+      // The server cancelled it at the budget (plus a connection, a few round trips, and the
+      // slack a loaded machine needs), not after the scan's tens of seconds.
       expect(elapsed).toBeGreaterThanOrEqual(BUDGET_MS - 50)
-      expect(elapsed).toBeLessThan(BUDGET_MS + 2_000)
+      expect(elapsed).toBeLessThan(BUDGET_MS + 5_000)
       const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
       const entry = logged.find((line) => line.code === 'query_timeout')
       expect(entry, lines.join('\n')).toBeDefined()
@@ -159,7 +160,7 @@ describeEachDatabase(
           fields: ['id'],
           filters: { body: { contains: NEEDLE } },
         })
-        expect(performance.now() - started).toBeLessThan(BUDGET_MS + 2_000)
+        expect(performance.now() - started).toBeLessThan(BUDGET_MS + 5_000)
         expect(outcome.isError).toBe(true)
         expect(outcome.text).toContain(`${BUDGET_MS} ms budget`)
         expect(outcome.text).not.toContain('aaaa')
@@ -230,7 +231,7 @@ describe.skipIf(!postgresUrl)('slow list pages off the pipelined connections [po
     const database = (await createDatabase(created.url, {
       poolMax: 4,
       pipelineConnections: 2,
-      statementTimeoutMs: 4_000,
+      statementTimeoutMs: 8_000,
     })) as PostgresDatabase
     try {
       await database.db.execute(
@@ -254,7 +255,7 @@ describe.skipIf(!postgresUrl)('slow list pages off the pipelined connections [po
         ),
       )
       // Pipelined behind the scan, they would have waited for it (seconds): they did not.
-      expect(Math.max(...fast)).toBeLessThan(1_500)
+      expect(Math.max(...fast)).toBeLessThan(3_000)
       expect(await slow).toBe('QueryTimeoutError')
     } finally {
       await database.close()
