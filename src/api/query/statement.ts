@@ -63,7 +63,11 @@ function searchShape({ search, searchMode, searchLanguage }: ListQueryDefinition
 }
 
 export interface PageStatement {
-  run(values: Record<string, unknown>): Promise<Row[]>
+  /**
+   * Runs with `values`; through `via` when given (a Drizzle db over the same database, such as
+   * the query budget's: `budgetedDb`), else through the db it was prepared on.
+   */
+  run(values: Record<string, unknown>, via?: QueryDb): Promise<Row[]>
 }
 
 /** Runs with placeholder values: Postgres's `execute`, SQLite's `all`. */
@@ -141,6 +145,17 @@ export function runQuery(
 
 function runner(dialect: Dialect, statement: Runnable): PageStatement {
   return dialect === 'postgres'
-    ? { run: async (values) => statement.execute!(values) }
+    ? { run: async (values, via) => through(statement, via).execute!(values) }
     : { run: async (values) => statement.all!(values) }
+}
+
+/**
+ * A Postgres statement sent through the client of `via` instead of its own: the same prepared
+ * statement (its name, text, decoders), another way to the server.
+ */
+function through(statement: Runnable, via: QueryDb | undefined): Runnable {
+  const client = (via as { $client?: unknown } | undefined)?.$client
+  const own = statement as { client?: unknown }
+  if (client === undefined || !('client' in own) || own.client === client) return statement
+  return Object.create(statement, { client: { value: client } }) as Runnable
 }
