@@ -15,6 +15,7 @@ import {
   type McpCaller,
   toolsFor,
 } from './access.ts'
+import { DATA_TOOL_ANNOTATIONS } from './annotations.ts'
 import {
   accessPolicyOf,
   type CrudOptions,
@@ -86,7 +87,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
               'Creates a record of a model and returns it. created_at and updated_at are set by ' +
               'the server. Credential fields (passwords, tokens, secrets) can be neither set nor read.',
             inputSchema: create,
-            annotations: { destructiveHint: false, idempotentHint: false },
+            annotations: DATA_TOOL_ANNOTATIONS.crud_create,
             scopeChallenge: write,
           },
           (args) => runTool(() => crud.create(args), onUnexpected),
@@ -105,7 +106,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
               `per_page is capped at ${MAX_PER_PAGE}. Returns records, total, page and per_page ` +
               '(and next_cursor / prev_cursor when cursor is given).',
             inputSchema: list,
-            annotations: { readOnlyHint: true },
+            annotations: DATA_TOOL_ANNOTATIONS.crud_list,
             scopeChallenge: read,
           },
           (args) => runTool(() => crud.list(args), onUnexpected),
@@ -118,7 +119,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             title: 'Update a record',
             description: 'Changes the given fields of one record (by primary key) and returns it.',
             inputSchema: update,
-            annotations: { destructiveHint: true, idempotentHint: true },
+            annotations: DATA_TOOL_ANNOTATIONS.crud_update,
             scopeChallenge: write,
           },
           (args) => runTool(() => crud.update(args), onUnexpected),
@@ -131,7 +132,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             title: 'Delete a record',
             description: 'Deletes one record by primary key.',
             inputSchema: remove,
-            annotations: { destructiveHint: true, idempotentHint: true },
+            annotations: DATA_TOOL_ANNOTATIONS.crud_delete,
             scopeChallenge: write,
           },
           (args) => runTool(() => crud.delete(args), onUnexpected),
