@@ -23,6 +23,7 @@ import {
   DEFAULT_PER_PAGE,
   MAX_PER_PAGE,
 } from './crud.ts'
+import { registerModelResources } from './resources.ts'
 import { runTool } from './tool-result.ts'
 
 export { DATA_TOOL_NAMES }
@@ -78,6 +79,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
       const { create, list, update, remove } = schemas
       const listed = toolsFor(policy, caller)
       const allowed = (name: DataToolName) => listed.has(name)
+      registerModelResources(server, policy, caller)
       if (allowed('crud_create')) {
         server.registerTool(
           'crud_create',
