@@ -236,18 +236,18 @@ export function registerModelResources(
   // The list of a server never changes while it serves (the same as its tools).
   server.server.registerCapabilities({ resources: { listChanged: false } })
   const read = (uri: URL, variables: Variables) => {
-    const name = single(variables.model)
-    const reach = reachableModel(policy, caller, name && decodeURIComponent(name))
+    const reach = reachableModel(policy, caller, decoded(variables.model))
     if (!reach) throw new ResourceNotFoundError(uri.href)
     const { schema, fields } = describeModel(policy, reach, caller)
     let body: JsonSchema = schema
     if (variables.field !== undefined) {
-      const field = fields.get(decodeURIComponent(single(variables.field) ?? ''))
+      const name = decoded(variables.field)
+      const field = name === undefined ? undefined : fields.get(name)
       if (!field) throw new ResourceNotFoundError(uri.href)
       body = {
         $schema: schema.$schema,
         $id: uri.href,
-        title: `${reach.model.resource}.${decodeURIComponent(single(variables.field)!)}`,
+        title: `${reach.model.resource}.${name}`,
         ...field,
       }
     }
@@ -297,6 +297,13 @@ export function registerModelResources(
   )
 }
 
-function single(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value
+/** A URI variable, percent-decoded; undefined when absent or not valid percent-encoding. */
+function decoded(value: string | string[] | undefined): string | undefined {
+  const raw = Array.isArray(value) ? value[0] : value
+  if (raw === undefined) return undefined
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return undefined
+  }
 }

@@ -106,6 +106,7 @@ describeEachDatabase('model resources and completions follow the caller’s reac
       'kiln://models/users/fields/password_hash',
       'kiln://models/users/fields/email',
       'kiln://models/invoices',
+      'kiln://models/notes/fields/%E0%A4%A',
     ]) {
       await expect(client.readResource({ uri })).rejects.toMatchObject({
         code: -32602,
