@@ -3,19 +3,27 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
+import { InMemoryTransport } from '@modelcontextprotocol/server'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { comments, posts, users } from '../../examples/demo/src/schema.ts'
+import { createApiKey } from '../../src/api/index.ts'
 import { runMakeMessaging } from '../../src/cli/commands/make-messaging.ts'
 import { silentLogger } from '../../src/core/index.ts'
+import type { PostgresDb } from '../../src/db/index.ts'
 import { createModelRegistry, type Database } from '../../src/db/index.ts'
 import { httpMethodAnnotations } from '../../src/mcp/annotations.ts'
 import {
   createDataTools,
   createMcpServer,
+  createOpenApiBridgeServer,
+  fetchOpenApiDocument,
   type McpModelSource,
   operationsFromDocument,
   registerDeveloperTools,
 } from '../../src/mcp/index.ts'
+import { type DemoUnderTest, startDemo } from '../demo/support.ts'
 import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
 import { call, connectInMemory, snapshot } from './support/client.ts'
 import { createTestTables, insertUser, resetTestTables, schemaFor } from './support/schema.ts'
@@ -31,13 +39,13 @@ function expectAllHints(tool: Tool): void {
 
 type Rows = Record<string, Array<Record<string, unknown>>>
 
-/** The rows without `updated_at`, which a repeated update bumps (not counted as an effect). */
+/** The rows without `updated_at` (`updatedAt` in Drizzle's rows), which a repeated update bumps (not counted as an effect). */
 function withoutClock(state: unknown): unknown {
   const rows = state as Rows
   return Object.fromEntries(
     Object.entries(rows).map(([table, list]) => [
       table,
-      list.map(({ updated_at: _, ...rest }) => rest),
+      list.map(({ updated_at: _, updatedAt: __, ...rest }) => rest),
     ]),
   )
 }
@@ -54,11 +62,19 @@ async function checkHints(
   tool: Tool,
   run: () => Promise<{ isError: boolean; text: string }>,
 ): Promise<void> {
+  await checkHintsOn(async () => (await snapshot(database)) as Rows, tool, run)
+}
+
+async function checkHintsOn(
+  state: () => Promise<Rows>,
+  tool: Tool,
+  run: () => Promise<{ isError: boolean; text: string }>,
+): Promise<void> {
   const hints = tool.annotations!
-  const before = (await snapshot(database)) as Rows
+  const before = await state()
   const first = await run()
   expect(first.isError, `${tool.name}: ${first.text}`).toBe(false)
-  const after = (await snapshot(database)) as Rows
+  const after = await state()
   if (hints.readOnlyHint) expect(after).toEqual(before)
   else expect(after).not.toEqual(before)
   const kept = (table: string) =>
@@ -69,7 +85,7 @@ async function checkHints(
   if (hints.readOnlyHint || !hints.destructiveHint) expect(intact).toBe(true)
   else expect(intact).toBe(false)
   await run()
-  const again = (await snapshot(database)) as Rows
+  const again = await state()
   if (hints.idempotentHint) expect(withoutClock(again)).toEqual(withoutClock(after))
   else expect(withoutClock(again)).not.toEqual(withoutClock(after))
 }
@@ -251,4 +267,70 @@ describe('tool annotations tell the truth: the OpenAPI bridge', () => {
     })
     expect(hints.delete).toEqual(httpMethodAnnotations('delete'))
   })
+})
+
+describe('tool annotations tell the truth: the OpenAPI bridge over the demo’s API', () => {
+  let demo: DemoUnderTest
+  let client: Client
+  let authorId: number
+
+  /** Every post and comment of the demo, to compare what a bridge call did. */
+  async function state(): Promise<Rows> {
+    const db = demo.ctx.database.db as PostgresDb
+    const rows = async (table: typeof posts | typeof comments) =>
+      JSON.parse(JSON.stringify(await db.select().from(table).orderBy(table.id)))
+    return { posts: await rows(posts), comments: await rows(comments) }
+  }
+
+  beforeAll(async () => {
+    demo = await startDemo()
+    const { rawKey } = await createApiKey(demo.ctx.database, { name: 'bridge', scopes: ['*'] })
+    const options = {
+      apiUrl: 'http://demo.test',
+      apiKey: rawKey,
+      fetch: ((input: string | URL | Request, init?: RequestInit) =>
+        demo.app.request(String(input), init)) as typeof globalThis.fetch,
+    }
+    const operations = operationsFromDocument(await fetchOpenApiDocument(options))
+    const server = createOpenApiBridgeServer(operations, options)
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair()
+    await server.connect(serverTransport)
+    client = new SdkClient({ name: 'kiln-bridge-annotations', version: '1.0.0' })
+    await client.connect(clientTransport)
+    const db = demo.ctx.database.db as PostgresDb
+    authorId = (await db.select({ id: users.id }).from(users))[0]!.id
+  }, 120_000)
+  afterAll(async () => {
+    await client?.close()
+    await demo?.close()
+  })
+
+  it('each posts operation does what its hints say', async () => {
+    const { tools } = await client.listTools()
+    const byName = new Map(tools.map((tool) => [tool.name, tool]))
+    for (const tool of tools) {
+      expectAllHints(tool)
+      expect(tool.annotations?.openWorldHint).toBe(false)
+    }
+    const tool = (name: string) => {
+      const found = byName.get(name)
+      if (!found) throw new Error(`no bridge tool ${name}: ${[...byName.keys()].join(', ')}`)
+      return found
+    }
+    const created = await call(client, 'post_posts', {
+      body: { title: 'Bridged', body: 'b', author_id: authorId },
+    })
+    expect(created.isError, created.text).toBe(false)
+    const id = (created.json as { data: { id: number } }).data.id
+    const check = (name: string, args: Record<string, unknown>) =>
+      checkHintsOn(state, tool(name), () => call(client, name, args))
+    await check('get_posts', {})
+    await check('get_posts_by_id', { id })
+    await check('post_posts', { body: { title: 'Again', body: 'b', author_id: authorId } })
+    await check('put_posts_by_id', {
+      id,
+      body: { title: 'Replaced', body: 'c', author_id: authorId },
+    })
+    await check('delete_posts_by_id', { id })
+  }, 60_000)
 })
