@@ -256,7 +256,7 @@ export function registerModelResources(
     }
   }
   server.registerResource(
-    'model',
+    'kiln-model',
     new ResourceTemplate(MODEL_URI_TEMPLATE, {
       list: () => ({
         resources: reachableModels(policy, caller).map(({ model, tools }) => ({
@@ -278,7 +278,7 @@ export function registerModelResources(
     read,
   )
   server.registerResource(
-    'model-field',
+    'kiln-model-field',
     new ResourceTemplate(FIELD_URI_TEMPLATE, {
       list: undefined,
       complete: {
