@@ -10,6 +10,7 @@ export {
   type McpModelAccess,
   resolveAccess,
 } from './access.ts'
+export { type AuditTrail, type AuditTrailOptions, createAuditTrail } from './audit/audit-trail.ts'
 export {
   accessPolicyOf,
   type Crud,
@@ -73,3 +74,4 @@ export {
   TEMPLATE_CATEGORIES,
   type TemplateCategory,
 } from './templates.ts'
+export { AUDIT_OUTCOME, auditOutcomeOf, RefusedError } from './tool-error.ts'
