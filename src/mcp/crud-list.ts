@@ -6,7 +6,7 @@ import {
   type RelationSpec,
   runListQuery,
 } from '../api/index.ts'
-import { buildListQuery, describeFields } from '../api/query/definition.ts'
+import { buildListQuery, describeFields, type QueryField } from '../api/query/definition.ts'
 import { ValidationError } from '../core/errors.ts'
 import { mapEntry } from '../core/map-entry.ts'
 import type { Database } from '../db/index.ts'
@@ -107,6 +107,52 @@ function queryOf(policy: AccessPolicy, model: McpModel, access: ModelAccess): Mo
   query = { definition, targets }
   byModel.set(model, query)
   return query
+}
+
+/** One relation `include` can attach, as the model resources describe it. */
+export interface IncludableRelation {
+  name: string
+  kind: 'belongs-to' | 'has-many'
+  /** The model the relation reads. */
+  model: McpModel
+  /** The field of this model it starts from, and the field of the other model it matches. */
+  local: string
+  remote: string
+  /** has-many: most records attached per record. */
+  limit: number
+}
+
+/**
+ * `crud_list`'s grammar of a model under the policy, the one the tool checks its arguments
+ * against: the fields it shows (readable ones), filters, sorts and searches on, and the
+ * relations `include` may attach (before the caller's grant and tenancy narrow them).
+ */
+export function listGrammarOf(
+  policy: AccessPolicy,
+  model: McpModel,
+  access: ModelAccess,
+): {
+  fields: QueryField[]
+  filterable: QueryField[]
+  sortable: string[]
+  search: string[]
+  relations: IncludableRelation[]
+} {
+  const { definition, targets } = queryOf(policy, model, access)
+  return {
+    fields: definition.fields,
+    filterable: [...definition.filterable.values()],
+    sortable: [...definition.sortable.keys()],
+    search: definition.search.map((field) => field.name),
+    relations: [...definition.relations.values()].map((relation) => ({
+      name: relation.name,
+      kind: relation.kind,
+      model: targets.get(relation.name)!,
+      local: relation.local.name,
+      remote: relation.remote.name,
+      limit: relation.limit,
+    })),
+  }
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   type McpCaller,
   toolsFor,
 } from './access.ts'
+import { DATA_TOOL_ANNOTATIONS } from './annotations.ts'
 import {
   accessPolicyOf,
   type CrudOptions,
@@ -22,6 +23,7 @@ import {
   DEFAULT_PER_PAGE,
   MAX_PER_PAGE,
 } from './crud.ts'
+import { registerModelResources } from './resources.ts'
 import { runTool } from './tool-result.ts'
 
 export { DATA_TOOL_NAMES }
@@ -77,6 +79,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
       const { create, list, update, remove } = schemas
       const listed = toolsFor(policy, caller)
       const allowed = (name: DataToolName) => listed.has(name)
+      registerModelResources(server, policy, caller)
       if (allowed('crud_create')) {
         server.registerTool(
           'crud_create',
@@ -86,7 +89,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
               'Creates a record of a model and returns it. created_at and updated_at are set by ' +
               'the server. Credential fields (passwords, tokens, secrets) can be neither set nor read.',
             inputSchema: create,
-            annotations: { destructiveHint: false, idempotentHint: false },
+            annotations: DATA_TOOL_ANNOTATIONS.crud_create,
             scopeChallenge: write,
           },
           (args) => runTool(() => crud.create(args), onUnexpected),
@@ -105,7 +108,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
               `per_page is capped at ${MAX_PER_PAGE}. Returns records, total, page and per_page ` +
               '(and next_cursor / prev_cursor when cursor is given).',
             inputSchema: list,
-            annotations: { readOnlyHint: true },
+            annotations: DATA_TOOL_ANNOTATIONS.crud_list,
             scopeChallenge: read,
           },
           (args) => runTool(() => crud.list(args), onUnexpected),
@@ -118,7 +121,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             title: 'Update a record',
             description: 'Changes the given fields of one record (by primary key) and returns it.',
             inputSchema: update,
-            annotations: { destructiveHint: true, idempotentHint: true },
+            annotations: DATA_TOOL_ANNOTATIONS.crud_update,
             scopeChallenge: write,
           },
           (args) => runTool(() => crud.update(args), onUnexpected),
@@ -131,7 +134,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             title: 'Delete a record',
             description: 'Deletes one record by primary key.',
             inputSchema: remove,
-            annotations: { destructiveHint: true, idempotentHint: true },
+            annotations: DATA_TOOL_ANNOTATIONS.crud_delete,
             scopeChallenge: write,
           },
           (args) => runTool(() => crud.delete(args), onUnexpected),

@@ -1,5 +1,6 @@
 import { type CallToolResult, Server, type Tool } from '@modelcontextprotocol/server'
 import { redactSecrets, Secret } from '../core/secret.ts'
+import { httpMethodAnnotations } from './annotations.ts'
 import {
   isObject,
   type JsonObject,
@@ -143,7 +144,7 @@ export function operationsFromDocument(document: JsonObject): BridgeOperation[] 
             properties: properties as Tool['inputSchema']['properties'],
             ...(required.length > 0 ? { required } : {}),
           },
-          annotations: { readOnlyHint: method === 'get', destructiveHint: method === 'delete' },
+          annotations: httpMethodAnnotations(method),
         },
         method,
         path,
