@@ -12,6 +12,7 @@ import {
   type McpCaller,
   resolveAccess,
 } from './access.ts'
+import { type AggregateInput, type AggregateResult, aggregateRecords } from './crud-aggregate.ts'
 import {
   checkTenantValue,
   DEFAULT_PER_PAGE,
@@ -58,6 +59,8 @@ export interface CrudOptions {
 export interface Crud {
   create(input: { model: string; data: Record<string, unknown> }): Promise<JsonRecord>
   list(input: ListInput): Promise<ListResult>
+  /** `crud_aggregate`: under crud_list's grant. */
+  aggregate(input: AggregateInput): Promise<AggregateResult>
   update(input: {
     model: string
     id: string | number
@@ -133,6 +136,14 @@ export function createCrud(options: CrudOptions): Crud {
       const access = checkCall(policy, model, { caller, action: 'crud_list' })
       return run(`list ${model.resource}`, () =>
         listRecords(database, counts, policy, model, access, caller, input),
+      )
+    },
+
+    async aggregate(input) {
+      const model = find(input.model)
+      const access = checkCall(policy, model, { caller, action: 'crud_list' })
+      return run(`aggregate ${model.resource}`, () =>
+        aggregateRecords(database, policy, model, access, caller, input),
       )
     },
 
