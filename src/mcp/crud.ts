@@ -77,7 +77,8 @@ export function accessPolicyOf(options: Pick<CrudOptions, 'models' | 'access'>):
 }
 
 /**
- * The four data operations behind `crud_create`, `crud_list`, `crud_update` and `crud_delete`.
+ * The data operations behind `crud_create`, `crud_list` (and `crud_aggregate`), `crud_update`
+ * and `crud_delete`.
  * Field names are checked against the model, values against their columns, and everything is
  * bound as a parameter through Drizzle's query builder. With a caller tenant and a model that
  * has `tenant_id`, every statement is limited to that tenant's rows.
