@@ -96,6 +96,26 @@ describeEachDatabase('richer list filters', (backend) => {
       })
     })
 
+    it('never answers one grouping with the prepared statement of another', async () => {
+      // The same conditions, grouped three ways: each is its own statement.
+      await expectIds(
+        'filter[or][0][author_id]=1&filter[or][0][published]=true',
+        (item) => item.authorId === 1 && item.published,
+      )
+      await expectIds(
+        'filter[or][0][author_id]=1&filter[or][1][published]=true',
+        (item) => item.authorId === 1 || item.published,
+      )
+      await expectIds(
+        'filter[author_id]=1&filter[or][0][published]=true',
+        (item) => item.authorId === 1 && item.published,
+      )
+      await expectIds(
+        'filter[or][0][author_id]=2&filter[or][1][published]=false',
+        (item) => item.authorId === 2 || !item.published,
+      )
+    })
+
     it('keeps a cursor to its OR group', async () => {
       const q = 'filter[or][0][author_id]=1&filter[or][1][published]=true&per_page=3'
       const first = (await runListQuery(query, `/items?${q}&cursor=`, {
