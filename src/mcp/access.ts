@@ -10,7 +10,10 @@ import {
 } from './models.ts'
 import { RefusedError } from './tool-error.ts'
 
-/** The four data tools; an allow-list of a model names the ones it may be used with. */
+/**
+ * The data tools an allow-list of a model may name (`crud_aggregate` goes with `crud_list`, under
+ * its grant).
+ */
 export const DATA_TOOL_NAMES = ['crud_create', 'crud_list', 'crud_update', 'crud_delete'] as const
 export type DataToolName = (typeof DATA_TOOL_NAMES)[number]
 

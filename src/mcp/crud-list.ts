@@ -24,10 +24,12 @@ import { ToolError } from './tool-error.ts'
 export type FilterScalar = string | number | boolean | null
 /** `value` (equality, `null` for IS NULL) or `{ operator: value }`; lists for in / not_in / between. */
 export type FilterValue = FilterScalar | Record<string, FilterScalar | FilterScalar[]>
+/** Filters by field (`meta.color` for a JSON path); `or` takes a list of them, one must match. */
+export type Filters = Record<string, FilterValue | Array<Record<string, FilterValue>>>
 
 export interface ListInput {
   model: string
-  filters?: Record<string, FilterValue> | undefined
+  filters?: Filters | undefined
   sort?: string | undefined
   fields?: string[] | undefined
   include?: string[] | undefined
@@ -63,7 +65,11 @@ const queries = new WeakMap<AccessPolicy, Map<McpModel, ModelQuery>>()
  * readable columns only, and `include` only of relations whose key is readable here and whose
  * model the policy lets `crud_list` read, its records cut to that model's readable columns.
  */
-function queryOf(policy: AccessPolicy, model: McpModel, access: ModelAccess): ModelQuery {
+export function listQueryOf(
+  policy: AccessPolicy,
+  model: McpModel,
+  access: ModelAccess,
+): ModelQuery {
   const byModel = mapEntry(queries, policy, () => new Map<McpModel, ModelQuery>())
   let query = byModel.get(model)
   if (query) return query
@@ -138,7 +144,7 @@ export function listGrammarOf(
   search: string[]
   relations: IncludableRelation[]
 } {
-  const { definition, targets } = queryOf(policy, model, access)
+  const { definition, targets } = listQueryOf(policy, model, access)
   return {
     fields: definition.fields,
     filterable: [...definition.filterable.values()],
@@ -170,14 +176,8 @@ export async function listRecords(
   input: ListInput,
 ): Promise<ListResult> {
   checkPaging(input)
-  const { definition, targets } = queryOf(policy, model, access)
-  const unknown = Object.keys(input.filters ?? {}).filter((n) => !definition.filterable.has(n))
-  if (unknown.length > 0) {
-    throw new ToolError(
-      `Unknown filter field(s) for ${model.resource}: ${unknown.map((n) => JSON.stringify(n)).join(', ')}. ` +
-        `Valid fields: ${[...definition.filterable.keys()].join(', ')}`,
-    )
-  }
+  const { definition, targets } = listQueryOf(policy, model, access)
+  checkFilterFields(definition, model, input.filters)
   await authorizeCall(policy, model, { caller, action: 'crud_list' })
   const scoped = await scopeRelations(policy, definition, targets, caller, input.include ?? [])
   const tenant = tenantOf(model, access, caller)
@@ -211,6 +211,32 @@ export async function listRecords(
     result.prev_cursor = meta.prev_cursor ?? null
   }
   return result
+}
+
+/**
+ * Names every unknown filter field at once, with the valid ones: a field, a path in a JSON
+ * field (`meta.color`), or those of the `or` list.
+ */
+export function checkFilterFields(
+  definition: ListQueryDefinition,
+  model: McpModel,
+  filters: Filters | undefined,
+): void {
+  const known = (name: string) =>
+    definition.filterable.has(name) ||
+    (name.includes('.') && definition.filterable.get(name.split('.')[0]!)?.structure === 'json')
+  const names = Object.entries(filters ?? {}).flatMap(([name, value]) =>
+    name === 'or' && Array.isArray(value) && !definition.filterable.has('or')
+      ? value.flatMap((branch) => Object.keys(branch))
+      : [name],
+  )
+  const unknown = [...new Set(names.filter((name) => !known(name)))]
+  if (unknown.length > 0) {
+    throw new ToolError(
+      `Unknown filter field(s) for ${model.resource}: ${unknown.map((n) => JSON.stringify(n)).join(', ')}. ` +
+        `Valid fields: ${[...definition.filterable.keys()].join(', ')}`,
+    )
+  }
 }
 
 /** The spec's paging rules: integers of at least 1; a per_page beyond 100 is capped, not refused. */
@@ -253,22 +279,35 @@ async function scopeRelations(
   return { ...definition, relations }
 }
 
-/** The tool's arguments as the REST grammar's query string. */
-function toUrl(input: ListInput): URL {
-  const url = new URL('http://localhost/')
-  const params = url.searchParams
-  for (const [field, value] of Object.entries(input.filters ?? {})) {
-    if (value === null) params.set(`filter[${field}][null]`, 'true')
-    else if (typeof value !== 'object') params.set(`filter[${field}]`, String(value))
+/** The tools' `filters` as the REST grammar's `filter[…]` parameters (`or` as `filter[or][n][…]`). */
+export function filterParams(params: URLSearchParams, filters: Filters | undefined): void {
+  const put = (prefix: string, field: string, value: FilterValue) => {
+    if (value === null) params.set(`${prefix}[${field}][null]`, 'true')
+    else if (typeof value !== 'object') params.set(`${prefix}[${field}]`, String(value))
     else {
       for (const [op, operand] of Object.entries(value)) {
         const text = Array.isArray(operand)
           ? operand.map((item) => String(item).replaceAll(',', '\\,')).join(',')
           : String(operand)
-        params.set(`filter[${field}][${op}]`, text)
+        params.set(`${prefix}[${field}][${op}]`, text)
       }
     }
   }
+  for (const [field, value] of Object.entries(filters ?? {})) {
+    if (Array.isArray(value)) {
+      value.forEach((branch, i) => {
+        for (const [name, condition] of Object.entries(branch))
+          put(`filter[or][${i}]`, name, condition)
+      })
+    } else put('filter', field, value)
+  }
+}
+
+/** The tool's arguments as the REST grammar's query string. */
+function toUrl(input: ListInput): URL {
+  const url = new URL('http://localhost/')
+  const params = url.searchParams
+  filterParams(params, input.filters)
   if (input.sort !== undefined) params.set('sort', input.sort)
   if (input.fields !== undefined) params.set('fields', input.fields.join(','))
   if (input.include !== undefined && input.include.length > 0)

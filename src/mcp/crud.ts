@@ -14,6 +14,7 @@ import {
 } from './access.ts'
 import type { AuditTrail } from './audit/audit-trail.ts'
 import { auditedCrud } from './audit/audited-crud.ts'
+import { type AggregateInput, type AggregateResult, aggregateRecords } from './crud-aggregate.ts'
 import {
   checkTenantValue,
   DEFAULT_PER_PAGE,
@@ -65,6 +66,8 @@ export interface CrudOptions {
 export interface Crud {
   create(input: { model: string; data: Record<string, unknown> }): Promise<JsonRecord>
   list(input: ListInput): Promise<ListResult>
+  /** `crud_aggregate`: under crud_list's grant. */
+  aggregate(input: AggregateInput): Promise<AggregateResult>
   update(input: {
     model: string
     id: string | number
@@ -81,7 +84,8 @@ export function accessPolicyOf(options: Pick<CrudOptions, 'models' | 'access'>):
 }
 
 /**
- * The four data operations behind `crud_create`, `crud_list`, `crud_update` and `crud_delete`.
+ * The data operations behind `crud_create`, `crud_list` (and `crud_aggregate`), `crud_update`
+ * and `crud_delete`.
  * Field names are checked against the model, values against their columns, and everything is
  * bound as a parameter through Drizzle's query builder. With a caller tenant and a model that
  * has `tenant_id`, every statement is limited to that tenant's rows.
@@ -144,6 +148,14 @@ export function createCrud(options: CrudOptions): Crud {
       const access = checkCall(policy, model, { caller, action: 'crud_list' })
       return run(`list ${model.resource}`, () =>
         listRecords(database, counts, policy, model, access, caller, input),
+      )
+    },
+
+    async aggregate(input) {
+      const model = find(input.model)
+      const access = checkCall(policy, model, { caller, action: 'crud_list' })
+      return run(`aggregate ${model.resource}`, () =>
+        aggregateRecords(database, policy, model, access, caller, input),
       )
     },
 

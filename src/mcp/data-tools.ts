@@ -1,11 +1,6 @@
 import type { McpServer, ScopeChallengeHandler } from '@modelcontextprotocol/server'
 import { z } from 'zod'
-import {
-  COUNT_STRATEGIES,
-  createRecordCounter,
-  DEFAULT_QUERY_LIMITS,
-  FILTER_OPERATORS,
-} from '../api/index.ts'
+import { COUNT_STRATEGIES, createRecordCounter, DEFAULT_QUERY_LIMITS } from '../api/index.ts'
 import type { GrantableAccess } from '../oauth/index.ts'
 import {
   type AccessPolicy,
@@ -24,6 +19,8 @@ import {
   MAX_PER_PAGE,
 } from './crud.ts'
 import { registerModelResources } from './resources.ts'
+import { aggregateSchema, aggregateTool } from './crud-aggregate.ts'
+import { filtersSchema } from './filter-schema.ts'
 import { runTool } from './tool-result.ts'
 
 export { DATA_TOOL_NAMES }
@@ -113,6 +110,12 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
           },
           (args) => runTool(() => crud.list(args), onUnexpected),
         )
+        // crud_list's sibling: the same read grant, the same grammar.
+        server.registerTool(
+          'crud_aggregate',
+          { ...aggregateTool, inputSchema: schemas.aggregate, scopeChallenge: read },
+          (args) => runTool(() => crud.aggregate(args), onUnexpected),
+        )
       }
       if (allowed('crud_update')) {
         server.registerTool(
@@ -185,34 +188,15 @@ function buildSchemas(policy: AccessPolicy) {
   const data = z
     .record(z.string(), z.unknown())
     .describe('Field values keyed by column name (snake_case, as crud_list returns them)')
-  const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()])
   return {
     create: convertedOnce(z.object({ model, data })),
     update: convertedOnce(z.object({ model, id, data })),
     remove: convertedOnce(z.object({ model, id })),
+    aggregate: convertedOnce(aggregateSchema(model)),
     list: convertedOnce(
       z.object({
         model,
-        filters: z
-          .record(
-            z.string(),
-            z.union([
-              scalar,
-              z.partialRecord(
-                z.enum(FILTER_OPERATORS),
-                z.union([scalar, z.array(scalar).max(DEFAULT_QUERY_LIMITS.maxInValues)]),
-              ),
-            ]),
-          )
-          .optional()
-          .describe(
-            'Filters keyed by field, combined with AND: a value for equality (null matches ' +
-              'NULL), or an object of operators: {"title": {"icontains": "kiln"}, "id": {"in": [1, 2]}, ' +
-              '"created_at": {"gte": "2026-01-01"}, "author_id": {"null": false}, "priority": ' +
-              `{"between": [1, 5]}}. Operators: ${FILTER_OPERATORS.join(', ')} (contains, starts_with ` +
-              'and ends_with are case-sensitive, their i-forms are not; in, not_in and between take ' +
-              `arrays). At most ${DEFAULT_QUERY_LIMITS.maxFilters} filters. Credential fields cannot be filtered on.`,
-          ),
+        filters: filtersSchema(),
         sort: z
           .string()
           .optional()

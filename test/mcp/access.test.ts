@@ -69,7 +69,7 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
   it("is read-only for unlisted models with unlisted: 'read'", async () => {
     const client = await connect({ unlisted: 'read' })
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name)).toEqual(['crud_list'])
+    expect(tools.map((tool) => tool.name)).toEqual(['crud_list', 'crud_aggregate'])
     const page = await ok<{ total: number }>(client, 'crud_list', { model: 'users' })
     expect(page.total).toBe(1)
   })
@@ -86,7 +86,11 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
       },
     })
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['crud_create', 'crud_list'])
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'crud_aggregate',
+      'crud_create',
+      'crud_list',
+    ])
     const note = await ok(client, 'crud_create', {
       model: 'notes',
       data: { tenant_id: 't', title: 'A' },

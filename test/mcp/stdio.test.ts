@@ -113,6 +113,7 @@ for (const [name, app] of Object.entries(apps)) {
       expect(tools.map((tool) => tool.name)).toEqual([
         'crud_create',
         'crud_list',
+        'crud_aggregate',
         'crud_update',
         'crud_delete',
         'messaging_config_status',

@@ -2,6 +2,7 @@ import { getTableName } from 'drizzle-orm'
 import { z } from 'zod'
 import { routeScopes } from '../auth/scope-guard.ts'
 import { type ListQueryDefinition, relationUnderPolicy } from '../query/definition.ts'
+import { aggregateOperation } from './aggregate.ts'
 import { type RouteDescription, routeDescription } from './describe-route.ts'
 import { listQueryParameters } from './list-parameters.ts'
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
@@ -160,6 +161,11 @@ function classify(path: string, prefix: string, resources: Map<string, OpenApiRe
   return { tag, resource, kind, rest, params }
 }
 
+/** `GET /api/v1/{resource}/aggregate`, the route the generated controllers add. */
+function isAggregate(shape: Shape): boolean {
+  return shape.rest.length === 1 && shape.rest[0] === 'aggregate'
+}
+
 function isParam(segment: string): boolean {
   return segment.startsWith('{') && segment.endsWith('}')
 }
@@ -263,6 +269,8 @@ function describeOperation(
       },
     }
   }
+  if (resource?.query && method === 'get' && shape.params.length === 0 && isAggregate(shape))
+    return aggregateOperation(tag, `aggregate${pascal(tag)}`, plural, resource.query)
   const action = shape.rest.length > 0 ? words(shape.rest.join(' ')) : ''
   const subject = shape.params.length > 0 ? singular : plural
   const summary = action

@@ -1,3 +1,12 @@
+export {
+  AGGREGATE_FUNCTIONS,
+  type AggregateContext,
+  type AggregateEnvelope,
+  type AggregateGroup,
+  type AggregatePlan,
+  planAggregateQuery,
+  runAggregateQuery,
+} from './aggregate.ts'
 export { type BoundCondition, type CountResult, countRecords } from './count.ts'
 export { type CursorPosition, decodeCursor, encodeCursor } from './cursor.ts'
 export {

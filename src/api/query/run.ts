@@ -192,7 +192,7 @@ export function pageMayBeSlow(
 }
 
 /** The context's scope and the resource's row filter for this caller, both applied. */
-function withRowFilter(
+export function withRowFilter(
   scope: ListQueryContext['scope'],
   rows: { where: SQL; key: string } | undefined,
 ): ListQueryContext['scope'] {

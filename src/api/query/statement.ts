@@ -3,7 +3,7 @@ import { sql, type Table } from 'drizzle-orm'
 import { mapEntry } from '../../core/map-entry.ts'
 import type { Dialect } from '../../db/database.ts'
 import type { ListQueryDefinition } from './definition.ts'
-import type { ListQueryPlan } from './plan.ts'
+import { clauseName, type FilterClause, type ListQueryPlan } from './plan.ts'
 import { compileRowMapper } from './row-mapper.ts'
 import type { QueryDb, Row } from './run.ts'
 import type { Bind } from './sql.ts'
@@ -38,11 +38,16 @@ export function shapeOf(
   plan: ListQueryPlan,
   columns: string[],
 ): string {
-  const filters = plan.filters.map(({ field, op, values }) => {
+  const clauseShape = (clause: FilterClause) => {
+    const { op, values } = clause
     const variant =
       op === 'null' ? String(values[0]) : values.length === 1 && values[0] === '' ? '∅' : ''
-    return `${field.name}.${op}.${values.length}${variant}`
-  })
+    return `${clauseName(clause)}.${op}.${values.length}${variant}`
+  }
+  const filters = plan.filters.map(clauseShape)
+  // The OR group: each branch's conditions, in branch order.
+  if (plan.anyOf.length > 0)
+    filters.push(`or(${plan.anyOf.map((branch) => branch.map(clauseShape).join('&')).join('|')})`)
   const sort = plan.sort.map(({ field, desc }) => (desc ? `-${field.name}` : field.name))
   const cursor = plan.cursor
     ? `${plan.cursor.direction}:${plan.cursor.values.map((v) => (v === null ? 'n' : 'v')).join('')}`

@@ -26,7 +26,7 @@ export function auditedCrud(crud: Crud, options: AuditedCrudOptions): Crud {
   const clock = options.clock ?? systemClock
 
   async function audited<T>(
-    tool: DataToolName,
+    tool: DataToolName | 'crud_aggregate',
     input: { model: string; id?: string | number; data?: Record<string, unknown> },
     work: () => Promise<T>,
     idsOf: (result: T, key: string | undefined) => (string | number)[],
@@ -80,6 +80,13 @@ export function auditedCrud(crud: Crud, options: AuditedCrudOptions): Crud {
         input,
         () => crud.list(input),
         (page, key) => page.records.flatMap((record) => idOf(record, key)),
+      ),
+    aggregate: (input) =>
+      audited(
+        'crud_aggregate',
+        input,
+        () => crud.aggregate(input),
+        () => [],
       ),
     update: (input) =>
       audited(

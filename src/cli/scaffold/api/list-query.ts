@@ -1,6 +1,6 @@
 import { type Column, getTableColumns, type Table } from 'drizzle-orm'
 import { foreignKeyRelations } from '../../../api/query/relations.ts'
-import { fieldKindOf } from '../../../api/query/values.ts'
+import { fieldKindOf, structureOf } from '../../../api/query/values.ts'
 import type { ColumnInfo } from '../../../db/models/columns.ts'
 import { LINE_WIDTH } from './format.ts'
 import type { ModelTemplateInput } from './templates.ts'
@@ -72,16 +72,32 @@ export function listQueryBlock(input: ModelTemplateInput, relations: GeneratedRe
   const { names, shown } = input
   const fields = shown.map((column) => column.name)
   const compared = shown.filter(comparable).map((column) => column.name)
+  // Arrays and JSON are filtered by their elements and paths, but have no order.
+  const filtered = shown
+    .filter((column) => comparable(column) || structureOf(column))
+    .map((column) => column.name)
   const search = shown.filter((column) => fieldKindOf(column) === 'text').map((c) => c.name)
   const fieldsName = `${names.query.replace(/Query$/, '')}Fields`
   const comparedName = compared.length === fields.length ? fieldsName : `${fieldsName}InOrder`
+  const filteredName =
+    filtered.length === fields.length
+      ? fieldsName
+      : filtered.length === compared.length
+        ? comparedName
+        : `${fieldsName}Filtered`
   const constants = [
     constList(fieldsName, fields),
     ...(comparedName === fieldsName
       ? []
       : [
-          `/** The fields with an order (not JSON or lists): filter and sort take these. */`,
+          `/** The fields with an order (not JSON or lists): ${filteredName === comparedName ? 'filter and sort take' : 'sort takes'} these. */`,
           constList(comparedName, compared),
+        ]),
+    ...(filteredName === fieldsName || filteredName === comparedName
+      ? []
+      : [
+          `/** The fields filter takes: those with an order, and arrays and JSON (by element or path). */`,
+          constList(filteredName, filtered),
         ]),
   ]
   const include =
@@ -103,7 +119,7 @@ ${constants.join('\n')}
 export const ${names.query} = defineListQuery(${names.table}, {
 ${[
   `  fields: ${fieldsName},`,
-  `  filter: ${comparedName},`,
+  `  filter: ${filteredName},`,
   `  sort: ${comparedName},`,
   ...(search.length > 0 ? [list('search', search)] : []),
   ...include,

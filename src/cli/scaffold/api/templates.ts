@@ -1,5 +1,6 @@
 import type { ColumnInfo } from '../../../db/models/columns.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
+import { aggregateRoute } from './aggregate-route.ts'
 import {
   INT32,
   MAX_PASSWORD_LENGTH,
@@ -177,6 +178,7 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
     'parseJsonBody',
     'rejectBlockedDelete',
     'rejectConstraintViolation',
+    'runAggregateQuery',
     'runListQuery',
     'scopeGuard',
   ].sort((a, b) => a.replace('type ', '').localeCompare(b.replace('type ', '')))
@@ -225,7 +227,7 @@ const write = scopeGuard('${names.resource}:write')
 
 ${listQueryBlock(template, relations)}
 
-/** \`/api/v1/${names.resource}\`: index, show, store, update (PUT or PATCH) and destroy. */
+/** \`/api/v1/${names.resource}\`: index, aggregate, show, store, update (PUT or PATCH) and destroy. */
 export function ${names.controller}({ ${deps} }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its
@@ -245,6 +247,7 @@ ${shownBlock}
 ${listCall(names.query)}
       return c.json(page)
     })
+${aggregateRoute(names.query)}
     .post('/', write, async function store(c) {
 ${body(names.createRequest)}${optionalPassword ? passwordHash : ''}${readClock}
       const [${row}] = await db

@@ -10,6 +10,7 @@ import {
   parseJsonBody,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  runAggregateQuery,
   runListQuery,
   scopeGuard,
 } from 'kilnjs/api'
@@ -41,7 +42,7 @@ export const commentsQuery = defineListQuery(comments, {
   resource: toCommentResource,
 })
 
-/** `/api/v1/comments`: index, show, store, update (PUT or PATCH) and destroy. */
+/** `/api/v1/comments`: index, aggregate, show, store, update (PUT or PATCH) and destroy. */
 export function commentsController({ db, counts }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its
@@ -65,6 +66,12 @@ export function commentsController({ db, counts }: ApiContext) {
       const caller = c.get('apiKey')
       const page = await runListQuery(commentsQuery, c.req.url, { db, counts, caller })
       return c.json(page)
+    })
+    .get('/aggregate', read, async function aggregate(c) {
+      // The caller's row filter applies to aggregates as to the list.
+      const caller = c.get('apiKey')
+      const groups = await runAggregateQuery(commentsQuery, c.req.url, { db, caller })
+      return c.json(groups)
     })
     .post('/', write, async function store(c) {
       const input = await parseJsonBody(c.req.raw, CreateCommentRequest)

@@ -9,6 +9,7 @@ import {
   parseJsonBody,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  runAggregateQuery,
   runListQuery,
   scopeGuard,
 } from 'kilnjs/api'
@@ -50,7 +51,7 @@ export const messagesQuery = defineListQuery(messages, {
   resource: toMessageResource,
 })
 
-/** `/api/v1/messages`: index, show, store, update (PUT or PATCH) and destroy. */
+/** `/api/v1/messages`: index, aggregate, show, store, update (PUT or PATCH) and destroy. */
 export function messagesController({ db, counts }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its
@@ -74,6 +75,12 @@ export function messagesController({ db, counts }: ApiContext) {
       const caller = c.get('apiKey')
       const page = await runListQuery(messagesQuery, c.req.url, { db, counts, caller })
       return c.json(page)
+    })
+    .get('/aggregate', read, async function aggregate(c) {
+      // The caller's row filter applies to aggregates as to the list.
+      const caller = c.get('apiKey')
+      const groups = await runAggregateQuery(messagesQuery, c.req.url, { db, caller })
+      return c.json(groups)
     })
     .post('/', write, async function store(c) {
       const input = await parseJsonBody(c.req.raw, CreateMessageRequest)

@@ -11,6 +11,7 @@ import {
   parseJsonBody,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  runAggregateQuery,
   runListQuery,
   scopeGuard,
 } from 'kilnjs/api'
@@ -52,7 +53,7 @@ export const postsQuery = defineListQuery(posts, {
   resource: toPostResource,
 })
 
-/** `/api/v1/posts`: index, show, store, update (PUT or PATCH) and destroy. */
+/** `/api/v1/posts`: index, aggregate, show, store, update (PUT or PATCH) and destroy. */
 export function postsController({ db, counts }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its
@@ -76,6 +77,12 @@ export function postsController({ db, counts }: ApiContext) {
       const caller = c.get('apiKey')
       const page = await runListQuery(postsQuery, c.req.url, { db, counts, caller })
       return c.json(page)
+    })
+    .get('/aggregate', read, async function aggregate(c) {
+      // The caller's row filter applies to aggregates as to the list.
+      const caller = c.get('apiKey')
+      const groups = await runAggregateQuery(postsQuery, c.req.url, { db, caller })
+      return c.json(groups)
     })
     .post('/', write, async function store(c) {
       const input = await parseJsonBody(c.req.raw, CreatePostRequest)

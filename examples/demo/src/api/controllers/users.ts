@@ -10,6 +10,7 @@ import {
   parseJsonBody,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  runAggregateQuery,
   runListQuery,
   scopeGuard,
 } from 'kilnjs/api'
@@ -41,7 +42,7 @@ export const usersQuery = defineListQuery(users, {
   resource: toUserResource,
 })
 
-/** `/api/v1/users`: index, show, store, update (PUT or PATCH) and destroy. */
+/** `/api/v1/users`: index, aggregate, show, store, update (PUT or PATCH) and destroy. */
 export function usersController({ db, counts, hashPassword }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its
@@ -65,6 +66,12 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
       const caller = c.get('apiKey')
       const page = await runListQuery(usersQuery, c.req.url, { db, counts, caller })
       return c.json(page)
+    })
+    .get('/aggregate', read, async function aggregate(c) {
+      // The caller's row filter applies to aggregates as to the list.
+      const caller = c.get('apiKey')
+      const groups = await runAggregateQuery(usersQuery, c.req.url, { db, caller })
+      return c.json(groups)
     })
     .post('/', write, async function store(c) {
       const { password, ...input } = await parseJsonBody(c.req.raw, CreateUserRequest)
