@@ -8,6 +8,7 @@ export {
   DEFAULT_TOOL_SCOPES,
   type McpAccessOptions,
   type McpModelAccess,
+  type McpQueries,
   resolveAccess,
 } from './access.ts'
 export {
