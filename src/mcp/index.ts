@@ -56,10 +56,13 @@ export {
   type BridgeOperation,
   callOperation,
   createOpenApiBridgeServer,
+  currentKeyPath,
   DEFAULT_SPEC_PATH,
+  fetchKeyScopes,
   fetchOpenApiDocument,
   OpenApiBridgeError,
   type OpenApiBridgeOptions,
+  type OperationsOptions,
   operationsFromDocument,
   toolName,
 } from './openapi-bridge.ts'

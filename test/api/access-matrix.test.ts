@@ -1,6 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { serve } from '@hono/node-server'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { getTableName } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApiKey, type ListQueryDefinition } from '../../src/api/index.ts'
@@ -9,12 +12,17 @@ import { createModelRegistry, isCredentialField, resourceName } from '../../src/
 import {
   createDataTools,
   createMcpServer,
+  createOpenApiBridgeServer,
+  fetchKeyScopes,
   type McpAccessOptions,
   type McpCaller,
   type McpQueries,
+  type OpenApiBridgeOptions,
+  operationsFromDocument,
 } from '../../src/mcp/index.ts'
 import { call, connectInMemory } from '../mcp/support/client.ts'
 import { describeEachDatabase } from '../support/databases.ts'
+import { repoRoot } from '../support/processes.ts'
 import {
   type RunningApi,
   type ScaffoldedApp,
@@ -86,6 +94,7 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
     apiResources: Array<{ name: string; model: string; query: ListQueryDefinition }>
   }
   const auth: Record<string, string> = {}
+  const rawKeys: Record<string, string> = {}
   let authorId: number
   /** A draft (published false): only posts:drafts keys and its author reach it. */
   let postId: number
@@ -100,6 +109,7 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
     for (const [name, scopes] of Object.entries(KEYS)) {
       const { rawKey } = await createApiKey(api.database, { name, scopes })
       auth[name] = `Bearer ${rawKey}`
+      rawKeys[name] = rawKey
     }
     authorId = await api.createUser()
     const published = await api.request('POST', '/api/v1/posts', {
@@ -306,6 +316,97 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
     expect(records.every((schema) => schema !== undefined)).toBe(true)
     // Records only: a create request takes a `password` to hash, as input.
     expect(credentialKeys(records)).toEqual([])
+  })
+
+  describe('the OpenAPI→MCP bridge', () => {
+    type Document = {
+      paths: Record<string, Record<string, { 'x-scopes'?: string[] }>>
+    }
+    const documentOf = async () =>
+      (await (await api.request('GET', '/api/openapi.json')).json()) as Document
+    /** `method path` of each operation a key with `scopes` may call, from the document. */
+    const callable = (document: Document, scopes: string[]) =>
+      Object.entries(document.paths).flatMap(([path, item]) =>
+        Object.entries(item)
+          .filter(([, operation]) => (operation['x-scopes'] ?? []).every((s) => allows(scopes, s)))
+          .map(([method]) => `${method} ${path}`),
+      )
+
+    it('lists only the operations each key may call; what it lists answers, include included', async () => {
+      const document = await documentOf()
+      for (const [keyName, scopes] of Object.entries(KEYS)) {
+        const options: OpenApiBridgeOptions = {
+          apiUrl: 'http://localhost/',
+          apiKey: rawKeys[keyName]!,
+          fetch: (url, init) => Promise.resolve(api.app.request(url as URL, init)),
+        }
+        const learned = await fetchKeyScopes(document as never, options)
+        expect(learned, keyName).toEqual(scopes)
+        const operations = operationsFromDocument(document as never, { scopes: learned })
+        const listed = operations.map((operation) => `${operation.method} ${operation.path}`)
+        expect(listed.sort(), keyName).toEqual(callable(document, scopes).sort())
+        expect(listed).toContain('get /api/v1/keys/self')
+        // Every list it offers answers (no 403), and no answer holds a credential.
+        const client = await connectInMemory(
+          createOpenApiBridgeServer(operations, options) as never,
+        )
+        try {
+          for (const operation of operations) {
+            if (operation.method !== 'get' || operation.path.includes('{')) continue
+            const result = await call(client, operation.tool.name, {})
+            expect(result.isError, `${keyName} ${operation.tool.name}`).toBe(false)
+            expect(credentialKeys(result.json)).toEqual([])
+          }
+          // include= through the bridge is read under the related resource's scope too.
+          if (listed.includes('get /api/v1/posts')) {
+            const included = await call(client, 'get_posts', { include: 'author' })
+            expect(included.isError, keyName).toBe(!allows(scopes, 'users:read'))
+            if (included.isError) expect(included.text).toContain('lacks the scope users:read')
+            expect(credentialKeys(included.json)).toEqual([])
+          }
+        } finally {
+          await client.close()
+        }
+      }
+    })
+
+    it('kilnjs mcp --api-url --api-key: a posts:read key sees the posts reads only', async () => {
+      const server = serve({ fetch: api.app.fetch, port: 0, hostname: '127.0.0.1' })
+      await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+      const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [join(repoRoot, 'bin/kiln.js'), 'mcp', '--api-url', apiUrl],
+        cwd: repoRoot,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? repoRoot,
+          KILN_API_KEY: rawKeys.postsRead!,
+        },
+        stderr: 'pipe',
+      })
+      const client = new Client({ name: 'matrix-bridge', version: '1.0.0' })
+      try {
+        await client.connect(transport)
+        const { tools } = await client.listTools()
+        expect(tools.map((tool) => tool.name).sort()).toEqual([
+          'get_keys_self',
+          'get_posts',
+          'get_posts_by_id',
+        ])
+        const page = await call(client, 'get_posts', {})
+        expect(page.isError).toBe(false)
+        const refused = await call(client, 'get_posts', { include: 'author' })
+        expect(refused.isError).toBe(true)
+        expect(refused.text).toContain('403')
+      } finally {
+        await client.close()
+        await new Promise<void>((resolve) => {
+          ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
+          server.close(() => resolve())
+        })
+      }
+    }, 60_000)
   })
 
   describe('MCP data tools, in process', () => {
