@@ -543,6 +543,39 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
       ).rejects.toThrow(/posts\.read: its readable fields are its list query's/)
     })
 
+    it('the grant narrows the same queries: read-only lists crud_list alone, and no include of an ungranted model', async () => {
+      const queries = Object.fromEntries(resources.map(({ name, query }) => [name, query]))
+      const access: McpAccessOptions = {
+        models: {
+          posts: { tools: ['crud_list', 'crud_update', 'crud_delete'] },
+          users: { tools: ['crud_list'] },
+        },
+      }
+      const granted = await connect(
+        access,
+        { ...writer, userId: '0', grant: { posts: ['read'] } },
+        queries,
+      )
+      const tools = (await granted.listTools()).tools.map((tool) => tool.name)
+      expect(tools).toEqual(['crud_list'])
+      // A tool the grant does not give is not there at all.
+      await expect(
+        granted.callTool({
+          name: 'crud_update',
+          arguments: { model: 'posts', id: publishedId, data: { title: 'Taken' } },
+        }),
+      ).rejects.toThrow(/crud_update/)
+      const list = await call(granted, 'crud_list', { model: 'posts' })
+      expect(list.isError).toBe(false)
+      const ids = (list.json as { records: Array<{ id: number }> }).records.map((r) => r.id)
+      expect(ids).toContain(publishedId)
+      expect(ids).not.toContain(postId)
+      const users = await call(granted, 'crud_list', { model: 'users' })
+      expect(users).toMatchObject({ isError: true, text: expect.stringMatching(/^Not granted/) })
+      const author = await call(granted, 'crud_list', { model: 'posts', include: ['author'] })
+      expect(author).toMatchObject({ isError: true, text: expect.stringMatching(/^Not granted/) })
+    })
+
     it('include reads the related model under its own policy: granted fields only', async () => {
       const client = await connect(
         {
