@@ -140,4 +140,22 @@ describe('make:api and columns that look like credentials', () => {
       runMakeApi({ cwd: other, all: true, yes: true, expose: ['clients.name'], print: () => {} }),
     ).rejects.toThrow(/--expose clients\.name: not a column that looks like a credential/)
   }, 60_000)
+
+  it('asks nothing about a model whose controller exists (it is left as it is)', async () => {
+    const root = makeApp()
+    await runMakeApi({ cwd: root, all: true, yes: true, print: () => {} })
+    const asked: string[] = []
+    const lines: string[] = []
+    await runMakeApi({
+      cwd: root,
+      all: true,
+      print: (line) => lines.push(line),
+      confirm: async (message) => {
+        asked.push(message)
+        return true
+      },
+    })
+    expect(asked).toEqual([])
+    expect(lines).toContain('Nothing to write: every file exists.')
+  }, 60_000)
 })

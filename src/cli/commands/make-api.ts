@@ -11,6 +11,7 @@ import {
   type ModuleEdit,
 } from '../scaffold/api/existing-api.ts'
 import { isDrizzleKitFolder } from '../scaffold/api/migration.ts'
+import { modelNames } from '../scaffold/api/names.ts'
 import {
   type ApiScaffold,
   importSpecifier,
@@ -81,7 +82,11 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
   const schemaModels = registry.models.filter((m) => !LIBRARY_TABLES.has(m.tableName))
   const outDir = resolve(root, options.out ?? config.out)
   const migrationsDir = resolve(root, options.migrations ?? config.migrations ?? 'migrations')
-  const expose = await chooseExposed(models, options, print)
+  // A controller that exists is left as it is: nothing to ask about its model.
+  const fresh = models.filter(
+    (model) => !existsSync(join(outDir, 'controllers', `${modelNames(model).pluralFile}.ts`)),
+  )
+  const expose = await chooseExposed(fresh, options, print)
   const scaffold = planApiScaffold({
     dialect: config.dialect,
     models,
@@ -294,7 +299,7 @@ async function chooseExposed(
   )
   if (unknown.length > 0) {
     throw new CliError(
-      `--expose ${unknown.join(', ')}: not a column that looks like a credential of the chosen models` +
+      `--expose ${unknown.join(', ')}: not a column that looks like a credential of the models to generate` +
         (candidates.length > 0 ? ` (those are ${candidates.map((c) => c.name).join(', ')})` : ''),
     )
   }
