@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { eq, type Table } from 'drizzle-orm'
 import {
   foreignKeyRelations,
   type ListQueryDefinition,
@@ -6,11 +6,22 @@ import {
   type RelationSpec,
   runListQuery,
 } from '../api/index.ts'
-import { buildListQuery, describeFields, type QueryField } from '../api/query/definition.ts'
+import {
+  buildListQuery,
+  describeFields,
+  type QueryField,
+  type ResolvedRelation,
+} from '../api/query/definition.ts'
 import { ValidationError } from '../core/errors.ts'
 import { mapEntry } from '../core/map-entry.ts'
 import type { Database } from '../db/index.ts'
-import { type AccessPolicy, authorizeCall, type McpCaller, type ModelAccess } from './access.ts'
+import {
+  type AccessPolicy,
+  authorizeCall,
+  type McpCaller,
+  type ModelAccess,
+  policyCaller,
+} from './access.ts'
 import {
   DEFAULT_PER_PAGE,
   drizzleColumn,
@@ -73,14 +84,51 @@ export function listQueryOf(
   const byModel = mapEntry(queries, policy, () => new Map<McpModel, ModelQuery>())
   let query = byModel.get(model)
   if (query) return query
+  query = access.query ? fromListQuery(policy, access.query) : ownQuery(policy, model, access)
+  // Each included model is read under its own access: its readable fields and its row filter.
+  for (const [name, relation] of query.definition.relations) {
+    const related = policy.of(query.targets.get(name)!)!
+    const shown = new Set(related.readable.map((column) => column.name))
+    relation.fields = describeFields(relation.table).filter((field) => shown.has(field.name))
+    relation.rows = related.rows
+  }
+  byModel.set(model, query)
+  return query
+}
+
+/** A model reachable only by relations whose model the policy lets `crud_list` read. */
+function listableTarget(policy: AccessPolicy, table: Table): McpModel | undefined {
+  const target = policy.visibleModels.find((candidate) => candidate.table === table)
+  return target && policy.of(target)?.tools.has('crud_list') ? target : undefined
+}
+
+/**
+ * The app's REST list query as the tools read it: the same fields, filter, sort, search and
+ * row filter; its relations to models the tools can list (the policy decided access to them,
+ * so no API scope is asked); records as their columns (not the REST resource).
+ */
+function fromListQuery(policy: AccessPolicy, base: ListQueryDefinition): ModelQuery {
+  const targets = new Map<string, McpModel>()
+  const relations = new Map<string, ResolvedRelation>()
+  for (const [name, relation] of base.relations) {
+    const target = listableTarget(policy, relation.table)
+    if (!target) continue
+    relations.set(name, { ...relation, readScope: undefined })
+    targets.set(name, target)
+  }
+  return { definition: { ...base, relations, resource: undefined }, targets }
+}
+
+/** The model's list grammar from the policy alone, for a model without a list query. */
+function ownQuery(policy: AccessPolicy, model: McpModel, access: ModelAccess): ModelQuery {
   const readable = access.readable
   const readableNames = new Set(readable.map((column) => column.name))
   const tables = policy.visibleModels.map((candidate) => candidate.table)
   const targets = new Map<string, McpModel>()
   const include: Record<string, RelationSpec> = {}
   for (const [name, spec] of Object.entries(foreignKeyRelations(model.table, tables))) {
-    const target = policy.visibleModels.find((candidate) => candidate.table === spec.table)
-    if (!target || !policy.of(target)?.tools.has('crud_list')) continue
+    const target = listableTarget(policy, spec.table)
+    if (!target) continue
     if (!readableNames.has(spec.local.name)) continue
     include[name] = spec
     targets.set(name, target)
@@ -106,13 +154,7 @@ export function listQueryOf(
   } catch (error) {
     throw new ToolError(`${model.resource} cannot be listed: ${(error as Error).message}`)
   }
-  for (const [name, relation] of definition.relations) {
-    const shown = new Set(policy.of(targets.get(name)!)!.readable.map((column) => column.name))
-    relation.fields = describeFields(relation.table).filter((field) => shown.has(field.name))
-  }
-  query = { definition, targets }
-  byModel.set(model, query)
-  return query
+  return { definition, targets }
 }
 
 /** One relation `include` can attach, as the model resources describe it. */
@@ -191,6 +233,8 @@ export async function listRecords(
       db: database.db,
       counts,
       scope,
+      // The row filters of the model and of each included one see the caller.
+      caller: policyCaller(caller),
     })
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error

@@ -1,4 +1,4 @@
-import { getTableName, sql } from 'drizzle-orm'
+import { and, getTableName, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core'
 import type { SQLiteTable, SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
 import { createRecordCounter, type RecordCounter } from '../api/index.ts'
@@ -10,7 +10,9 @@ import {
   checkCall,
   type McpAccessOptions,
   type McpCaller,
+  type McpQueries,
   resolveAccess,
+  rowsOf,
 } from './access.ts'
 import type { AuditTrail } from './audit/audit-trail.ts'
 import { auditedCrud } from './audit/audited-crud.ts'
@@ -49,6 +51,12 @@ export interface CrudOptions {
    */
   access?: McpAccessOptions | AccessPolicy | undefined
   /**
+   * The app's REST list queries by model (`{ posts: postsQuery }`): a model that has one is
+   * read under its rules (fields, filter, sort, search, include, row filter), the same as
+   * through REST; `access` then says only which tools, and `authorize`.
+   */
+  queries?: McpQueries | undefined
+  /**
    * The counter behind `crud_list`'s `total`: give it the REST group's (`counts`, or a
    * `createRecordCounter` on the same store, Redis for several instances), so writes through
    * the API and through the tools invalidate one cached count. Default: a counter of these
@@ -77,10 +85,12 @@ export interface Crud {
 }
 
 /** The access policy of the options, resolved once per options object. */
-export function accessPolicyOf(options: Pick<CrudOptions, 'models' | 'access'>): AccessPolicy {
+export function accessPolicyOf(
+  options: Pick<CrudOptions, 'models' | 'access' | 'queries'>,
+): AccessPolicy {
   const access = options.access
   if (access && 'of' in access && typeof access.of === 'function') return access as AccessPolicy
-  return resolveAccess(options.models, access as McpAccessOptions | undefined)
+  return resolveAccess(options.models, access as McpAccessOptions | undefined, options.queries)
 }
 
 /**
@@ -170,7 +180,7 @@ export function createCrud(options: CrudOptions): Crud {
       const values = parseData(model, data, access.updatable, 'update')
       const tenant = tenantOf(model, access, caller)
       if (tenant && values.has(tenant.column)) checkTenantValue(tenant, values.get(tenant.column))
-      const where = rowCondition(model, key, id, tenant)
+      const where = and(rowCondition(model, key, id, tenant), rowsOf(access, caller))!
       await authorizeCall(policy, model, {
         caller,
         action: 'crud_update',
@@ -212,7 +222,10 @@ export function createCrud(options: CrudOptions): Crud {
       const model = find(name)
       const key = requirePrimaryKey(model)
       const access = checkCall(policy, model, { caller, action: 'crud_delete' })
-      const where = rowCondition(model, key, id, tenantOf(model, access, caller))
+      const where = and(
+        rowCondition(model, key, id, tenantOf(model, access, caller)),
+        rowsOf(access, caller),
+      )!
       await authorizeCall(policy, model, { caller, action: 'crud_delete', id })
       const deleted = await run(`delete ${model.resource}`, async () => {
         if (database.dialect === 'postgres') {

@@ -417,6 +417,18 @@ export function relationUnderPolicy(relation: ResolvedRelation): ResolvedRelatio
 }
 
 /**
+ * The condition of the resource's row filter (`rows`) for this caller, or undefined for every
+ * row: the controller adds it to the `where` of show, update and delete, so that a record a
+ * caller cannot list is a 404 to it everywhere.
+ */
+export function rowsWhere(
+  definition: Pick<ListQueryDefinition, 'rows'>,
+  caller: QueryCaller | undefined,
+): SQL | undefined {
+  return definition.rows?.(caller)?.where
+}
+
+/**
  * What makes an order total: the primary key (one column, or a composite key's columns in
  * their declared order), `keyed`; for a table without one, every comparable field of `shown`
  * (rows equal in all of them are duplicates anyway, and no hidden value enters an order).

@@ -18,6 +18,7 @@ export {
   type QueryCaller,
   type QueryField,
   type RelationSpec,
+  rowsWhere,
   type SearchMode,
 } from './definition.ts'
 export { type QueryInput, readListQuery } from './grammar.ts'

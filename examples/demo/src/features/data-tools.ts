@@ -1,6 +1,8 @@
 import { eq } from 'drizzle-orm'
 import { createRecordCounter } from 'kilnjs/api'
 import { type Authorize, createAuditTrail, createDataTools, type DataTools } from 'kilnjs/mcp'
+import { commentsQuery } from '../api/controllers/comments.ts'
+import { postsQuery } from '../api/controllers/posts.ts'
 import type { DemoContext } from '../context.ts'
 import { posts } from '../schema.ts'
 
@@ -26,6 +28,9 @@ export function demoDataTools(ctx: DemoContext): DataTools {
       // The REST list's counts (same store): writes through either surface refresh `total`.
       counts: createRecordCounter({ store: ctx.shared.kv }),
       logger: ctx.logger,
+      // What each model shows, filters, sorts, searches and includes: the REST list queries'
+      // rules, declared once beside the controllers. The access below says only which tools.
+      queries: { posts: postsQuery, comments: commentsQuery },
       access: {
         unlisted: 'none',
         models: {

@@ -2,6 +2,7 @@ import { type Column, getTableColumns, type Table } from 'drizzle-orm'
 import { foreignKeyRelations } from '../../../api/query/relations.ts'
 import { fieldKindOf, structureOf } from '../../../api/query/values.ts'
 import type { ColumnInfo } from '../../../db/models/columns.ts'
+import { isCredentialField } from '../../../db/models/credentials.ts'
 import { LINE_WIDTH } from './format.ts'
 import type { ModelTemplateInput } from './templates.ts'
 
@@ -76,7 +77,11 @@ export function listQueryBlock(input: ModelTemplateInput, relations: GeneratedRe
   const filtered = shown
     .filter((column) => comparable(column) || structureOf(column))
     .map((column) => column.name)
-  const search = shown.filter((column) => fieldKindOf(column) === 'text').map((c) => c.name)
+  // Shown credentials (opted in, or --include-all) are exposed by name: nothing else is.
+  const exposed = shown.filter((column) => isCredentialField([column.name, column.key]))
+  const search = shown
+    .filter((column) => fieldKindOf(column) === 'text' && !exposed.includes(column))
+    .map((c) => c.name)
   const fieldsName = `${names.query.replace(/Query$/, '')}Fields`
   const comparedName = compared.length === fields.length ? fieldsName : `${fieldsName}InOrder`
   const filteredName =
@@ -121,6 +126,14 @@ ${[
   `  fields: ${fieldsName},`,
   `  filter: ${filteredName},`,
   `  sort: ${comparedName},`,
+  ...(exposed.length > 0
+    ? [
+        list(
+          'expose',
+          exposed.map((column) => column.name),
+        ),
+      ]
+    : []),
   ...(search.length > 0 ? [list('search', search)] : []),
   ...include,
   `  resource: ${names.toResource},`,

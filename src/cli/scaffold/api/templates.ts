@@ -113,7 +113,8 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   const t = names.table
   const row = names.variable
   const id = idOf(pk, ctx.dialect)
-  const where = `eq(${t}.${pk.key}, id)`
+  // The caller's rows only (the list query's `rows`): another record is a 404 to it.
+  const where = 'byId(id, caller)'
   const updatedAt = timestampColumn(model, 'updated_at')
   const touched = updatedAt ? now(updatedAt, ctx.dialect, 'new Date()') : undefined
   // Timestamps the database does not fill are set here, as Laravel's models do; then both are,
@@ -169,6 +170,7 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
       ].join('\n')
   const kiln = [
     'type ApiEnv',
+    'type ApiKeyInfo',
     'checkIfMatch',
     'found',
     ...(touched ? [] : ['hasFields']),
@@ -179,6 +181,7 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
     'rejectBlockedDelete',
     'rejectConstraintViolation',
     'runAggregateQuery',
+    'rowsWhere',
     'runListQuery',
     'scopeGuard',
   ].sort((a, b) => a.replace('type ', '').localeCompare(b.replace('type ', '')))
@@ -187,12 +190,25 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
     if (line.length <= LINE_WIDTH) return line
     return `${call('      ', `const data = ${names.toResource}`, [`found(${row})`], '')}\n      return c.json({ data }${status})`
   }
-  // What \`show\` answers: If-Match on a write is compared with that answer's ETag.
+  const runShow = ctx.dialect === 'postgres' ? 'execute' : 'all'
+  // The record by id among the caller's rows, and what `show` answers (If-Match compares its ETag).
   const shownBlock = [
+    "  /** The record `id` among the rows the caller may reach (the list query's `rows`). */",
+    `  const byId = (id: ${id.tsType}, caller: ApiKeyInfo) =>`,
+    call('    ', 'and', [`eq(${t}.${pk.key}, id)`, `rowsWhere(${names.query}, caller)`], ''),
+    '  /** The record as the caller may read it: by the prepared query when no row filter applies. */',
+    `  const find = async (id: ${id.tsType}, caller: ApiKeyInfo) => {`,
+    `    if (!${names.query}.rows) {`,
+    '      showQuery ??= prepareShow()',
+    `      const [current] = await showQuery.${runShow}({ id })`,
+    '      return current',
+    '    }',
+    chain('    ', 'const [current] = await ', `db.select().from(${t}).where(byId(id, caller))`, ''),
+    '    return current',
+    '  }',
     "  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */",
-    `  const shown = async (id: ${id.tsType}) => {`,
-    '    showQuery ??= prepareShow()',
-    `    const [current] = await showQuery.${ctx.dialect === 'postgres' ? 'execute' : 'all'}({ id })`,
+    `  const shown = async (id: ${id.tsType}, caller: ApiKeyInfo) => {`,
+    '    const current = await find(id, caller)',
     `    return current && { data: ${names.toResource}(current) }`,
     '  }',
   ].join('\n')
@@ -208,10 +224,9 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   // Postgres prepared statements are named per connection; SQLite's are anonymous.
   const prepareName = (action: string) =>
     ctx.dialect === 'postgres' ? `'kiln_${model.tableName}_${action}'` : ''
-  const run = ctx.dialect === 'postgres' ? 'execute' : 'all'
   const tables = [...new Set([t, ...relations.flatMap((relation) => relation.tables)])].sort()
   const deps = ['db', 'counts', ...(passwordColumn ? ['hashPassword'] : [])].join(', ')
-  return `import { eq, sql } from 'drizzle-orm'
+  return `import { and, eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
 ${kiln.map((name) => `  ${name},`).join('\n')}
@@ -260,20 +275,21 @@ ${respond(', 201')}
     })
     .get('/:id', read, async function show(c) {
       const id = ${id.expr}
-      showQuery ??= prepareShow()
-      const [${row}] = await showQuery.${run}({ id })
+      const ${row} = await find(id, c.get('apiKey'))
 ${respond()}
     })
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = ${id.expr}
+      const caller = c.get('apiKey')
 ${body(names.updateRequest)}${passwordHash}
-      await checkIfMatch(c.req.raw, () => shown(id))
+      await checkIfMatch(c.req.raw, () => shown(id, caller))
 ${updateLines}
 ${respond()}
     })
     .delete('/:id', write, async function destroy(c) {
       const id = ${id.expr}
-      await checkIfMatch(c.req.raw, () => shown(id))
+      const caller = c.get('apiKey')
+      await checkIfMatch(c.req.raw, () => shown(id, caller))
       const [${row}] = await db
         .delete(${t})
         .where(${where})

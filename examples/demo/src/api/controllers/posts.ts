@@ -1,7 +1,8 @@
-import { eq, sql } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
+  type ApiKeyInfo,
   belongsTo,
   checkIfMatch,
   defineListQuery,
@@ -11,6 +12,7 @@ import {
   parseJsonBody,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  rowsWhere,
   runAggregateQuery,
   runListQuery,
   scopeGuard,
@@ -65,10 +67,22 @@ export function postsController({ db, counts }: ApiContext) {
       .where(eq(posts.id, sql.placeholder('id')))
       .prepare('kiln_posts_show')
   let showQuery: ReturnType<typeof prepareShow> | undefined
+  /** The record `id` among the rows the caller may reach (the list query's `rows`). */
+  const byId = (id: number, caller: ApiKeyInfo) =>
+    and(eq(posts.id, id), rowsWhere(postsQuery, caller))
+  /** The record as the caller may read it: by the prepared query when no row filter applies. */
+  const find = async (id: number, caller: ApiKeyInfo) => {
+    if (!postsQuery.rows) {
+      showQuery ??= prepareShow()
+      const [current] = await showQuery.execute({ id })
+      return current
+    }
+    const [current] = await db.select().from(posts).where(byId(id, caller))
+    return current
+  }
   /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
-  const shown = async (id: number) => {
-    showQuery ??= prepareShow()
-    const [current] = await showQuery.execute({ id })
+  const shown = async (id: number, caller: ApiKeyInfo) => {
+    const current = await find(id, caller)
     return current && { data: toPostResource(current) }
   }
   return new Hono<ApiEnv>()
@@ -96,28 +110,29 @@ export function postsController({ db, counts }: ApiContext) {
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
-      showQuery ??= prepareShow()
-      const [post] = await showQuery.execute({ id })
+      const post = await find(id, c.get('apiKey'))
       return c.json({ data: toPostResource(found(post)) })
     })
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
+      const caller = c.get('apiKey')
       const input = await parseJsonBody(c.req.raw, UpdatePostRequest)
-      await checkIfMatch(c.req.raw, () => shown(id))
+      await checkIfMatch(c.req.raw, () => shown(id, caller))
       const [post] = await db
         .update(posts)
         .set({ ...input, updatedAt: sql`now()` })
-        .where(eq(posts.id, id))
+        .where(byId(id, caller))
         .returning()
         .catch(rejectConstraintViolation)
       return c.json({ data: toPostResource(found(post)) })
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
-      await checkIfMatch(c.req.raw, () => shown(id))
+      const caller = c.get('apiKey')
+      await checkIfMatch(c.req.raw, () => shown(id, caller))
       const [post] = await db
         .delete(posts)
-        .where(eq(posts.id, id))
+        .where(byId(id, caller))
         .returning()
         .catch(rejectBlockedDelete)
       found(post)

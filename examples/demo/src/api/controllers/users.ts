@@ -1,7 +1,8 @@
-import { eq, sql } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
   type ApiEnv,
+  type ApiKeyInfo,
   checkIfMatch,
   defineListQuery,
   found,
@@ -10,6 +11,7 @@ import {
   parseJsonBody,
   rejectBlockedDelete,
   rejectConstraintViolation,
+  rowsWhere,
   runAggregateQuery,
   runListQuery,
   scopeGuard,
@@ -54,10 +56,22 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
       .where(eq(users.id, sql.placeholder('id')))
       .prepare('kiln_users_show')
   let showQuery: ReturnType<typeof prepareShow> | undefined
+  /** The record `id` among the rows the caller may reach (the list query's `rows`). */
+  const byId = (id: number, caller: ApiKeyInfo) =>
+    and(eq(users.id, id), rowsWhere(usersQuery, caller))
+  /** The record as the caller may read it: by the prepared query when no row filter applies. */
+  const find = async (id: number, caller: ApiKeyInfo) => {
+    if (!usersQuery.rows) {
+      showQuery ??= prepareShow()
+      const [current] = await showQuery.execute({ id })
+      return current
+    }
+    const [current] = await db.select().from(users).where(byId(id, caller))
+    return current
+  }
   /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
-  const shown = async (id: number) => {
-    showQuery ??= prepareShow()
-    const [current] = await showQuery.execute({ id })
+  const shown = async (id: number, caller: ApiKeyInfo) => {
+    const current = await find(id, caller)
     return current && { data: toUserResource(current) }
   }
   return new Hono<ApiEnv>()
@@ -85,29 +99,30 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
-      showQuery ??= prepareShow()
-      const [user] = await showQuery.execute({ id })
+      const user = await find(id, c.get('apiKey'))
       return c.json({ data: toUserResource(found(user)) })
     })
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
+      const caller = c.get('apiKey')
       const { password, ...input } = await parseJsonBody(c.req.raw, UpdateUserRequest)
       const passwordHash = password === undefined ? undefined : await hashPassword(password)
-      await checkIfMatch(c.req.raw, () => shown(id))
+      await checkIfMatch(c.req.raw, () => shown(id, caller))
       const [user] = await db
         .update(users)
         .set({ ...input, passwordHash, updatedAt: sql`now()` })
-        .where(eq(users.id, id))
+        .where(byId(id, caller))
         .returning()
         .catch(rejectConstraintViolation)
       return c.json({ data: toUserResource(found(user)) })
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
-      await checkIfMatch(c.req.raw, () => shown(id))
+      const caller = c.get('apiKey')
+      await checkIfMatch(c.req.raw, () => shown(id, caller))
       const [user] = await db
         .delete(users)
-        .where(eq(users.id, id))
+        .where(byId(id, caller))
         .returning()
         .catch(rejectBlockedDelete)
       found(user)
