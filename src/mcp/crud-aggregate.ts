@@ -4,6 +4,7 @@ import { type AggregateEnvelope, runAggregateQuery } from '../api/index.ts'
 import { ValidationError } from '../core/errors.ts'
 import type { Database } from '../db/index.ts'
 import { type AccessPolicy, authorizeCall, type McpCaller, type ModelAccess } from './access.ts'
+import { READ_ONLY_TOOL_ANNOTATIONS } from './annotations.ts'
 import { drizzleColumn, tenantOf } from './crud-input.ts'
 import { checkFilterFields, type FilterValue, filterParams, listQueryOf } from './crud-list.ts'
 import { filtersSchema } from './filter-schema.ts'
@@ -34,7 +35,7 @@ export const aggregateTool = {
     '["token_count"], "group_by": ["author_id"]}. Returns {data: [{group, count, sum, avg, ' +
     'min, max}], meta: {groups, truncated}}, groups ordered by their fields. sum and avg take ' +
     'numeric fields, min, max and group_by sortable ones; credential fields never.',
-  annotations: { readOnlyHint: true },
+  annotations: READ_ONLY_TOOL_ANNOTATIONS,
 }
 
 /** `crud_aggregate`'s arguments. */

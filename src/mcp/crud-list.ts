@@ -216,6 +216,7 @@ export async function listRecords(
   access: ModelAccess,
   caller: McpCaller | undefined,
   input: ListInput,
+  signal?: AbortSignal,
 ): Promise<ListResult> {
   checkPaging(input)
   const { definition, targets } = listQueryOf(policy, model, access)
@@ -235,6 +236,7 @@ export async function listRecords(
       scope,
       // The row filters of the model and of each included one see the caller.
       caller: policyCaller(caller),
+      signal,
     })
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error

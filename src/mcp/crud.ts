@@ -73,7 +73,8 @@ export interface CrudOptions {
 
 export interface Crud {
   create(input: { model: string; data: Record<string, unknown> }): Promise<JsonRecord>
-  list(input: ListInput): Promise<ListResult>
+  /** `signal`: the call's; when the client cancels it, the running query is cancelled. */
+  list(input: ListInput, options?: { signal?: AbortSignal }): Promise<ListResult>
   /** `crud_aggregate`: under crud_list's grant. */
   aggregate(input: AggregateInput): Promise<AggregateResult>
   update(input: {
@@ -153,11 +154,11 @@ export function createCrud(options: CrudOptions): Crud {
       return serialize(access.readable, created)
     },
 
-    async list(input) {
+    async list(input, options) {
       const model = find(input.model)
       const access = checkCall(policy, model, { caller, action: 'crud_list' })
       return run(`list ${model.resource}`, () =>
-        listRecords(database, counts, policy, model, access, caller, input),
+        listRecords(database, counts, policy, model, access, caller, input, options?.signal),
       )
     },
 

@@ -18,9 +18,9 @@ import {
   DEFAULT_PER_PAGE,
   MAX_PER_PAGE,
 } from './crud.ts'
-import { registerModelResources } from './resources.ts'
 import { aggregateSchema, aggregateTool } from './crud-aggregate.ts'
 import { filtersSchema } from './filter-schema.ts'
+import { registerModelResources } from './resources.ts'
 import { runTool } from './tool-result.ts'
 
 export { DATA_TOOL_NAMES }
@@ -108,7 +108,8 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             annotations: DATA_TOOL_ANNOTATIONS.crud_list,
             scopeChallenge: read,
           },
-          (args) => runTool(() => crud.list(args), onUnexpected),
+          (args, ctx) =>
+            runTool(() => crud.list(args, { signal: ctx.mcpReq.signal }), onUnexpected),
         )
         // crud_list's sibling: the same read grant, the same grammar.
         server.registerTool(

@@ -74,11 +74,11 @@ export function auditedCrud(crud: Crud, options: AuditedCrudOptions): Crud {
         () => crud.create(input),
         (created, key) => idOf(created, key),
       ),
-    list: (input) =>
+    list: (input, options) =>
       audited(
         'crud_list',
         input,
-        () => crud.list(input),
+        () => crud.list(input, options),
         (page, key) => page.records.flatMap((record) => idOf(record, key)),
       ),
     aggregate: (input) =>

@@ -257,7 +257,8 @@ export function ${names.controller}({ ${deps} }: ApiContext) {
 ${shownBlock}
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
-      // include= reads other resources under their own scopes: the key is the caller.
+      // include= reads other resources under their own scopes: the key is the caller. A client
+      // that hangs up cancels the query (signal).
       const caller = c.get('apiKey')
 ${listCall(names.query)}
       return c.json(page)
@@ -446,15 +447,16 @@ function words(name: string): string {
 function listCall(query: string): string {
   const indent = '      '
   const head = `${indent}const page = await runListQuery(${query}, c.req.url, {`
-  const line = `${head} db, counts, caller })`
+  const options = ['db', 'counts', 'caller', 'signal: c.req.raw.signal']
+  const line = `${head} ${options.join(', ')} })`
   if (line.length <= LINE_WIDTH) return line
   if (head.length > LINE_WIDTH) {
     return call(
       indent,
       'const page = await runListQuery',
-      [query, 'c.req.url', '{ db, counts, caller }'],
+      [query, 'c.req.url', `{ ${options.join(', ')} }`],
       '',
     )
   }
-  return `${head}\n${['db', 'counts', 'caller'].map((name) => `${indent}  ${name},`).join('\n')}\n${indent}})`
+  return `${head}\n${options.map((option) => `${indent}  ${option},`).join('\n')}\n${indent}})`
 }

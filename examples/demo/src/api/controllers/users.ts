@@ -76,9 +76,15 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
   }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
-      // include= reads other resources under their own scopes: the key is the caller.
+      // include= reads other resources under their own scopes: the key is the caller. A client
+      // that hangs up cancels the query (signal).
       const caller = c.get('apiKey')
-      const page = await runListQuery(usersQuery, c.req.url, { db, counts, caller })
+      const page = await runListQuery(usersQuery, c.req.url, {
+        db,
+        counts,
+        caller,
+        signal: c.req.raw.signal,
+      })
       return c.json(page)
     })
     .get('/aggregate', read, async function aggregate(c) {
