@@ -392,6 +392,7 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
         expect(tools.map((tool) => tool.name).sort()).toEqual([
           'get_keys_self',
           'get_posts',
+          'get_posts_aggregate',
           'get_posts_by_id',
         ])
         const page = await call(client, 'get_posts', {})
@@ -543,7 +544,7 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
       ).rejects.toThrow(/posts\.read: its readable fields are its list query's/)
     })
 
-    it('the grant narrows the same queries: read-only lists crud_list alone, and no include of an ungranted model', async () => {
+    it('the grant narrows the same queries: read-only lists the read tools alone, and no include of an ungranted model', async () => {
       const queries = Object.fromEntries(resources.map(({ name, query }) => [name, query]))
       const access: McpAccessOptions = {
         models: {
@@ -557,7 +558,8 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
         queries,
       )
       const tools = (await granted.listTools()).tools.map((tool) => tool.name)
-      expect(tools).toEqual(['crud_list'])
+      // Reading is crud_list and its sibling crud_aggregate.
+      expect(tools).toEqual(['crud_list', 'crud_aggregate'])
       // A tool the grant does not give is not there at all.
       await expect(
         granted.callTool({

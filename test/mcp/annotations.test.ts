@@ -129,6 +129,7 @@ describeEachDatabase('tool annotations tell the truth: the data tools', (backend
     expect(tools.map((tool) => tool.name)).toEqual([
       'crud_create',
       'crud_list',
+      'crud_aggregate',
       'crud_update',
       'crud_delete',
     ])
@@ -143,6 +144,9 @@ describeEachDatabase('tool annotations tell the truth: the data tools', (backend
     await note('Second')
     await checkHints(database, byName.get('crud_list')!, () =>
       call(client, 'crud_list', { model: 'notes', sort: '-title' }),
+    )
+    await checkHints(database, byName.get('crud_aggregate')!, () =>
+      call(client, 'crud_aggregate', { model: 'notes', count: true }),
     )
     await checkHints(database, byName.get('crud_create')!, () => note('Third'))
     await checkHints(database, byName.get('crud_update')!, () =>
