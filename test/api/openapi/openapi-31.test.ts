@@ -110,8 +110,12 @@ describeEachDatabase(
         })
 
         it('both validate with swagger-parser', async () => {
-          await expect(SwaggerParser.validate(structuredClone(doc30) as never)).resolves.toBeTruthy()
-          await expect(SwaggerParser.validate(structuredClone(doc31) as never)).resolves.toBeTruthy()
+          await expect(
+            SwaggerParser.validate(structuredClone(doc30) as never),
+          ).resolves.toBeTruthy()
+          await expect(
+            SwaggerParser.validate(structuredClone(doc31) as never),
+          ).resolves.toBeTruthy()
         })
 
         it('both pass redocly lint: no errors, no warning but the license the app did not give', async () => {
@@ -120,7 +124,13 @@ describeEachDatabase(
             expect(report.totals.errors).toBe(0)
             expect(report.problems.map((p) => p.ruleId)).toEqual(['info-license'])
             // With the license the app gives apiDocs (`license:`), nothing is left to warn about.
-            const licensed = { ...doc, info: { ...doc.info, license: { name: 'MIT', url: 'https://opensource.org/license/mit' } } }
+            const licensed = {
+              ...doc,
+              info: {
+                ...doc.info,
+                license: { name: 'MIT', url: 'https://opensource.org/license/mit' },
+              },
+            }
             expect((await redoclyLint(licensed)).problems.map((p) => p.message)).toEqual([])
           }
         }, 120_000)
