@@ -1,8 +1,3 @@
-import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -23,27 +18,7 @@ import {
   scaffoldApp,
   startGeneratedApi,
 } from '../rest/generated-app.ts'
-
-const run = promisify(execFile)
-
-interface LintReport {
-  totals: { errors: number; warnings: number }
-  problems: Array<{ severity: string; ruleId: string; message: string }>
-}
-
-async function redoclyLint(doc: unknown): Promise<LintReport> {
-  const dir = mkdtempSync(join(tmpdir(), 'kiln-openapi-31-'))
-  const file = join(dir, 'openapi.json')
-  writeFileSync(file, JSON.stringify(doc))
-  try {
-    const result = await run('npx', ['redocly', 'lint', file, '--format', 'json'], {
-      maxBuffer: 20 * 1024 * 1024,
-    }).catch((error: { stdout?: string }) => error)
-    return JSON.parse(String(result.stdout)) as LintReport
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
+import { redoclyLint } from './lint.ts'
 
 /** Every schema object of a document, wherever it sits. */
 function keysEverywhere(node: unknown, found = new Set<string>()): Set<string> {

@@ -1,12 +1,16 @@
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import SwaggerParser from '@apidevtools/swagger-parser'
 import { jsonb, pgTable, serial } from 'drizzle-orm/pg-core'
+import ts from 'typescript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { generateApiClient } from '../../../src/api/index.ts'
 import { silentLogger } from '../../../src/core/index.ts'
 import { createModelRegistry, jsonSchemaOf, typedJson } from '../../../src/db/index.ts'
 import { createCrud, ToolError } from '../../../src/mcp/index.ts'
 import { describeEachDatabase } from '../../support/databases.ts'
+import { redoclyLint } from '../openapi/lint.ts'
 import {
   KITCHEN_SINK,
   type RunningApi,
@@ -179,4 +183,45 @@ describeEachDatabase('typed JSON columns: REST, MCP and OpenAPI check one schema
       })
     }
   })
+
+  it('both documents lint clean, and the generated client types the column by its schema', async () => {
+    const doc30 = await (await api.app.request('/api/openapi.json')).json()
+    const doc31 = await (await api.app.request('/api/openapi-3.1.json')).json()
+    for (const doc of [doc30, doc31]) {
+      await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy()
+      expect((await redoclyLint(doc)).problems.map((p) => p.ruleId)).toEqual(['info-license'])
+    }
+    const dir = join(scaffolded.root, 'front-end')
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, 'api-client.ts'), generateApiClient(doc30))
+    writeFileSync(
+      join(dir, 'use.ts'),
+      `import type { CreateGroupRequest, Group } from './api-client'
+export const valid: CreateGroupRequest = { slug: 'a', title: 'A', settings: { color: '#000000' } }
+export const cleared: CreateGroupRequest = { slug: 'a', title: 'A', settings: null }
+// @ts-expect-error: a colour is a string
+export const wrong: CreateGroupRequest = { slug: 'a', title: 'A', settings: { color: 1 } }
+// @ts-expect-error: the settings object is strict
+export const extra: CreateGroupRequest = { slug: 'a', title: 'A', settings: { color: '', x: 1 } }
+export const colour = (group: Group): string | undefined => group.settings?.color
+`,
+    )
+    const program = ts.createProgram([join(dir, 'use.ts')], {
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.Preserve,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
+      verbatimModuleSyntax: true,
+      types: [],
+      noEmit: true,
+    })
+    const problems = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))
+    rmSync(dir, { recursive: true, force: true })
+    expect(problems).toEqual([])
+  }, 120_000)
 })
