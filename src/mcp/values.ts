@@ -135,7 +135,7 @@ function parseJson(schema: z.ZodType, value: unknown): unknown {
   const problems = Object.entries(fieldErrors(result.error.issues)).map(([path, messages]) =>
     path === BODY_FIELD ? messages.join(', ') : `${path}: ${messages.join(', ')}`,
   )
-  throw new FieldValueError(problems.join('; '))
+  throw new FieldValueError(problems.join(', '))
 }
 
 function coerceDate(value: unknown): Date {
