@@ -107,6 +107,7 @@ interface Operation {
 interface Parameter {
   name: string
   in: string
+  style?: string
   required?: boolean
   description?: string
   schema?: JsonSchema
@@ -233,7 +234,8 @@ function queryType(parameters: readonly Parameter[]): string {
     .filter((p) => p.in === 'query')
     .map((p) => {
       let type = p.schema ? tsType(p.schema, '  ') : 'string'
-      if (p.schema?.type === 'array') {
+      if (p.style === 'deepObject' && p.schema) type = filterType(p.schema)
+      else if (p.schema?.type === 'array') {
         const item = tsType((p.schema.items as JsonSchema | undefined) ?? {}, '  ')
         type = `${wrap(item)} | readonly ${wrap(item)}[]`
       }
@@ -241,6 +243,33 @@ function queryType(parameters: readonly Parameter[]): string {
       return `${doc}  ${property(p.name)}${p.required ? '' : '?'}: ${type}`
     })
   return lines.length > 0 ? `{\n${lines.join('\n')}\n}` : '{}'
+}
+
+/** The operators whose operand is a list: written comma-separated on the wire. */
+const LIST_OPERATORS = new Set(['in', 'not_in', 'between'])
+
+/**
+ * `filter`: each field a value (equality) or its operators. A list operator takes the
+ * comma-separated string the document describes, or an array of the field's values (the
+ * client escapes commas inside them).
+ */
+function filterType(schema: JsonSchema): string {
+  const fields = (schema.properties as Record<string, JsonSchema> | undefined) ?? {}
+  const lines = Object.entries(fields).map(([name, field]) => {
+    const [value, operators] = (field.oneOf as JsonSchema[] | undefined) ?? []
+    if (!value || !operators) return `    ${propertyName(name)}?: ${tsType(field, '    ')}`
+    const valueType = tsType(value, '      ')
+    const ops = Object.entries((operators.properties as Record<string, JsonSchema>) ?? {}).map(
+      ([op, operand]) => {
+        const type = LIST_OPERATORS.has(op)
+          ? `string | readonly ${wrap(valueType)}[]`
+          : tsType(operand, '      ')
+        return `      ${propertyName(op)}?: ${type}`
+      },
+    )
+    return `    ${propertyName(name)}?: ${valueType} | {\n${ops.join('\n')}\n    }`
+  })
+  return `{\n${lines.join('\n')}\n  }`
 }
 
 /** A JSON schema (OpenAPI 3.0 flavour) as a TypeScript type. */
@@ -437,6 +466,9 @@ function queryString(query: object): string {
   const params = new URLSearchParams()
   const scalar = (value: unknown): string => (value instanceof Date ? value.toISOString() : String(value))
   const list = (value: unknown): string => (Array.isArray(value) ? value.map(scalar).join(',') : scalar(value))
+  // A list operator's values: a comma inside one is written \\, (the API's escape).
+  const escaped = (value: unknown): string =>
+    Array.isArray(value) ? value.map((item) => scalar(item).replaceAll(',', '\\\\,')).join(',') : scalar(value)
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined) continue
     if (value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)) {
@@ -444,7 +476,7 @@ function queryString(query: object): string {
         if (condition === undefined) continue
         if (condition !== null && typeof condition === 'object' && !Array.isArray(condition) && !(condition instanceof Date)) {
           for (const [op, operand] of Object.entries(condition)) {
-            if (operand !== undefined) params.append(\`\${name}[\${field}][\${op}]\`, list(operand))
+            if (operand !== undefined) params.append(\`\${name}[\${field}][\${op}]\`, escaped(operand))
           }
         } else params.append(\`\${name}[\${field}]\`, list(condition))
       }
