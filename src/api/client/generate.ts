@@ -44,7 +44,7 @@ export function generateApiClient(document: unknown): string {
     }
     const method = (name: string, op: Located, params: string, args: string) => {
       const summary = oneLine(op.operation.summary ?? name)
-      const kind = name === 'delete' ? 'Delete' : name.charAt(0).toUpperCase() + name.slice(1)
+      const kind = name.charAt(0).toUpperCase() + name.slice(1)
       const type = result(kind, op)
       methods.push(
         `    /** ${summary}: \`${op.method.toUpperCase()} ${op.path}\`. */`,
@@ -75,7 +75,7 @@ export function generateApiClient(document: unknown): string {
       method('delete', resource.delete, `id: ${idType(resource.delete.operation)}`, '{}')
     if (methods.length > 0) {
       clientMembers.push(
-        `    ${property(resource.name)}: {\n${methods.map((m) => `  ${m}`).join('\n')}\n    },`,
+        `    ${propertyName(resource.name)}: {\n${methods.map((m) => `  ${m}`).join('\n')}\n    },`,
       )
     }
   }
@@ -240,7 +240,7 @@ function queryType(parameters: readonly Parameter[]): string {
         type = `${wrap(item)} | readonly ${wrap(item)}[]`
       }
       const doc = p.description ? `${docComment(p.description, '  ')}\n` : ''
-      return `${doc}  ${property(p.name)}${p.required ? '' : '?'}: ${type}`
+      return `${doc}  ${propertyName(p.name)}${p.required ? '' : '?'}: ${type}`
     })
   return lines.length > 0 ? `{\n${lines.join('\n')}\n}` : '{}'
 }
@@ -341,8 +341,6 @@ function wrap(type: string): string {
 function propertyName(name: string): string {
   return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name)
 }
-
-const property = propertyName
 
 /** Global names a schema must not shadow in the generated module (`Error` → `ApiError`). */
 const GLOBALS = new Set([
