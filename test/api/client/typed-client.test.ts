@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
+import SwaggerParser from '@apidevtools/swagger-parser'
 import { serve } from '@hono/node-server'
 import ts from 'typescript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -12,6 +13,7 @@ import { createDemoContext, type DemoContext } from '../../../examples/demo/src/
 import { createApiKey, generateApiClient } from '../../../src/api/index.ts'
 import { runMakeClient } from '../../../src/cli/commands/make-client.ts'
 import { silentLogger } from '../../../src/core/index.ts'
+import { redoclyLint } from '../openapi/lint.ts'
 
 const repo = resolve(import.meta.dirname, '../../..')
 
@@ -278,6 +280,19 @@ export async function run(baseUrl: string) {
     }).catch((error: { code: number; stderr: string }) => error)
     expect('code' in refused ? refused.code : 0).toBe(1)
     expect(refused.stderr).toMatch(/expected the OpenAPI 3\.0 document/)
+  }, 60_000)
+
+  it("the demo's OpenAPI 3.0 and 3.1 documents validate and lint (the license is the app's to give)", async () => {
+    const doc30 = await (await fetch(`${origin}/api/openapi.json`)).json()
+    const doc31 = (await (await fetch(`${origin}/api/openapi-3.1.json`)).json()) as {
+      openapi: string
+    }
+    expect(doc31.openapi).toBe('3.1.0')
+    for (const doc of [doc30, doc31]) {
+      await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeTruthy()
+      const report = await redoclyLint(doc)
+      expect(report.problems.map((p) => p.ruleId)).toEqual(['info-license'])
+    }
   }, 60_000)
 
   it('refuses a document that is not OpenAPI 3.0', () => {
