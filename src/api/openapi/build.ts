@@ -41,6 +41,8 @@ export interface OpenApiOptions {
   title: string
   version?: string
   description?: string
+  /** The API's license, in `info` (`{ name: 'MIT', url }`). */
+  license?: { name: string; url?: string }
   /** Routes whose path starts with this are documented (default `/api/`). */
   apiPrefix?: string
   resources?: readonly OpenApiResource[]
@@ -72,6 +74,7 @@ export function buildOpenApiDocument(
       title: options.title,
       version: options.version ?? '1.0.0',
       ...(options.description ? { description: options.description } : {}),
+      ...(options.license ? { license: options.license } : {}),
     },
     servers: [{ url: '/', description: 'This server' }],
     security: [{ apiKey: [] }],
@@ -211,11 +214,12 @@ function describeOperation(
           required: ['data', 'meta', 'links'],
           properties: {
             data: { type: 'array', items: listItemSchema(resource, model, resources) },
+            // anyOf: a page's and a cursor page's links share their optional fields.
             meta: resource?.query
-              ? { oneOf: [ref('PageMeta'), ref('CursorPageMeta')] }
+              ? { anyOf: [ref('PageMeta'), ref('CursorPageMeta')] }
               : ref('PageMeta'),
             links: resource?.query
-              ? { oneOf: [ref('PageLinks'), ref('CursorPageLinks')] }
+              ? { anyOf: [ref('PageLinks'), ref('CursorPageLinks')] }
               : ref('PageLinks'),
           },
         }),

@@ -394,7 +394,7 @@ function printWiring(
   }
   if (!wiring.docsRoutes) {
     steps.push([
-      'Register docsRoutes() (OpenAPI at /api/openapi.json, ReDoc at /api/docs):',
+      'Register docsRoutes() (OpenAPI 3.0 at /api/openapi.json, 3.1 at /api/openapi-3.1.json, ReDoc at /api/docs):',
       code("app.route('/', docsRoutes({ app, title: 'My API', version: '1.0.0' }))"),
     ])
   }

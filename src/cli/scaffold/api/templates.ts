@@ -331,14 +331,16 @@ export function resourceTemplate(
     signature.length <= LINE_WIDTH
       ? signature
       : `export function ${names.toResource}(\n  ${row}: typeof ${names.table}.$inferSelect,\n): ${names.resourceType} {`
-  return `import { z } from 'zod'
-${importLine([names.table], ctx.schemaImport, true)}
+  const schemas = shown.map((column) => resourceSchema(column, names.table))
+  const typedJson = schemas.some((expr) => expr.startsWith('jsonValue('))
+  return `${typedJson ? `${importLine(['jsonValue'], 'kilnjs/api')}\n` : ''}import { z } from 'zod'
+${importLine([names.table], ctx.schemaImport, !typedJson)}
 
 /**
  * ${article(words(model.name))} as the API returns it.${hiddenNote}
  */
 export const ${names.resourceType} = z.object({
-${shown.map((column) => chain('  ', `${column.name}: `, resourceSchema(column), ',')).join('\n')}
+${shown.map((column, i) => chain('  ', `${column.name}: `, schemas[i]!, ',')).join('\n')}
 })
 
 ${typeLine}
@@ -360,7 +362,7 @@ export function requestTemplate(
   const fields = [...createFields, ...updateFields.filter((f) => !createFields.includes(f))]
   const schemas = fields.map((column) => ({
     name: column.name,
-    expr: requestSchema(column, ctx.dialect, insertType),
+    expr: requestSchema(column, ctx.dialect, insertType, names.table),
   }))
   if (passwordColumn) {
     schemas.push({
@@ -412,7 +414,9 @@ ${renamed.map((column) => `  ${column.name}: '${column.key}',`).join('\n')}
   const imports = [
     ...(kiln.length > 0 ? [importLine(kiln, 'kilnjs/api')] : []),
     "import { z } from 'zod'",
-    ...(usesInsertType ? [importLine([names.table], ctx.schemaImport, true)] : []),
+    ...(usesInsertType
+      ? [importLine([names.table], ctx.schemaImport, !exprs.includes(`(${names.table}.`))]
+      : []),
   ]
   const insertTypeLine = usesInsertType
     ? `\n/** ${article(words(model.name))} as an insert takes it: the types of its JSON fields. */\ntype ${insertType} = typeof ${names.table}.$inferInsert\n`
