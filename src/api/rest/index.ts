@@ -1,8 +1,25 @@
 export { type ApiGuardOptions, apiGuard } from './api-guard.ts'
 export { isJsonContentType, type JsonBodyOptions, parseJsonBody, readJson } from './body.ts'
+export {
+  type BulkChange,
+  type BulkOptions,
+  type CreateBody,
+  MAX_BULK_RECORDS,
+  parseBulkUpdate,
+  parseCreateBody,
+  parseIdList,
+  writeEach,
+} from './bulk.ts'
 export { type DecimalOptions, decimal, int64, jsonValue } from './column-values.ts'
 export { ConflictError, rejectBlockedDelete, rejectConstraintViolation } from './db-errors.ts'
 export { privateCache } from './http-cache.ts'
+export {
+  IDEMPOTENCY_HEADER,
+  IDEMPOTENCY_TTL_MS,
+  type IdempotencyOptions,
+  idempotency,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+} from './idempotency.ts'
 export {
   found,
   type ParseIdOptions,

@@ -131,16 +131,6 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
       ? hashName
       : `${passwordColumn.key}: ${hashName}`
     : undefined
-  const hash = !passwordColumn
-    ? undefined
-    : optionalPassword
-      ? hashEntry
-      : `${passwordColumn.key}: await hashPassword(password)`
-  const createValues = [
-    '...input',
-    ...(hash ? [hash] : []),
-    ...stamped.map((column) => `${column.key}: ${now(column, ctx.dialect)}`),
-  ]
   const setValues = [
     '...input',
     ...(hashEntry ? [hashEntry] : []),
@@ -174,11 +164,15 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
     ...new Set(relations.map((relation) => relation.helper)),
     'defineListQuery',
     id.parse,
+    'parseBulkUpdate',
+    'parseCreateBody',
+    'parseIdList',
     'parseJsonBody',
     'rejectBlockedDelete',
     'rejectConstraintViolation',
     'runListQuery',
     'scopeGuard',
+    'writeEach',
   ].sort((a, b) => a.replace('type ', '').localeCompare(b.replace('type ', '')))
   const respond = (status = '') => {
     const line = `      return c.json({ data: ${names.toResource}(found(${row})) }${status})`
@@ -207,6 +201,35 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   const prepareName = (action: string) =>
     ctx.dialect === 'postgres' ? `'kiln_${model.tableName}_${action}'` : ''
   const run = ctx.dialect === 'postgres' ? 'execute' : 'all'
+  const hashCall = (optional: boolean) =>
+    optional
+      ? 'password === undefined ? undefined : await hashPassword(password)'
+      : 'await hashPassword(password)'
+  const createBody = bodyCall(
+    'parseCreateBody',
+    'const { inputs, many }',
+    [names.createRequest],
+    [
+      '...input',
+      ...(passwordColumn ? [`${passwordColumn.key}: ${hashCall(!!optionalPassword)}`] : []),
+      ...stamped.map((column) => `${column.key}: ${now(column, ctx.dialect)}`),
+    ],
+    input,
+  )
+  const bulkHandlers = bulkTemplate({
+    table: t,
+    where,
+    toResource: names.toResource,
+    tableName: model.tableName,
+    changes: bodyCall(
+      'parseBulkUpdate',
+      'const changes',
+      [names.updateRequest, 'readId'],
+      ['...input', ...(passwordColumn ? [`${passwordColumn.key}: ${hashCall(true)}`] : [])],
+      input,
+    ),
+    set: touched ? `{ ...input, ${updatedAt!.key}: ${touched} }` : 'input',
+  })
   const tables = [...new Set([t, ...relations.flatMap((relation) => relation.tables)])].sort()
   const deps = ['db', 'counts', ...(passwordColumn ? ['hashPassword'] : [])].join(', ')
   return `import { eq, sql } from 'drizzle-orm'
@@ -222,6 +245,9 @@ import type { ApiContext } from '../routes.js'
 /** Scopes a key needs on these routes (\`*\` passes every check): change them per route here. */
 const read = scopeGuard('${names.resource}:read')
 const write = scopeGuard('${names.resource}:write')
+
+/** The primary key as a path or a bulk request names it; one no record can have is a 404. */
+const readId = (raw: string) => ${id.expr.replace("c.req.param('id')", 'raw')}
 
 ${listQueryBlock(template, relations)}
 
@@ -245,15 +271,12 @@ ${shownBlock}
 ${listCall(names.query)}
       return c.json(page)
     })
-    .post('/', write, async function store(c) {
-${body(names.createRequest)}${optionalPassword ? passwordHash : ''}${readClock}
-      const [${row}] = await db
-        .insert(${t})
-${objectCall('        ', '.values', createValues)}
-        .returning()
-        .catch(rejectConstraintViolation)
+    .post('/', write, async function store(c) {${readClock}
+${createBody}
+${chain('      ', 'const rows = await ', `db.insert(${t}).values(inputs).returning().catch(rejectConstraintViolation)`, '')}
       await counts.invalidate('${model.tableName}')
-${respond(', 201')}
+      const data = rows.map(${names.toResource})
+      return c.json({ data: many ? data : found(data[0]) }, 201)
     })
     .get('/:id', read, async function show(c) {
       const id = ${id.expr}
@@ -280,8 +303,74 @@ ${respond()}
       await counts.invalidate('${model.tableName}')
       return c.json({ message: 'Deleted' })
     })
+${bulkHandlers}
 }
 `
+}
+
+/**
+ * `const x = await parseXxx(c.req.raw, Schema)`, with the function that turns each valid input
+ * into the values to write when there is more to it than the input (a hashed password,
+ * timestamps).
+ */
+function bodyCall(
+  parse: string,
+  target: string,
+  schema: string[],
+  values: string[],
+  input: string,
+): string {
+  const indent = '      '
+  const head = `${target} = await ${parse}`
+  if (values.length === 1) return call(indent, head, ['c.req.raw', ...schema], '')
+  const async = values.some((value) => value.includes('await ')) ? 'async ' : ''
+  const arrow = `${async}(${input}) => ({`
+  const object = values.map((value) => `${indent}    ${value},`).join('\n')
+  const hugged = `${indent}${head}(c.req.raw, ${schema.join(', ')}, ${arrow}`
+  if (hugged.length <= LINE_WIDTH)
+    return `${hugged}\n${object.replace(/^ {2}/gm, '')}\n${indent}}))`
+  const args = schema.map((arg) => `${indent}  ${arg},`)
+  return [
+    `${indent}${head}(`,
+    `${indent}  c.req.raw,`,
+    ...args,
+    `${indent}  ${arrow}`,
+    object,
+    `${indent}  }),`,
+    `${indent})`,
+  ].join('\n')
+}
+
+/** `updateMany` (PATCH `/`) and `destroyMany` (DELETE `/?ids=`): all or none, in one transaction. */
+function bulkTemplate(parts: {
+  table: string
+  where: string
+  toResource: string
+  tableName: string
+  changes: string
+  set: string
+}): string {
+  const { table, where, toResource, tableName, changes, set } = parts
+  const indent = '        '
+  const statement = `.update(${table}).set(${set}).where(${where}).returning()`
+  // An object with a spread is not a simple argument: the formatter breaks such a chain.
+  const update = chain(indent, 'tx', statement, ',', `${indent}  `, set !== 'input')
+  const remove = chain(indent, 'tx', `.delete(${table}).where(${where}).returning()`, ',')
+  return `    .patch('/', write, async function updateMany(c) {
+${changes}
+      const rows = await writeEach(db, changes, (tx, { id, input }) =>
+${update}
+      ).catch(rejectConstraintViolation)
+      return c.json({ data: rows.map(${toResource}) })
+    })
+    .delete('/', write, async function destroyMany(c) {
+      const ids = parseIdList(c.req.raw, readId)
+      await writeEach(db, ids, (tx, id) =>
+${remove}
+      ).catch(rejectBlockedDelete)
+      await counts.invalidate('${tableName}')
+      return c.json({ message: 'Deleted', count: ids.length })
+    })`
 }
 
 /** `.name(input)`, or `.name({ ...input, a: b })`, the object broken one entry per line when long. */

@@ -6,12 +6,16 @@ import {
   checkIfMatch,
   defineListQuery,
   found,
+  parseBulkUpdate,
+  parseCreateBody,
   parseId,
+  parseIdList,
   parseJsonBody,
   rejectBlockedDelete,
   rejectConstraintViolation,
   runListQuery,
   scopeGuard,
+  writeEach,
 } from 'kilnjs/api'
 import { comments, posts } from '../../schema.js'
 import { CreateCommentRequest, UpdateCommentRequest } from '../requests/comment.js'
@@ -21,6 +25,9 @@ import type { ApiContext } from '../routes.js'
 /** Scopes a key needs on these routes (`*` passes every check): change them per route here. */
 const read = scopeGuard('comments:read')
 const write = scopeGuard('comments:write')
+
+/** The primary key as a path or a bulk request names it; one no record can have is a 404. */
+const readId = (raw: string) => parseId(raw)
 
 /**
  * What `GET /api/v1/comments` lets a caller ask for: the fields records show (and `fields=`
@@ -67,14 +74,15 @@ export function commentsController({ db, counts }: ApiContext) {
       return c.json(page)
     })
     .post('/', write, async function store(c) {
-      const input = await parseJsonBody(c.req.raw, CreateCommentRequest)
-      const [comment] = await db
+      const { inputs, many } = await parseCreateBody(c.req.raw, CreateCommentRequest)
+      const rows = await db
         .insert(comments)
-        .values(input)
+        .values(inputs)
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('comments')
-      return c.json({ data: toCommentResource(found(comment)) }, 201)
+      const data = rows.map(toCommentResource)
+      return c.json({ data: many ? data : found(data[0]) }, 201)
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
@@ -105,5 +113,24 @@ export function commentsController({ db, counts }: ApiContext) {
       found(comment)
       await counts.invalidate('comments')
       return c.json({ message: 'Deleted' })
+    })
+    .patch('/', write, async function updateMany(c) {
+      const changes = await parseBulkUpdate(c.req.raw, UpdateCommentRequest, readId)
+      const rows = await writeEach(db, changes, (tx, { id, input }) =>
+        tx
+          .update(comments)
+          .set({ ...input, updatedAt: sql`now()` })
+          .where(eq(comments.id, id))
+          .returning(),
+      ).catch(rejectConstraintViolation)
+      return c.json({ data: rows.map(toCommentResource) })
+    })
+    .delete('/', write, async function destroyMany(c) {
+      const ids = parseIdList(c.req.raw, readId)
+      await writeEach(db, ids, (tx, id) =>
+        tx.delete(comments).where(eq(comments.id, id)).returning(),
+      ).catch(rejectBlockedDelete)
+      await counts.invalidate('comments')
+      return c.json({ message: 'Deleted', count: ids.length })
     })
 }

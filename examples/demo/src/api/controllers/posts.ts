@@ -7,12 +7,16 @@ import {
   defineListQuery,
   found,
   hasMany,
+  parseBulkUpdate,
+  parseCreateBody,
   parseId,
+  parseIdList,
   parseJsonBody,
   rejectBlockedDelete,
   rejectConstraintViolation,
   runListQuery,
   scopeGuard,
+  writeEach,
 } from 'kilnjs/api'
 import { comments, posts, users } from '../../schema.js'
 import { CreatePostRequest, UpdatePostRequest } from '../requests/post.js'
@@ -22,6 +26,9 @@ import type { ApiContext } from '../routes.js'
 /** Scopes a key needs on these routes (`*` passes every check): change them per route here. */
 const read = scopeGuard('posts:read')
 const write = scopeGuard('posts:write')
+
+/** The primary key as a path or a bulk request names it; one no record can have is a 404. */
+const readId = (raw: string) => parseId(raw)
 
 /**
  * What `GET /api/v1/posts` lets a caller ask for: the fields records show (and `fields=`
@@ -78,14 +85,15 @@ export function postsController({ db, counts }: ApiContext) {
       return c.json(page)
     })
     .post('/', write, async function store(c) {
-      const input = await parseJsonBody(c.req.raw, CreatePostRequest)
-      const [post] = await db
+      const { inputs, many } = await parseCreateBody(c.req.raw, CreatePostRequest)
+      const rows = await db
         .insert(posts)
-        .values(input)
+        .values(inputs)
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('posts')
-      return c.json({ data: toPostResource(found(post)) }, 201)
+      const data = rows.map(toPostResource)
+      return c.json({ data: many ? data : found(data[0]) }, 201)
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
@@ -116,5 +124,24 @@ export function postsController({ db, counts }: ApiContext) {
       found(post)
       await counts.invalidate('posts')
       return c.json({ message: 'Deleted' })
+    })
+    .patch('/', write, async function updateMany(c) {
+      const changes = await parseBulkUpdate(c.req.raw, UpdatePostRequest, readId)
+      const rows = await writeEach(db, changes, (tx, { id, input }) =>
+        tx
+          .update(posts)
+          .set({ ...input, updatedAt: sql`now()` })
+          .where(eq(posts.id, id))
+          .returning(),
+      ).catch(rejectConstraintViolation)
+      return c.json({ data: rows.map(toPostResource) })
+    })
+    .delete('/', write, async function destroyMany(c) {
+      const ids = parseIdList(c.req.raw, readId)
+      await writeEach(db, ids, (tx, id) =>
+        tx.delete(posts).where(eq(posts.id, id)).returning(),
+      ).catch(rejectBlockedDelete)
+      await counts.invalidate('posts')
+      return c.json({ message: 'Deleted', count: ids.length })
     })
 }
