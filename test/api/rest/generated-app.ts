@@ -9,7 +9,7 @@ import {
   type RecordCounter,
 } from '../../../src/api/index.ts'
 import { runMakeApi } from '../../../src/cli/commands/make-api.ts'
-import { errorHandler, silentLogger } from '../../../src/core/index.ts'
+import { errorHandler, type KeyValueStore, silentLogger } from '../../../src/core/index.ts'
 import { type Database, migrate } from '../../../src/db/index.ts'
 import type { DatabaseBackend } from '../../support/databases.ts'
 
@@ -137,6 +137,8 @@ export async function startGeneratedApi(
     extend?: (api: Hono) => void
     /** The list totals' counter (the generated default: one of its own). */
     counts?: RecordCounter
+    /** Where Idempotency-Key answers are kept (the generated default: this process's memory). */
+    idempotencyStore?: KeyValueStore
   } = {},
 ): Promise<RunningApi> {
   const test = await backend.create()
@@ -157,6 +159,7 @@ export async function startGeneratedApi(
     hashPassword: testHashPassword,
     logger: silentLogger(),
     ...(options.counts ? { counts: options.counts } : {}),
+    ...(options.idempotencyStore ? { idempotencyStore: options.idempotencyStore } : {}),
   })
   options.extend?.(group)
   app.route('/', group)
