@@ -2,6 +2,8 @@ import { getTableName } from 'drizzle-orm'
 import { z } from 'zod'
 import { routeScopes } from '../auth/scope-guard.ts'
 import { type ListQueryDefinition, relationUnderPolicy } from '../query/definition.ts'
+import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
+import { bulkOperation, idempotencyKeyParameter, oneOrMany } from './bulk-operations.ts'
 import { type RouteDescription, routeDescription } from './describe-route.ts'
 import { listQueryParameters } from './list-parameters.ts'
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
@@ -218,16 +220,39 @@ function describeOperation(
     }
   }
   if (kind === 'collection' && method === 'post') {
+    const created = recordSchema ?? { type: 'object' }
     return {
       ...base,
       operationId: `create${model}`,
       summary: `Create ${singular}`,
-      ...(resource?.create ? { requestBody: body(`Create${model}Request`) } : {}),
+      description: `One record as an object, or up to ${MAX_BULK_RECORDS} as an array (all or none), answered as \`{data: [...]}\`.`,
+      parameters: [idempotencyKeyParameter],
+      ...(resource?.create
+        ? {
+            requestBody: {
+              required: true,
+              content: jsonOf(oneOrMany(ref(`Create${model}Request`))),
+            },
+          }
+        : {}),
       responses: {
-        '201': response(`The created ${singular}.`, recordSchema ?? { type: 'object' }),
+        '201': response(`The created ${singular}, or ${plural}.`, {
+          oneOf: [created, resource ? manyRecords(ref(model)) : { type: 'object' }],
+        }),
         ...errors('400', '401', '415', '422', '429'),
+        '409': errorResponse('A request with this Idempotency-Key is still in progress.'),
       },
     }
+  }
+  if (kind === 'collection' && resource && (method === 'patch' || method === 'delete')) {
+    return bulkOperation(method, {
+      tag,
+      model,
+      singular,
+      plural,
+      idSchema: pathParameter('id', resource).schema,
+      update: resource.update ? toSchema(resource.update, 'input') : undefined,
+    })
   }
   if (kind === 'item' && method === 'get') {
     return {
@@ -539,6 +564,14 @@ const sharedSchemas: Record<string, JsonSchema> = {
     },
   },
 }
+
+const jsonOf = (schema: JsonSchema) => ({ 'application/json': { schema } })
+
+const manyRecords = (item: JsonSchema) => ({
+  type: 'object',
+  required: ['data'],
+  properties: { data: { type: 'array', items: item } },
+})
 
 const errorResponse = (description: string, schema = 'Error') => ({
   description,
