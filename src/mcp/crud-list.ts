@@ -7,6 +7,7 @@ import {
   runListQuery,
 } from '../api/index.ts'
 import { buildListQuery, describeFields } from '../api/query/definition.ts'
+import { softDeleteColumn, softDeletes } from '../api/rest/soft-delete.ts'
 import { ValidationError } from '../core/errors.ts'
 import { mapEntry } from '../core/map-entry.ts'
 import type { Database } from '../db/index.ts'
@@ -139,12 +140,15 @@ export async function listRecords(
     where: eq(drizzleColumn(model, tenant.column), tenant.value),
     key: `tenant:${String(tenant.value)}`,
   }
+  // Soft-deleted records (a `deleted_at` column) are hidden, as the REST list hides them.
+  const trash = softDeleteColumn(model.table)
   let envelope: Awaited<ReturnType<typeof runListQuery>>
   try {
     envelope = await runListQuery(scoped, toUrl(input), {
       db: database.db,
       counts,
       scope,
+      softDelete: trash && softDeletes(trash),
     })
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error

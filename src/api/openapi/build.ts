@@ -3,7 +3,13 @@ import { z } from 'zod'
 import { routeScopes } from '../auth/scope-guard.ts'
 import { type ListQueryDefinition, relationUnderPolicy } from '../query/definition.ts'
 import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
-import { bulkOperation, idempotencyKeyParameter, oneOrMany } from './bulk-operations.ts'
+import {
+  bulkOperation,
+  idempotencyKeyParameter,
+  oneOrMany,
+  restoreOperation,
+  trashedParameters,
+} from './bulk-operations.ts'
 import { type RouteDescription, routeDescription } from './describe-route.ts'
 import { listQueryParameters } from './list-parameters.ts'
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
@@ -199,7 +205,11 @@ function describeOperation(
       operationId: `list${pascal(tag)}`,
       summary: `List ${plural}`,
       parameters: resource?.query
-        ? [...pageParameters, ...listQueryParameters(resource.query)]
+        ? [
+            ...pageParameters,
+            ...listQueryParameters(resource.query),
+            ...trashedParameters(resource.query),
+          ]
         : pageParameters,
       responses: {
         '200': response(`A page of ${plural}.`, {
@@ -287,6 +297,9 @@ function describeOperation(
         ...errors('401', '404', '409', '429'),
       },
     }
+  }
+  if (resource && method === 'post' && shape.rest.join('/') === 'restore' && kind === 'other') {
+    return { ...base, ...restoreOperation(tag, model, singular) }
   }
   const action = shape.rest.length > 0 ? words(shape.rest.join(' ')) : ''
   const subject = shape.params.length > 0 ? singular : plural

@@ -1,5 +1,7 @@
+import type { ListQueryDefinition } from '../query/definition.ts'
 import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
 import { IDEMPOTENCY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from '../rest/idempotency.ts'
+import { softDeleteColumn, TRASHED_PARAM } from '../rest/soft-delete.ts'
 import type { JsonSchema, OpenApiOperation, OpenApiParameter } from './types.ts'
 
 /** What the bulk operations of a resource are described from. */
@@ -124,4 +126,46 @@ function pascalPlural(tag: string): string {
     .filter(Boolean)
     .map((part) => part[0]!.toUpperCase() + part.slice(1))
     .join('')
+}
+
+/** `filter[trashed]` on the list of a soft-deleting resource (one with a `deleted_at` column). */
+export function trashedParameters(query: ListQueryDefinition | undefined): OpenApiParameter[] {
+  if (!query || !softDeleteColumn(query.table)) return []
+  return [
+    {
+      name: TRASHED_PARAM,
+      in: 'query',
+      required: false,
+      description:
+        'Soft-deleted records are hidden; `with` lists them too, `only` lists only them. Needs the scopes the controller gives `softDeletes` (the write scope as generated).',
+      schema: { type: 'string', enum: ['with', 'only'] },
+    },
+  ]
+}
+
+/** `POST /{resource}/{id}/restore` of a soft-deleting resource. */
+export function restoreOperation(tag: string, model: string, singular: string): OpenApiOperation {
+  return {
+    tags: [tag],
+    operationId: `restore${model}`,
+    summary: `Restore ${singular}`,
+    description: `Takes the ${singular} out of the trash (clears \`deleted_at\`); one not in the trash stays as it is.`,
+    responses: {
+      '200': {
+        description: `The restored ${singular}.`,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['data'],
+              properties: { data: { $ref: `#/components/schemas/${model}` } },
+            },
+          },
+        },
+      },
+      ...Object.fromEntries(
+        ['401', '404', '429'].map((code) => [code, { $ref: `#/components/responses/${code}` }]),
+      ),
+    },
+  }
 }

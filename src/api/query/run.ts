@@ -2,6 +2,7 @@ import { and, type Column, getTableColumns, type SQL, sql } from 'drizzle-orm'
 import type { PostgresDb, SqliteDb } from '../../db/database.ts'
 import { DEFAULT_PER_PAGE } from '../rest/pagination.ts'
 import type { RecordCounter } from '../rest/record-counter.ts'
+import { type SoftDelete, TRASHED_PARAM, trashedCondition } from '../rest/soft-delete.ts'
 import { type BoundCondition, countRecords } from './count.ts'
 import { encodeCursor } from './cursor.ts'
 import type {
@@ -31,6 +32,11 @@ export interface ListQueryContext extends PlanOptions {
    * `key` naming it in the count cache (e.g. `tenant:acme`).
    */
   scope?: { where: SQL; key: string } | undefined
+  /**
+   * A soft-deleting resource (`softDeletes(posts.deletedAt, 'posts:write')`): trashed records
+   * are hidden unless `filter[trashed]=with|only` asks, from a key holding its scopes.
+   */
+  softDelete?: SoftDelete | undefined
 }
 
 export interface ListMeta {
@@ -71,9 +77,16 @@ export async function runListQuery(
   context: ListQueryContext,
 ): Promise<ListEnvelope> {
   const parsed = typeof url === 'string' ? new URL(url, 'http://localhost') : url
-  const plan = planListQuery(definition, parsed.searchParams, context)
-  const { db, counts } = context
-  const scope = withRowFilter(context.scope, definition.rows?.(context.caller))
+  const { db, counts, softDelete } = context
+  // `filter[trashed]` is the soft delete's own parameter, not a filter on a field.
+  const trashed = softDelete && trashedCondition(softDelete, parsed.searchParams, context.caller)
+  const params = softDelete ? new URLSearchParams(parsed.searchParams) : parsed.searchParams
+  if (softDelete) params.delete(TRASHED_PARAM)
+  const plan = planListQuery(definition, params, context)
+  const scope = withRowFilter(
+    withRowFilter(context.scope, trashed),
+    definition.rows?.(context.caller),
+  )
   const includes = plan.includes.map((relation) => rowsOfRelation(relation, context.caller))
   // Every value becomes a placeholder: the page's statement is prepared once per query shape.
   const placeholders = new Placeholders()

@@ -48,5 +48,13 @@ export {
 } from './record-counter.ts'
 export { hasFields, type RenameKeys, renameKeys } from './rename-keys.ts'
 export { AUTO_EXCLUDED_FIELDS, type ExclusionOptions, isExcludedField, when } from './resources.ts'
+export {
+  notTrashed,
+  type SoftDelete,
+  softDeleteColumn,
+  softDeletes,
+  TRASHED_PARAM,
+  trashedCondition,
+} from './soft-delete.ts'
 export { BODY_FIELD, fieldErrors, validate } from './validation.ts'
 export { validationMessage } from './validation-messages.ts'

@@ -51,6 +51,18 @@ export const RENTALS = {
   },
 } as const
 
+/** Documents with a `deleted_at` column (soft delete); a UUID key on Postgres. */
+export const TRASH = {
+  postgres: {
+    schema: join(repo, 'test/fixtures/trash/postgres/schema.ts'),
+    migrations: join(repo, 'test/fixtures/trash/postgres/migrations'),
+  },
+  sqlite: {
+    schema: join(repo, 'test/fixtures/trash/sqlite/schema.ts'),
+    migrations: join(repo, 'test/fixtures/trash/sqlite/migrations'),
+  },
+} as const
+
 export interface ScaffoldedApp {
   /** The temporary app root (kiln.config.ts, src/schema.ts, src/api/, migrations/). */
   root: string

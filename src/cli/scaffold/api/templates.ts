@@ -112,7 +112,14 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   const t = names.table
   const row = names.variable
   const id = idOf(pk, ctx.dialect)
-  const where = `eq(${t}.${pk.key}, id)`
+  // Soft delete: a `deleted_at` column hides a record instead of deleting it.
+  const deletedAt = model.columns.find((c) => c.name === 'deleted_at' || c.key === 'deletedAt')
+  const trashedAt = deletedAt && now(deletedAt, ctx.dialect, 'new Date()')
+  const live = (key: string) =>
+    deletedAt
+      ? `and(eq(${t}.${pk.key}, ${key}), isNull(${t}.${deletedAt.key}))`
+      : `eq(${t}.${pk.key}, ${key})`
+  const where = live('id')
   const updatedAt = timestampColumn(model, 'updated_at')
   const touched = updatedAt ? now(updatedAt, ctx.dialect, 'new Date()') : undefined
   // Timestamps the database does not fill are set here, as Laravel's models do; then both are,
@@ -168,10 +175,11 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
     'parseCreateBody',
     'parseIdList',
     'parseJsonBody',
-    'rejectBlockedDelete',
+    ...(deletedAt ? [] : ['rejectBlockedDelete']),
     'rejectConstraintViolation',
     'runListQuery',
     'scopeGuard',
+    ...(deletedAt ? ['softDeletes'] : []),
     'writeEach',
   ].sort((a, b) => a.replace('type ', '').localeCompare(b.replace('type ', '')))
   const respond = (status = '') => {
@@ -229,10 +237,14 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
       input,
     ),
     set: touched ? `{ ...input, ${updatedAt!.key}: ${touched} }` : 'input',
+    trash: deletedAt && { key: deletedAt.key, now: trashedAt! },
+    pk: pk.key,
+    idExpr: id.expr,
   })
   const tables = [...new Set([t, ...relations.flatMap((relation) => relation.tables)])].sort()
   const deps = ['db', 'counts', ...(passwordColumn ? ['hashPassword'] : [])].join(', ')
-  return `import { eq, sql } from 'drizzle-orm'
+  const drizzle = deletedAt ? 'and, eq, isNull, sql' : 'eq, sql'
+  return `import { ${drizzle} } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
 ${kiln.map((name) => `  ${name},`).join('\n')}
@@ -248,7 +260,17 @@ const write = scopeGuard('${names.resource}:write')
 
 /** The primary key as a path or a bulk request names it; one no record can have is a 404. */
 const readId = (raw: string) => ${id.expr.replace("c.req.param('id')", 'raw')}
-
+${
+  deletedAt
+    ? `
+/**
+ * Soft delete: DELETE sets \`${deletedAt.name}\`, and lists and \`show\` hide such records. Keys with
+ * these scopes list them with \`filter[trashed]=with\` or \`only\`; restore is \`POST /{id}/restore\`.
+ */
+const trashed = softDeletes(${t}.${deletedAt.key}, '${names.resource}:write')
+`
+    : ''
+}
 ${listQueryBlock(template, relations)}
 
 /** \`/api/v1/${names.resource}\`: index, show, store, update (PUT or PATCH) and destroy. */
@@ -260,7 +282,7 @@ export function ${names.controller}({ ${deps} }: ApiContext) {
     db
       .select()
       .from(${t})
-      .where(eq(${t}.${pk.key}, sql.placeholder('id')))
+      .where(${live("sql.placeholder('id')")})
       .prepare(${prepareName('show')})
   let showQuery: ReturnType<typeof prepareShow> | undefined
 ${shownBlock}
@@ -268,7 +290,7 @@ ${shownBlock}
     .get('/', read, async function index(c) {
       // include= reads other resources under their own scopes: the key is the caller.
       const caller = c.get('apiKey')
-${listCall(names.query)}
+${listCall(names.query, deletedAt ? ['softDelete: trashed'] : [])}
       return c.json(page)
     })
     .post('/', write, async function store(c) {${readClock}
@@ -294,11 +316,20 @@ ${respond()}
     .delete('/:id', write, async function destroy(c) {
       const id = ${id.expr}
       await checkIfMatch(c.req.raw, () => shown(id))
-      const [${row}] = await db
+${
+  deletedAt
+    ? `      const [${row}] = await db
+        .update(${t})
+        .set({ ${deletedAt.key}: ${trashedAt} })
+        .where(${where})
+        .returning()
+        .catch(rejectConstraintViolation)`
+    : `      const [${row}] = await db
         .delete(${t})
         .where(${where})
         .returning()
-        .catch(rejectBlockedDelete)
+        .catch(rejectBlockedDelete)`
+}
       found(${row})
       await counts.invalidate('${model.tableName}')
       return c.json({ message: 'Deleted' })
@@ -349,13 +380,20 @@ function bulkTemplate(parts: {
   tableName: string
   changes: string
   set: string
+  /** The soft delete's column and the value a delete sets it to. */
+  trash?: { key: string; now: string } | undefined
+  pk: string
+  idExpr: string
 }): string {
-  const { table, where, toResource, tableName, changes, set } = parts
+  const { table, where, toResource, tableName, changes, set, trash } = parts
   const indent = '        '
   const statement = `.update(${table}).set(${set}).where(${where}).returning()`
   // An object with a spread is not a simple argument: the formatter breaks such a chain.
   const update = chain(indent, 'tx', statement, ',', `${indent}  `, set !== 'input')
-  const remove = chain(indent, 'tx', `.delete(${table}).where(${where}).returning()`, ',')
+  const removal = trash
+    ? `.update(${table}).set({ ${trash.key}: ${trash.now} }).where(${where}).returning()`
+    : `.delete(${table}).where(${where}).returning()`
+  const remove = chain(indent, 'tx', removal, ',')
   return `    .patch('/', write, async function updateMany(c) {
 ${changes}
       const rows = await writeEach(db, changes, (tx, { id, input }) =>
@@ -367,9 +405,30 @@ ${update}
       const ids = parseIdList(c.req.raw, readId)
       await writeEach(db, ids, (tx, id) =>
 ${remove}
-      ).catch(rejectBlockedDelete)
+      ).catch(${trash ? 'rejectConstraintViolation' : 'rejectBlockedDelete'})
       await counts.invalidate('${tableName}')
       return c.json({ message: 'Deleted', count: ids.length })
+    })${trash ? restoreTemplate(parts, trash) : ''}`
+}
+
+/** `POST /{id}/restore`: clears the soft delete's column (a record not in the trash stays as is). */
+function restoreTemplate(
+  parts: { table: string; toResource: string; tableName: string; pk: string; idExpr: string },
+  trash: { key: string },
+): string {
+  const { table, toResource, tableName, pk, idExpr } = parts
+  const respond = `      return c.json({ data: ${toResource}(found(row)) })`
+  return `
+    .post('/:id/restore', write, async function restore(c) {
+      const id = ${idExpr}
+      const [row] = await db
+        .update(${table})
+        .set({ ${trash.key}: null })
+        .where(eq(${table}.${pk}, id))
+        .returning()
+        .catch(rejectConstraintViolation)
+      await counts.invalidate('${tableName}')
+${respond.length <= LINE_WIDTH ? respond : `${call('      ', `const data = ${toResource}`, ['found(row)'], '')}\n      return c.json({ data })`}
     })`
 }
 
@@ -513,18 +572,19 @@ function words(name: string): string {
 }
 
 /** The index's `runListQuery` call, laid out as the formatter lays it out (its options hugged). */
-function listCall(query: string): string {
+function listCall(query: string, more: string[] = []): string {
   const indent = '      '
+  const options = ['db', 'counts', 'caller', ...more]
   const head = `${indent}const page = await runListQuery(${query}, c.req.url, {`
-  const line = `${head} db, counts, caller })`
+  const line = `${head} ${options.join(', ')} })`
   if (line.length <= LINE_WIDTH) return line
   if (head.length > LINE_WIDTH) {
     return call(
       indent,
       'const page = await runListQuery',
-      [query, 'c.req.url', '{ db, counts, caller }'],
+      [query, 'c.req.url', `{ ${options.join(', ')} }`],
       '',
     )
   }
-  return `${head}\n${['db', 'counts', 'caller'].map((name) => `${indent}  ${name},`).join('\n')}\n${indent}})`
+  return `${head}\n${options.map((name) => `${indent}  ${name},`).join('\n')}\n${indent}})`
 }
