@@ -1,3 +1,4 @@
+import SwaggerParser from '@apidevtools/swagger-parser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApiKey } from '../../../src/api/index.ts'
 import { describeEachDatabase } from '../../support/databases.ts'
@@ -88,7 +89,9 @@ describeEachDatabase('generated REST API: soft delete (a deleted_at column)', (b
     expect(total(all.body)).toBe(total(plain.body) + total(only.body))
     // The parameter is kept in the page links.
     const paged = await send('GET', '/api/v1/documents?per_page=1&filter[trashed]=with')
-    expect((paged.body.links as { next: string }).next).toMatch(/filter(\[|%5B)trashed(\]|%5D)=with/)
+    expect((paged.body.links as { next: string }).next).toMatch(
+      /filter(\[|%5B)trashed(\]|%5D)=with/,
+    )
   })
 
   it('filter[trashed] needs the write scope (403) and one of its two values (422)', async () => {
@@ -160,10 +163,11 @@ describe('soft delete in the generated OpenAPI document', () => {
     scaffolded?.cleanup()
   })
 
-  it('documents the restore route and filter[trashed]', async () => {
+  it('documents the restore route and filter[trashed], valid under swagger-parser', async () => {
     const doc = (await (await api.app.request('/api/openapi.json')).json()) as {
       paths: Record<string, Record<string, { operationId: string; parameters?: Json[] }>>
     }
+    await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeTruthy()
     expect(doc.paths['/api/v1/documents/{id}/restore']?.post?.operationId).toBe('restoreDocument')
     const names = (doc.paths['/api/v1/documents']?.get?.parameters ?? []).map((p) => p.name)
     expect(names).toContain('filter[trashed]')
