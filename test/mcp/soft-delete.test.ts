@@ -23,8 +23,10 @@ describeEachDatabase('MCP data tools on a model with deleted_at (soft delete)', 
     test = await backend.create()
     database = test.database
     const ddl = readFileSync(join(fixtures, backend.dialect, 'migrations/0001_init.sql'), 'utf8')
-    if (database.dialect === 'postgres') await database.db.execute(sql.raw(ddl))
-    else database.db.run(sql.raw(ddl))
+    for (const statement of ddl.split('--> statement-breakpoint')) {
+      if (database.dialect === 'postgres') await database.db.execute(sql.raw(statement))
+      else database.db.run(sql.raw(statement))
+    }
     const schema = backend.dialect === 'postgres' ? pgSchema : sqliteSchema
     const tools = createDataTools({
       database,

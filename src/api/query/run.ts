@@ -2,7 +2,13 @@ import { and, type Column, getTableColumns, type SQL, sql } from 'drizzle-orm'
 import type { PostgresDb, SqliteDb } from '../../db/database.ts'
 import { DEFAULT_PER_PAGE } from '../rest/pagination.ts'
 import type { RecordCounter } from '../rest/record-counter.ts'
-import { type SoftDelete, TRASHED_PARAM, trashedCondition } from '../rest/soft-delete.ts'
+import {
+  notTrashed,
+  type SoftDelete,
+  softDeleteColumn,
+  TRASHED_PARAM,
+  trashedCondition,
+} from '../rest/soft-delete.ts'
 import { type BoundCondition, countRecords } from './count.ts'
 import { encodeCursor } from './cursor.ts'
 import type {
@@ -158,10 +164,16 @@ function withRowFilter(
   return { where: and(scope.where, rows.where)!, key: `${scope.key}:${rows.key}` }
 }
 
-/** An included relation limited to the caller's rows of the related model (its row filter). */
+/**
+ * An included relation limited to the caller's rows of the related model (its row filter), and
+ * to its records not in the trash.
+ */
 function rowsOfRelation(relation: ResolvedRelation, caller: QueryCaller | undefined) {
   const rows = relation.rows?.(caller)
-  return rows ? { ...relation, where: and(relation.where, rows.where) } : relation
+  // A soft-deleting related model (`deleted_at`): its trashed records are left out, as its list does.
+  const trash = softDeleteColumn(relation.table)
+  if (!rows && !trash) return relation
+  return { ...relation, where: and(relation.where, rows?.where, trash && notTrashed(trash)) }
 }
 
 async function readPage(

@@ -139,6 +139,25 @@ describeEachDatabase('generated REST API: soft delete (a deleted_at column)', (b
     expect(idsOf(only.body)).toEqual(expect.arrayContaining([a!.id, b!.id, c!.id]))
   })
 
+  it('include= leaves trashed records out, as their own list does', async () => {
+    const folder = await send('POST', '/api/v1/folders', { name: 'Inbox' })
+    expect(folder.status).toBe(201)
+    const folderId = (folder.body.data as { id: number }).id
+    const docs = await send('POST', '/api/v1/documents', [
+      { title: 'Stays', folder_id: folderId },
+      { title: 'Trashed', folder_id: folderId },
+    ])
+    const [stays, trashed] = docs.body.data as Doc[]
+    await send('DELETE', `/api/v1/documents/${trashed!.id}`)
+    const { status, body } = await send(
+      'GET',
+      `/api/v1/folders?include=documents&filter[id]=${folderId}`,
+    )
+    expect(status).toBe(200)
+    const [listed] = body.data as Array<{ documents: Doc[] }>
+    expect(listed!.documents.map((doc) => doc.id)).toEqual([stays!.id])
+  })
+
   it('deleted_at is never written by a request', async () => {
     const { status, body } = await send('POST', '/api/v1/documents', {
       title: 'Sneaky',
