@@ -273,7 +273,10 @@ const trashed = softDeletes(${t}.${deletedAt.key}, '${names.resource}:write')
 }
 ${listQueryBlock(template, relations)}
 
-/** \`/api/v1/${names.resource}\`: index, show, store, update (PUT or PATCH) and destroy. */
+/**
+ * \`/api/v1/${names.resource}\`: index, show, store (one record or an array), update (PUT or PATCH),
+ * destroy${deletedAt ? ', restore' : ''}, and the bulk updateMany (PATCH \`/\`) and destroyMany (DELETE \`/?ids=\`).
+ */
 export function ${names.controller}({ ${deps} }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its

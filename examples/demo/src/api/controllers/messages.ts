@@ -57,7 +57,10 @@ export const messagesQuery = defineListQuery(messages, {
   resource: toMessageResource,
 })
 
-/** `/api/v1/messages`: index, show, store, update (PUT or PATCH) and destroy. */
+/**
+ * `/api/v1/messages`: index, show, store (one record or an array), update (PUT or PATCH),
+ * destroy, and the bulk updateMany (PATCH `/`) and destroyMany (DELETE `/?ids=`).
+ */
 export function messagesController({ db, counts }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its
