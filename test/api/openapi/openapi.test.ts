@@ -195,7 +195,7 @@ describeEachDatabase(
       expect(collection.post?.parameters).toEqual([
         expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false }),
       ])
-      const created = (collection.post?.responses['201'] as Json).content as Json
+      const created = (collection.post!.responses['201'] as Json).content as Json
       expect(JSON.stringify(created)).toContain('"type":"array"')
       const patch = collection.patch!
       expect(patch).toMatchObject({ operationId: 'updatePosts', 'x-scopes': ['posts:write'] })
