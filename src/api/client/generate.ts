@@ -33,19 +33,19 @@ export function generateApiClient(document: unknown): string {
   for (const resource of resources) {
     const r = pascal(resource.name)
     const methods: string[] = []
-    const result = (kind: string, op: Located) => {
+    const result = (kind: string, op: Located, success = successType(op.operation)) => {
       const name = `${r}${kind}Result`
       out.push(
         `/** What \`${op.method.toUpperCase()} ${op.path}\` answers. */`,
-        `export type ${name} = ApiResult<${successType(op.operation)}, ${errorType(op.operation, responses)}>`,
+        `export type ${name} = ApiResult<${success}, ${errorType(op.operation, responses)}>`,
         '',
       )
       return name
     }
-    const method = (name: string, op: Located, params: string, args: string) => {
+    const method = (name: string, op: Located, params: string, args: string, success?: string) => {
       const summary = oneLine(op.operation.summary ?? name)
       const kind = name.charAt(0).toUpperCase() + name.slice(1)
-      const type = result(kind, op)
+      const type = result(kind, op, success)
       methods.push(
         `    /** ${summary}: \`${op.method.toUpperCase()} ${op.path}\`. */`,
         `    ${name}: (${params}): Promise<${type}> =>`,
@@ -60,7 +60,15 @@ export function generateApiClient(document: unknown): string {
     }
     if (resource.show) method('show', resource.show, `id: ${idType(resource.show.operation)}`, '{}')
     if (resource.create) {
-      method('create', resource.create, `body: ${bodyType(resource.create.operation)}`, '{ body }')
+      const op = resource.create
+      const bulk = bulkCreate(op.operation)
+      if (bulk) {
+        // One record in, one out; an array in (all or none), an array out.
+        method('create', op, `body: ${bulk.one.body}`, '{ body }', bulk.one.success)
+        method('createMany', op, `body: ${bulk.many.body}`, '{ body }', bulk.many.success)
+      } else {
+        method('create', op, `body: ${bodyType(op.operation)}`, '{ body }')
+      }
     }
     if (resource.update) {
       const op = resource.update
@@ -221,6 +229,38 @@ function errorType(
 function idType(operation: Operation): string {
   const id = operation.parameters?.find((p) => p.in === 'path' && p.name === 'id')
   return id?.schema ? tsType(id.schema, '') : 'string | number'
+}
+
+/**
+ * A create that takes one record or an array of them (`oneOf: [item, array of item]`, as kiln's
+ * bulk create documents it), split in two: the body and answer of each form.
+ */
+function bulkCreate(
+  operation: Operation,
+): { one: { body: string; success: string }; many: { body: string; success: string } } | undefined {
+  const body = operation.requestBody?.content?.['application/json']?.schema
+  const forms = oneOrManyOf(body)
+  if (!forms) return undefined
+  const success = Object.entries(operation.responses ?? {}).find(([status]) =>
+    status.startsWith('2'),
+  )?.[1]?.content?.['application/json']?.schema
+  // The answer: `oneOf: [{data: item}, {data: [item]}]`.
+  const answers = success?.oneOf as JsonSchema[] | undefined
+  if (!answers || answers.length !== 2) return undefined
+  const [one, many] = answers as [JsonSchema, JsonSchema]
+  return {
+    one: { body: tsType(forms[0], ''), success: tsType(one, '') },
+    many: { body: tsType(forms[1], ''), success: tsType(many, '') },
+  }
+}
+
+/** `[item, array]` when `schema` is `oneOf: [item, { type: 'array', items: item }]`. */
+function oneOrManyOf(schema: JsonSchema | undefined): [JsonSchema, JsonSchema] | undefined {
+  const forms = schema?.oneOf as JsonSchema[] | undefined
+  if (!forms || forms.length !== 2) return undefined
+  const [one, many] = forms as [JsonSchema, JsonSchema]
+  if (many.type !== 'array' || JSON.stringify(many.items) !== JSON.stringify(one)) return undefined
+  return [one, many]
 }
 
 function bodyType(operation: Operation): string {
