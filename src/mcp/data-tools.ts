@@ -16,6 +16,13 @@ import {
   toolsFor,
 } from './access.ts'
 import {
+  APPROVAL_ID_ARGUMENT,
+  type ApprovalOptions,
+  type ApprovalStore,
+  createApprovalGate,
+  guarded,
+} from './approvals/index.ts'
+import {
   accessPolicyOf,
   type CrudOptions,
   createCrud,
@@ -26,11 +33,19 @@ import { runTool } from './tool-result.ts'
 
 export { DATA_TOOL_NAMES }
 
-export type DataToolsOptions = CrudOptions
+export interface DataToolsOptions extends CrudOptions {
+  /**
+   * Where calls that need the user's approval (the policy's `approval`) are kept, and the page
+   * that approves them (docs/mcp.md, Approvals).
+   */
+  approvals?: ApprovalOptions | undefined
+}
 
 /** The data tools of one app, resolved once: register them on any number of servers. */
 export interface DataTools {
   readonly policy: AccessPolicy
+  /** The calls waiting for the user's approval, for the approval page (`approvalPages`). */
+  readonly approvals: ApprovalStore
   /** What the tools let an assistant do, for the consent page (`oauthServer({ describeAccess })`). */
   describeAccess(): GrantableAccess
   /**
@@ -50,6 +65,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
   // One counter for every session's tools (each `register` makes a Crud).
   const counts = options.counts ?? createRecordCounter()
   const schemas = buildSchemas(policy)
+  const gate = createApprovalGate(policy, options.models, options.approvals)
   const logger = options.logger
   logUnreachable(policy, options, logger)
   const onUnexpected = (error: unknown) =>
@@ -71,12 +87,15 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
   const described = describeAccess(policy)
   return {
     policy,
+    approvals: gate.store,
     describeAccess: () => described,
     register(server, caller) {
       const crud = createCrud({ ...options, access: policy, caller, counts })
       const { create, list, update, remove } = schemas
       const listed = toolsFor(policy, caller)
       const allowed = (name: DataToolName) => listed.has(name)
+      // The writing tools go through the approval gate first (approvals/gate.ts).
+      const approve = guarded(gate, server, caller)
       if (allowed('crud_create')) {
         server.registerTool(
           'crud_create',
@@ -89,7 +108,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             annotations: { destructiveHint: false, idempotentHint: false },
             scopeChallenge: write,
           },
-          (args) => runTool(() => crud.create(args), onUnexpected),
+          approve('crud_create', (args) => runTool(() => crud.create(args), onUnexpected)),
         )
       }
       if (allowed('crud_list')) {
@@ -121,7 +140,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             annotations: { destructiveHint: true, idempotentHint: true },
             scopeChallenge: write,
           },
-          (args) => runTool(() => crud.update(args), onUnexpected),
+          approve('crud_update', (args) => runTool(() => crud.update(args), onUnexpected)),
         )
       }
       if (allowed('crud_delete')) {
@@ -134,7 +153,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             annotations: { destructiveHint: true, idempotentHint: true },
             scopeChallenge: write,
           },
-          (args) => runTool(() => crud.delete(args), onUnexpected),
+          approve('crud_delete', (args) => runTool(() => crud.delete(args), onUnexpected)),
         )
       }
     },
@@ -183,10 +202,22 @@ function buildSchemas(policy: AccessPolicy) {
     .record(z.string(), z.unknown())
     .describe('Field values keyed by column name (snake_case, as crud_list returns them)')
   const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()])
+  // On the tools some model puts behind approval: the retry of the link flow names it.
+  const approval = (tool: DataToolName) =>
+    policy.visibleModels.some((m) => policy.of(m)!.approval.has(tool))
+      ? { [APPROVAL_ID_ARGUMENT]: approvalId }
+      : {}
+  const approvalId = z
+    .string()
+    .optional()
+    .describe(
+      'Only when retrying a call the user approved on the approval page: the approval_id ' +
+        'that the first call returned, with exactly the same other arguments',
+    )
   return {
-    create: convertedOnce(z.object({ model, data })),
-    update: convertedOnce(z.object({ model, id, data })),
-    remove: convertedOnce(z.object({ model, id })),
+    create: convertedOnce(z.object({ model, data, ...approval('crud_create') })),
+    update: convertedOnce(z.object({ model, id, data, ...approval('crud_update') })),
+    remove: convertedOnce(z.object({ model, id, ...approval('crud_delete') })),
     list: convertedOnce(
       z.object({
         model,

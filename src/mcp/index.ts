@@ -9,7 +9,21 @@ export {
   type McpAccessOptions,
   type McpModelAccess,
   resolveAccess,
+  type WriteToolName,
 } from './access.ts'
+export {
+  APPROVAL_ID_ARGUMENT,
+  APPROVAL_TTL_MS,
+  type Approval,
+  type ApprovalGate,
+  type ApprovalOptions,
+  type ApprovalPagesOptions,
+  type ApprovalStatus,
+  ApprovalStore,
+  approvalPages,
+  createApprovalGate,
+  type GateOutcome,
+} from './approvals/index.ts'
 export {
   accessPolicyOf,
   type Crud,
