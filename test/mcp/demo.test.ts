@@ -105,6 +105,7 @@ describe('the demo app /mcp endpoint', () => {
       const { tools } = await client.listTools()
       expect(tools.map((tool) => tool.name).sort()).toEqual([
         'crud_create',
+        'crud_delete',
         'crud_list',
         'crud_update',
       ])
