@@ -429,6 +429,8 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
       const jar = await signIn(app, EMAIL, PASSWORD)
       const page = await app.request(path, { headers: { cookie: jar.header() } })
       expect(page.status).toBe(200)
+      expect(page.headers.get('x-frame-options')).toBe('DENY')
+      expect(page.headers.get('cache-control')).toContain('no-store')
       const csrf = hiddenInput(await page.text(), 'csrf_token')
       const post = (headers: Record<string, string>, token: string) =>
         app.request(path, {
