@@ -22,6 +22,7 @@ label.choice{display:inline;font-weight:400;margin:0 .5rem 0 0}
 h2{font-size:1.1rem;margin:0 0 .25rem}
 .apps{list-style:none;padding:0}
 .apps>li{border-top:1px solid #e4e4e7;padding:1rem 0}
+th{text-align:left;padding-right:1rem;vertical-align:top}
 `
 
 /** The page shell shared by consent, device and error pages: inline CSS, no scripts. */
