@@ -1,6 +1,18 @@
 import '../core/check-peers.ts'
 
 export {
+  AUDIT_OUTCOMES,
+  type AuditEntry,
+  type AuditLog,
+  type AuditOutcome,
+  type AuditQuery,
+  type AuditReader,
+  type AuditRecord,
+  createAuditLog,
+  DEFAULT_AUDIT_LIMIT,
+  MAX_AUDIT_LIMIT,
+} from './audit/audit-log.ts'
+export {
   type CreateDatabaseOptions,
   createDatabase,
   DATABASE_URL_FORMS,
@@ -35,4 +47,5 @@ export {
 } from './migrate.ts'
 export * from './models/index.ts'
 export { type ApiKeyRow, apiKeysPg, apiKeysSqlite } from './tables/api-keys.ts'
+export { mcpAuditPg, mcpAuditSqlite } from './tables/mcp-audit.ts'
 export { type OAuthClientRow, oauthClientsPg, oauthClientsSqlite } from './tables/oauth-clients.ts'

@@ -8,7 +8,7 @@ import {
   type McpModelSource,
   TIMESTAMP_FIELDS,
 } from './models.ts'
-import { ToolError } from './tool-error.ts'
+import { RefusedError } from './tool-error.ts'
 
 /** The four data tools; an allow-list of a model names the ones it may be used with. */
 export const DATA_TOOL_NAMES = ['crud_create', 'crud_list', 'crud_update', 'crud_delete'] as const
@@ -213,21 +213,21 @@ export function checkCall(
   request: Pick<AuthorizeRequest, 'caller' | 'action'>,
 ): ModelAccess {
   const access = policy.of(model)
-  if (!access) throw new ToolError(`Unknown model "${model.resource}"`)
+  if (!access) throw new RefusedError(`Unknown model "${model.resource}"`)
   if (!access.tools.has(request.action)) {
-    throw new ToolError(`${request.action} is not allowed on ${model.resource}`)
+    throw new RefusedError(`${request.action} is not allowed on ${model.resource}`)
   }
   const needed = request.action === 'crud_list' ? policy.scopes.read : policy.scopes.write
   const scopes = request.caller?.scopes
   if (scopes && !scopes.includes(needed)) {
-    throw new ToolError(`${request.action} needs the ${needed} scope`)
+    throw new RefusedError(`${request.action} needs the ${needed} scope`)
   }
   if (policy.requireTenant && request.caller?.tenantId === undefined) {
-    throw new ToolError('This server needs a caller with a tenant')
+    throw new RefusedError('This server needs a caller with a tenant')
   }
   if (request.caller?.tenantId !== undefined && !access.tenantColumn && !access.global) {
     // Fail closed: a tenant's token must never reach rows that have no tenant.
-    throw new ToolError(`${model.resource} is not available to tenants`)
+    throw new RefusedError(`${model.resource} is not available to tenants`)
   }
   return access
 }
@@ -242,12 +242,12 @@ export async function authorizeCall(
   request: Omit<AuthorizeRequest, 'model'>,
 ): Promise<void> {
   if (!isGranted(request.caller, model.resource, request.action)) {
-    throw new ToolError(
+    throw new RefusedError(
       `Not granted: ${request.action} on ${model.resource} (the user did not allow it)`,
     )
   }
   if (policy.authorize && !(await policy.authorize({ ...request, model: model.resource }))) {
-    throw new ToolError(`Not allowed: ${request.action} on ${model.resource}`)
+    throw new RefusedError(`Not allowed: ${request.action} on ${model.resource}`)
   }
 }
 

@@ -12,6 +12,8 @@ import {
   type McpCaller,
   resolveAccess,
 } from './access.ts'
+import type { AuditTrail } from './audit/audit-trail.ts'
+import { auditedCrud } from './audit/audited-crud.ts'
 import {
   checkTenantValue,
   DEFAULT_PER_PAGE,
@@ -53,6 +55,11 @@ export interface CrudOptions {
    */
   counts?: RecordCounter | undefined
   logger?: Logger | undefined
+  /**
+   * Records every call (who, which client, tool, model, record ids, fields written, outcome,
+   * duration) in the `kiln_mcp_audit` table: `createAuditTrail({ database })`.
+   */
+  audit?: AuditTrail | undefined
 }
 
 export interface Crud {
@@ -80,6 +87,10 @@ export function accessPolicyOf(options: Pick<CrudOptions, 'models' | 'access'>):
  * has `tenant_id`, every statement is limited to that tenant's rows.
  */
 export function createCrud(options: CrudOptions): Crud {
+  if (options.audit) {
+    const { audit, ...rest } = options
+    return auditedCrud(createCrud(rest), { trail: audit, caller: rest.caller, models: rest.models })
+  }
   const { database, models, caller, logger, counts = createRecordCounter() } = options
   const policy = accessPolicyOf(options)
   const run = <T>(action: string, work: () => Promise<T>) => guardDatabase(action, work, logger)

@@ -24,6 +24,7 @@ export {
   createApprovalGate,
   type GateOutcome,
 } from './approvals/index.ts'
+export { type AuditTrail, type AuditTrailOptions, createAuditTrail } from './audit/audit-trail.ts'
 export {
   accessPolicyOf,
   type Crud,
@@ -87,3 +88,4 @@ export {
   TEMPLATE_CATEGORIES,
   type TemplateCategory,
 } from './templates.ts'
+export { AUDIT_OUTCOME, auditOutcomeOf, RefusedError } from './tool-error.ts'

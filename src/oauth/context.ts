@@ -3,6 +3,7 @@ import type { TrustProxy } from '../core/http/client-ip.ts'
 import type { RateLimiters } from '../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
+import type { AuditReader } from '../db/audit/audit-log.ts'
 import type { ClientMetadataDocuments } from './cimd/metadata-documents.ts'
 import type { TokenIssuer } from './issuer.ts'
 import type { GrantableAccess } from './protocol/grant.ts'
@@ -59,6 +60,8 @@ export interface OAuthContext {
   trustProxy: TrustProxy
   /** What the app lets assistants do, offered model by model on the consent page. */
   describeAccess: (() => GrantableAccess) | undefined
+  /** What the data tools did, for the connected-apps page; undefined without an audit trail. */
+  activity: AuditReader | undefined
   /** kiln's throttle, with the `oauth-*` limiters `oauthServer` defines. */
   limiters: RateLimiters
 }

@@ -8,6 +8,7 @@ import { noSniff } from '../core/http/security-headers.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
 import { Secret } from '../core/secret.ts'
+import type { AuditReader } from '../db/audit/audit-log.ts'
 import type { Database } from '../db/database.ts'
 import {
   type ClientMetadataDocumentOptions,
@@ -124,6 +125,11 @@ export interface OAuthServerOptions {
    * page lists the scopes alone.
    */
   describeAccess?: () => GrantableAccess
+  /**
+   * The data tools' audit trail (kilnjs/db `createAuditLog(database)`): `/connected-apps` then
+   * shows what each application did for the person, newest first, a page at a time.
+   */
+  activity?: AuditReader
 }
 
 const MIN_SECRET = 32
@@ -239,6 +245,7 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
     logger,
     trustProxy: options.trustProxy ?? false,
     describeAccess: options.describeAccess,
+    activity: options.activity,
     limiters: oauthLimiters(options),
   }
 }

@@ -9,7 +9,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runMakeMessaging } from '../../src/cli/commands/make-messaging.ts'
-import { createDatabase, type Database, migrate } from '../../src/db/index.ts'
+import { createAuditLog, createDatabase, type Database, migrate } from '../../src/db/index.ts'
 import { createPostgresTestDatabase } from '../support/databases.ts'
 import { postgresUrl } from '../support/env.ts'
 import { repoRoot } from '../support/processes.ts'
@@ -193,6 +193,24 @@ for (const [name, app] of Object.entries(apps)) {
       expect(huge.json).toMatchObject({ per_page: 100 })
       const zero = await call(client, 'crud_list', { model: 'posts', per_page: 0 })
       expect(zero.isError).toBe(true)
+    })
+
+    it('records its data-tool calls in the audit trail, with no user or client', async () => {
+      const page = await ok<{ records: unknown[] }>(client, 'crud_list', { model: 'posts' })
+      const refused = await call(client, 'crud_update', { model: 'posts', id: 999_999, data: {} })
+      expect(refused.isError).toBe(true)
+      const log = createAuditLog(opened.database)
+      // Written in batches, once a second.
+      await expect
+        .poll(async () => (await log.list({ tool: 'crud_update' })).length, { timeout: 10_000 })
+        .toBeGreaterThan(0)
+      const [list] = await log.list({ tool: 'crud_list', limit: 1 })
+      expect(list).toMatchObject({ userId: null, clientId: null, model: 'posts', outcome: 'ok' })
+      expect(list!.recordIds).toHaveLength(page.records.length)
+      expect((await log.list({ tool: 'crud_update', limit: 1 }))[0]).toMatchObject({
+        outcome: 'error',
+        recordIds: [999_999],
+      })
     })
 
     it('serves a 2026-07-28 client (server/discover) and a 2025 client of the v2 SDK', async () => {

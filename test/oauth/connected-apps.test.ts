@@ -1,6 +1,14 @@
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import {
+  type AuditEntry,
+  type AuditLog,
+  createAuditLog,
+  createDatabase,
+  type Database,
+} from '../../src/db/index.ts'
 import { insufficientScopeChallenge } from '../../src/oauth/index.ts'
-import { codeGrant, createHarness, formWithCookie, hiddenField } from './support.ts'
+import { execSql } from '../api/support.ts'
+import { codeGrant, createHarness, formWithCookie, hiddenField, migrated } from './support.ts'
 
 function mcp(harness: ReturnType<typeof createHarness>, token: unknown) {
   return harness.request('/mcp', { method: 'POST', headers: { authorization: `Bearer ${token}` } })
@@ -25,7 +33,7 @@ describe('GET /connected-apps', () => {
     expect(html.match(/<h2>/g)).toHaveLength(1)
     expect(html).toContain('Test Client')
     expect(html).toContain('Read your data through the assistant tools')
-    expect(html).toContain('Disconnect Test Client')
+    expect(html).toContain('Revoke Test Client')
   })
 
   it('shows an empty list', async () => {
@@ -36,8 +44,115 @@ describe('GET /connected-apps', () => {
   })
 })
 
+describe('GET /connected-apps with the audit trail', () => {
+  let database: Database
+  let log: AuditLog
+  beforeAll(async () => {
+    database = await migrated(await createDatabase('sqlite::memory:'))
+    log = createAuditLog(database)
+  })
+  afterAll(() => database.close())
+  beforeEach(() => execSql(database, 'DELETE FROM kiln_mcp_audit'))
+
+  const at = Date.UTC(2026, 0, 1, 9)
+  function entry(clientId: string, overrides: Partial<AuditEntry> = {}): AuditEntry {
+    return {
+      at: new Date(at),
+      userId: 'alice',
+      tenantId: 'tenant-a',
+      clientId,
+      tool: 'crud_update',
+      model: 'posts',
+      recordIds: [5],
+      fields: ['title'],
+      outcome: 'ok',
+      durationMs: 2,
+      message: null,
+      values: null,
+      ...overrides,
+    }
+  }
+
+  it('shows what each application did for this person, newest first, and its last use', async () => {
+    const harness = createHarness({ activity: log })
+    const { cookie, clientId } = await codeGrant(harness, 'alice')
+    await log.insert([
+      entry(clientId, {
+        at: new Date(at + 60_000),
+        tool: 'crud_delete',
+        outcome: 'refused',
+        message: 'Not <b>allowed</b>',
+      }),
+      entry(clientId, {
+        at: new Date(at + 2 * 86_400_000),
+        tool: 'crud_list',
+        recordIds: [1, 2, 3, 4, 5, 6, 7],
+        fields: [],
+      }),
+      // Another person's calls through the same client, and another client's, stay out.
+      entry(clientId, { userId: 'bob', model: 'secrets_of_bob' }),
+      entry('other-client', { model: 'elsewhere' }),
+    ])
+    const html = await (await harness.request('/connected-apps', { headers: { cookie } })).text()
+    expect(html).toContain('aria-label="Activity of Test Client"')
+    const rows = [
+      ...html.matchAll(
+        /<tr data-outcome="([a-z_]+)"><td class="when">([^<]+)<\/td><td>([^<]+)<\/td>/g,
+      ),
+    ]
+    expect(rows.map((row) => [row[1], row[2], row[3]])).toEqual([
+      ['ok', '2026-01-03 09:00', 'listed posts #1, #2, #3, #4, #5 and 2 more'],
+      ['refused', '2026-01-01 09:01', 'deleted posts #5 (title)'],
+    ])
+    expect(html).toContain('Not &lt;b&gt;allowed&lt;/b&gt;')
+    expect(html).not.toContain('secrets_of_bob')
+    expect(html).not.toContain('elsewhere')
+    expect(html).toContain('last used 2026-01-03 09:00 UTC')
+  })
+
+  it('pages one application’s activity, and refuses a bad page with 400', async () => {
+    const harness = createHarness({ activity: log })
+    const { cookie, clientId } = await codeGrant(harness, 'alice')
+    await log.insert(
+      Array.from({ length: 23 }, (_, i) =>
+        entry(clientId, { at: new Date(at + i * 1000), recordIds: [i] }),
+      ),
+    )
+    const ids = (html: string) =>
+      [...html.matchAll(/updated posts #(\d+)/g)].map((match) => Number(match[1]))
+    const first = await (await harness.request('/connected-apps', { headers: { cookie } })).text()
+    expect(ids(first)).toEqual([22, 21, 20, 19, 18, 17, 16, 15, 14, 13])
+    const older = /<a rel="next" href="([^"]+)">Older activity<\/a>/
+      .exec(first)![1]!
+      .replace(/&amp;/g, '&')
+    expect(older).toBe(`/connected-apps?${new URLSearchParams({ app: clientId, page: '2' })}`)
+    const third = await (
+      await harness.request(
+        `/connected-apps?${new URLSearchParams({ app: clientId, page: '3' })}`,
+        {
+          headers: { cookie },
+        },
+      )
+    ).text()
+    expect(ids(third)).toEqual([2, 1, 0])
+    expect(third).toContain('Newer activity')
+    expect(third).not.toContain('Older activity')
+    for (const query of ['page=0', 'page=x', `app=${clientId}&page=1001`, 'page=2', 'app=']) {
+      const res = await harness.request(`/connected-apps?${query}`, { headers: { cookie } })
+      expect(res.status, query).toBe(400)
+    }
+  })
+
+  it('says when an application did nothing yet', async () => {
+    const harness = createHarness({ activity: log })
+    const { cookie } = await codeGrant(harness, 'alice')
+    const html = await (await harness.request('/connected-apps', { headers: { cookie } })).text()
+    expect(html).toContain('Nothing yet.')
+  })
+})
+
 describe('POST /connected-apps', () => {
-  it('disconnects one application: its tokens stop working', async () => {
+  it('revokes one application: its tokens stop working', async () => {
     const harness = createHarness()
     const { cookie, clientId, tokens } = await codeGrant(harness, 'alice')
     const page = await (await harness.request('/connected-apps', { headers: { cookie } })).text()

@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { register as apiCheck } from './api-check.ts'
 import { register as apiKeyList } from './api-key-list.ts'
 import { register as apiKeyRevoke } from './api-key-revoke.ts'
+import { register as audit } from './audit.ts'
 import { register as cdnPurge } from './cdn-purge.ts'
 import { register as init } from './init.ts'
 import { register as initMcp } from './init-mcp.ts'
@@ -28,4 +29,5 @@ export const commands: RegisterCommand[] = [
   makeMessaging,
   cdnPurge,
   mcp,
+  audit,
 ]

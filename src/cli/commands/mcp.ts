@@ -3,8 +3,10 @@ import type { Command } from 'commander'
 import pino from 'pino'
 import { createRecordCounter } from '../../api/index.ts'
 import { createLogger, type Logger, Redactor, Secret } from '../../core/index.ts'
-import { loadModelRegistry } from '../../db/index.ts'
+import { createAuditLog, type Database, loadModelRegistry } from '../../db/index.ts'
 import {
+  type AuditTrail,
+  createAuditTrail,
   createDataTools,
   createMcpServer,
   createOpenApiBridgeServer,
@@ -80,9 +82,11 @@ export async function runMcp(options: McpCommandOptions): Promise<void> {
       root: app.root,
       path: join(app.root, 'kiln.config.ts'),
     })
+    const audit = await stdioAuditTrail(app.database, logger)
     // The developer's own machine and database: every tool on every model (credentials and
     // the timestamps kiln maintains stay out of reach, as everywhere).
     const tools = createDataTools({
+      audit,
       database: app.database,
       models,
       access: { unlisted: 'all' },
@@ -97,12 +101,34 @@ export async function runMcp(options: McpCommandOptions): Promise<void> {
           dataTools: { tools },
           register: [(server) => registerDeveloperTools(server, developer)],
         }),
-      () => app.close(),
+      async () => {
+        await audit?.close()
+        await app.close()
+      },
     )
   } catch (error) {
     await app.close().catch(() => {})
     throw error
   }
+}
+
+/**
+ * The stdio server records its calls in the audit trail like `/mcp` does (with no user or
+ * client: the developer's own process). A database not migrated yet has no audit table: the
+ * server then runs without one and says so on standard error.
+ */
+async function stdioAuditTrail(
+  database: Database,
+  logger: Logger,
+): Promise<AuditTrail | undefined> {
+  const log = createAuditLog(database)
+  try {
+    await log.list({ limit: 1 })
+  } catch {
+    logger.warn('kilnjs mcp: no kiln_mcp_audit table: calls are not audited (run `kilnjs migrate`)')
+    return undefined
+  }
+  return createAuditTrail({ log, logger })
 }
 
 export function register(program: Command): void {

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { createRecordCounter } from 'kilnjs/api'
-import { type Authorize, createDataTools, type DataTools } from 'kilnjs/mcp'
+import { type Authorize, createAuditTrail, createDataTools, type DataTools } from 'kilnjs/mcp'
 import type { DemoContext } from '../context.ts'
 import { posts } from '../schema.ts'
 
@@ -16,7 +16,12 @@ const built = new WeakMap<DemoContext, DataTools>()
 export function demoDataTools(ctx: DemoContext): DataTools {
   let tools = built.get(ctx)
   if (!tools) {
+    // Every call is recorded in kiln_mcp_audit (the connected-apps page shows it), written in
+    // batches off the call's path; closing the context writes what is still buffered.
+    const audit = createAuditTrail({ database: ctx.database, logger: ctx.logger })
+    ctx.onClose(() => audit.close())
     tools = createDataTools({
+      audit,
       database: ctx.database,
       models: ctx.models,
       // The REST list's counts (same store): writes through either surface refresh `total`.

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono'
+import { createAuditLog } from 'kilnjs/db'
 import {
   createBearerValidator,
   loadOAuthConfig,
@@ -70,6 +71,8 @@ export function mountOAuth(app: Hono, ctx: DemoContext): void {
       scopes: ['mcp:read', 'mcp:write'],
       // The consent page lists what the data tools allow; the person can grant less.
       describeAccess: () => demoDataTools(ctx).describeAccess(),
+      // /connected-apps shows what each application did: the data tools' audit trail.
+      activity: createAuditLog(ctx.database),
       logger: ctx.logger,
       rateLimiters: ctx.limiters,
       allowedOrigins: { hosts: ctx.config.allowedHosts },
