@@ -22,6 +22,7 @@ import {
   createApprovalGate,
   guarded,
 } from './approvals/index.ts'
+import { recordHeldCall } from './audit/audited-crud.ts'
 import {
   accessPolicyOf,
   type CrudOptions,
@@ -95,7 +96,22 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
       const listed = toolsFor(policy, caller)
       const allowed = (name: DataToolName) => listed.has(name)
       // The writing tools go through the approval gate first (approvals/gate.ts).
-      const approve = guarded(gate, server, caller)
+      const audit = options.audit
+      const approve = guarded(
+        gate,
+        server,
+        caller,
+        audit &&
+          ((tool, args, started, outcome, message) =>
+            recordHeldCall(
+              { trail: audit, caller, models: options.models },
+              tool,
+              args,
+              started,
+              outcome,
+              message,
+            )),
+      )
       if (allowed('crud_create')) {
         server.registerTool(
           'crud_create',

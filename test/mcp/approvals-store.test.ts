@@ -9,10 +9,17 @@ import {
   RedisKeyValueStore,
   silentLogger,
 } from '../../src/core/index.ts'
-import { createDatabase, createModelRegistry, type SqliteDatabase } from '../../src/db/index.ts'
+import {
+  createAuditLog,
+  createDatabase,
+  createModelRegistry,
+  migrate,
+  type SqliteDatabase,
+} from '../../src/db/index.ts'
 import {
   type ApprovalOptions,
   approvalPages,
+  createAuditTrail,
   createDataTools,
   createMcpServer,
   type McpAccessOptions,
@@ -47,6 +54,7 @@ const clients: Client[] = []
 
 beforeAll(async () => {
   database = (await createDatabase('sqlite::memory:')) as SqliteDatabase
+  await migrate(database, { logger: { info: () => {}, warn: () => {} } })
   await createTestTables(database)
   models = createModelRegistry(schemaFor(database), database.dialect)
 })
@@ -62,13 +70,18 @@ afterEach(async () => {
 })
 
 /** One instance of the app: its own data tools over `store`, and its approval page. */
-function instance(store: KeyValueStore, extra: Partial<ApprovalOptions> = {}) {
+function instance(
+  store: KeyValueStore,
+  extra: Partial<ApprovalOptions> = {},
+  audit?: ReturnType<typeof createAuditTrail>,
+) {
   const approvals = { store, pageUrl: (id: string) => `${APP_URL}/approvals/${id}`, ...extra }
   const tools = createDataTools({
     database,
     models,
     access: ACCESS,
     approvals,
+    audit,
     logger: silentLogger(),
   })
   const pages = approvalPages({
@@ -200,6 +213,38 @@ describe('approvals are bound and expire', () => {
     const pendingPath = new URL(pending.approval_url).pathname
     expect((await app.decide(pendingPath, 'approve')).status).toBe(404)
     expect(await title()).toBe('Draft')
+  })
+
+  it('the audit trail records each held call, then the approved one', async () => {
+    database.db.run(sql`DELETE FROM kiln_mcp_audit`)
+    const trail = createAuditTrail({ database, flushIntervalMs: 3_600_000 })
+    const app = instance(new MemoryKeyValueStore(), {}, trail)
+    const client = await app.connect()
+    const remove = { model: 'notes', id: 1 }
+    const link = await linkOf(client, remove, 'crud_delete')
+    const early = await call(client, 'crud_delete', { ...remove, approval_id: link.approval_id })
+    expect(early.isError).toBe(false)
+    await app.decide(new URL(link.approval_url).pathname, 'approve')
+    const moved = await call(client, 'crud_delete', {
+      model: 'notes',
+      id: 2,
+      approval_id: link.approval_id,
+    })
+    expect(moved.isError).toBe(true)
+    await call(client, 'crud_delete', { ...remove, approval_id: link.approval_id })
+    await call(client, 'crud_delete', { ...remove, approval_id: link.approval_id })
+    await trail.close()
+    const entries = (await createAuditLog(database).list()).reverse()
+    expect(entries.map((e) => [e.tool, e.outcome, e.recordIds, e.userId, e.clientId])).toEqual([
+      ['crud_delete', 'awaiting_approval', [1], '1', 'client-a'],
+      ['crud_delete', 'awaiting_approval', [1], '1', 'client-a'],
+      ['crud_delete', 'refused', [2], '1', 'client-a'],
+      ['crud_delete', 'ok', [1], '1', 'client-a'],
+      ['crud_delete', 'refused', [1], '1', 'client-a'],
+    ])
+    // The approval's id is no part of the record: only the user's session can use it anyway.
+    expect(entries[0]!.message).toBe("Waiting for the user's approval")
+    expect(JSON.stringify(entries)).not.toContain(link.approval_id)
   })
 
   it('a call the policy does not mark runs at once; approval_id there is ignored', async () => {

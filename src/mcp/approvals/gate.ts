@@ -195,11 +195,11 @@ async function retryWithApproval(
     approval.userId !== binding.userId ||
     (approval.clientId ?? null) !== (binding.clientId ?? null)
   ) {
-    return refused(`No approval ${id}: it expired, was already used, or is not yours`)
+    return refused('No such approval: it expired, was already used, or is not yours')
   }
   if (!sameCall(approval, binding)) {
     return refused(
-      `Approval ${id} is for another call (${describeChange(approval).summary}); ` +
+      `This approval is for another call (${describeChange(approval).summary}); ` +
         'retry with exactly the arguments it was given for',
     )
   }
@@ -208,12 +208,12 @@ async function retryWithApproval(
       outcome: 'awaiting_approval',
       result: options.pageUrl
         ? approvalLink(approval, options.pageUrl, 'The user has not approved it yet. ')
-        : errorResult(`Approval ${id} is still waiting for the user`),
+        : errorResult('This approval is still waiting for the user'),
     }
   }
   // Used once, whatever the decision: of concurrent retries exactly one takes it.
   const taken = await store.take(id)
-  if (!taken) return refused(`No approval ${id}: it expired, was already used, or is not yours`)
+  if (!taken) return refused('No such approval: it expired, was already used, or is not yours')
   if (taken.status !== 'approved') {
     return refused(`The user declined: ${describeChange(taken).summary}. Nothing was changed.`)
   }
