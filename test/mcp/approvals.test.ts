@@ -14,6 +14,7 @@ import { hashPassword } from '../../examples/demo/src/auth.ts'
 import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
 import { posts, users } from '../../examples/demo/src/schema.ts'
 import { silentLogger } from '../../src/core/index.ts'
+import { createAuditLog } from '../../src/db/index.ts'
 import { hiddenInput, signIn } from '../demo/support.ts'
 import { launchChromium, skipBrowser } from '../scaffold/support/consent.ts'
 import { call } from './support/client.ts'
@@ -367,6 +368,21 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
         })
         expect(again.isError).toBe(true)
         expect(again.text).toMatch(/expired, was already used, or is not yours/)
+
+        // Every call is in the audit trail with its outcome (written within a second).
+        const outcomes = async () =>
+          (await createAuditLog(ctx.database).list({ tool: 'crud_delete', limit: 1000 }))
+            .filter((entry) => [five, six].includes(Number(entry.recordIds[0])))
+            .reverse()
+            .map((entry) => [entry.recordIds[0], entry.outcome])
+        await expect.poll(outcomes, { timeout: 10_000 }).toEqual([
+          [five, 'awaiting_approval'],
+          [five, 'awaiting_approval'],
+          [five, 'awaiting_approval'],
+          [six, 'refused'],
+          [five, 'ok'],
+          [five, 'refused'],
+        ])
       } finally {
         await client.close()
       }
