@@ -28,6 +28,7 @@ import { createDemoContext } from '../../examples/demo/src/context.ts'
 import { silentLogger } from '../../src/core/index.ts'
 import { signIn } from '../../test/demo/support.ts'
 import { approveConsent, HeadlessOAuthProvider } from '../../test/mcp/support/http-app.ts'
+import { registerFixtureResources } from './fixture-resources.ts'
 import { registerFixtureTools } from './fixture-tools.ts'
 
 const run = promisify(execFile)
@@ -84,7 +85,7 @@ async function main(): Promise<number> {
     })
     const app = await createDemoApp(ctx, {
       mcp: {
-        register: [registerFixtureTools],
+        register: [registerFixtureTools, registerFixtureResources],
         logging: true,
         // Every scenario runs on one token: the per-user limit would cut the run short.
         rateLimit: { perUser: { max: 100_000, windowMs: 60_000 } },
@@ -146,18 +147,28 @@ async function main(): Promise<number> {
           ],
           { maxBuffer: 64 * 1024 * 1024 },
         )
-        console.log(extra.length > 0 ? stdout : stdout.split('\n').slice(-40).join('\n'))
+        console.log(extra.length > 0 ? stdout : summaryOf(stdout))
       } catch (error) {
         failed++
         const { stdout, stderr } = error as { stdout?: string; stderr?: string }
         const output = `${stdout ?? ''}\n${stderr ?? ''}`
-        console.log(extra.length > 0 ? output : output.split('\n').slice(-80).join('\n'))
+        console.log(extra.length > 0 ? output : summaryOf(output))
       }
     }
     return failed === 0 ? 0 : 1
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
   }
+}
+
+/**
+ * The suite's summary: one line per scenario (from the first `✓`/`✗` line on), then the totals
+ * and the baseline check; the per-check log before it is left out.
+ */
+function summaryOf(output: string): string {
+  const lines = output.split('\n')
+  const first = lines.findIndex((line) => /^[✓✗] /.test(line))
+  return lines.slice(first >= 0 ? first : -80).join('\n')
 }
 
 /**

@@ -4,6 +4,7 @@
 import '../core/check-peers.ts'
 
 export * from './auth/index.ts'
+export * from './client/index.ts'
 export * from './docs/index.ts'
 export { ApiKeyRejectedError, type ApiKeyRejection } from './errors.ts'
 export * from './keys/index.ts'

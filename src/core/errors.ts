@@ -65,8 +65,8 @@ export class UnsupportedMediaTypeError extends KilnError {
 export class RequestAbortedError extends KilnError {
   override readonly code = 'request_aborted'
   override readonly status = 400
-  constructor(options?: { cause?: unknown }) {
-    super('Bad Request: the request body was not received in full', options)
+  constructor(options?: { cause?: unknown; message?: string }) {
+    super(options?.message ?? 'Bad Request: the request body was not received in full', options)
   }
 }
 
@@ -92,6 +92,15 @@ export class TooManyRequestsError extends KilnError {
     super(message)
     this.retryAfterSeconds = retryAfterSeconds
   }
+}
+
+/**
+ * The server cannot answer this request now, though it may later (a query past its time
+ * budget): 503, logged as a server error.
+ */
+export class ServiceUnavailableError extends KilnError {
+  override readonly code: string = 'service_unavailable'
+  override readonly status = 503
 }
 
 /** A real dependency (database, Redis, a provider API) failed. Logged with its cause. */

@@ -20,6 +20,7 @@ export {
   NotFoundError,
   PayloadTooLargeError,
   RequestAbortedError,
+  ServiceUnavailableError,
   TooManyRequestsError,
   UnauthenticatedError,
   UnsupportedMediaTypeError,

@@ -12,6 +12,7 @@ import { importOptional, MissingPackageError } from '../core/optional-package.ts
 import { revealSecret, type Secret } from '../core/secret.ts'
 import { type PipelineOptions, pipelineOneOffQueries } from './pipelined-queries.ts'
 import { type PoolerMode, poolerOfUrl, unnamedStatementClient } from './pooler.ts'
+import { DEFAULT_STATEMENT_TIMEOUT_MS, setPoolBudget } from './query-budget.ts'
 
 export type Dialect = 'postgres' | 'sqlite'
 
@@ -70,6 +71,14 @@ export interface CreateDatabaseOptions {
    * verified against the database on every request.
    */
   directUrl?: Secret | string
+  /**
+   * How long a list or search query may run on PostgreSQL before the server cancels it and the
+   * request answers 503 (default 5000 ms; 0: no limit; the app config's
+   * `DATABASE_STATEMENT_TIMEOUT_MS`). Such queries run on a pooled connection, never a
+   * pipelined one, and are cancelled when the client hangs up. PGlite and SQLite cannot stop a
+   * running statement: there it does nothing. See docs/database.md, "The query budget".
+   */
+  statementTimeoutMs?: number
   /** Told once, at start-up, that kiln runs behind a transaction pooler. Default: console. */
   logger?: { info(message: string): void }
 }
@@ -188,6 +197,7 @@ async function openPostgresBehind(
       stalledAfterMs: options.pipelineStalledAfterMs,
     },
     pooled,
+    options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
   )
   if (!pooled) return database
   const direct = options.directUrl === undefined ? undefined : revealSecret(options.directUrl)
@@ -207,12 +217,12 @@ async function openPostgres(
   max: number,
   pipeline: PipelineOptions,
   behindTransactionPooler: boolean,
+  statementTimeoutMs: number,
 ): Promise<PostgresDatabase> {
-  const [{ default: pg }, { drizzle: drizzlePg }] = await importOptional(
-    'pg',
-    'PostgreSQL (a postgres:// URL)',
-    () => Promise.all([import('pg'), import('drizzle-orm/node-postgres')]),
-  )
+  const [{ default: pg }, { drizzle: drizzlePg, NodePgSession, NodePgDatabase }] =
+    await importOptional('pg', 'PostgreSQL (a postgres:// URL)', () =>
+      Promise.all([import('pg'), import('drizzle-orm/node-postgres')]),
+    )
   const pool = new pg.Pool({
     connectionString: url,
     max,
@@ -223,6 +233,7 @@ async function openPostgres(
   pool.on('error', () => {})
   try {
     pipelineOneOffQueries(pool, pg.Client, pipeline)
+    setPoolBudget(pool, { statementTimeoutMs, Session: NodePgSession, Database: NodePgDatabase })
   } catch (error) {
     await pool.end()
     throw error

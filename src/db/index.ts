@@ -46,6 +46,15 @@ export {
   STATEMENT_BREAKPOINT,
 } from './migrate.ts'
 export * from './models/index.ts'
+export {
+  budgetError,
+  budgetedDb,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+  type QueryBudgetOptions,
+  QueryCancelledError,
+  QueryTimeoutError,
+  statementTimeoutOf,
+} from './query-budget.ts'
 export { type ApiKeyRow, apiKeysPg, apiKeysSqlite } from './tables/api-keys.ts'
 export { mcpAuditPg, mcpAuditSqlite } from './tables/mcp-audit.ts'
 export { type OAuthClientRow, oauthClientsPg, oauthClientsSqlite } from './tables/oauth-clients.ts'

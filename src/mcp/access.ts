@@ -1,4 +1,6 @@
-import type { CredentialOptions } from '../db/index.ts'
+import type { SQL } from 'drizzle-orm'
+import type { ListQueryDefinition } from '../api/index.ts'
+import type { CredentialOptions, PolicyCaller, RowFilter } from '../db/index.ts'
 import type { AccessGrant, GrantAction, GrantableAccess } from '../oauth/index.ts'
 import {
   findModel,
@@ -10,7 +12,10 @@ import {
 } from './models.ts'
 import { RefusedError } from './tool-error.ts'
 
-/** The four data tools; an allow-list of a model names the ones it may be used with. */
+/**
+ * The data tools an allow-list of a model may name (`crud_aggregate` goes with `crud_list`, under
+ * its grant).
+ */
 export const DATA_TOOL_NAMES = ['crud_create', 'crud_list', 'crud_update', 'crud_delete'] as const
 export type DataToolName = (typeof DATA_TOOL_NAMES)[number]
 /** The tools that write: the ones a policy can put behind a person's approval. */
@@ -46,8 +51,9 @@ export interface McpModelAccess {
   /** The tools that may act on this model. Default `['crud_list']` (read-only). */
   tools?: readonly DataToolName[]
   /**
-   * Fields the tools return and filter on. Default: every field but credentials (the names of
-   * `isCredentialField`: `*password*`, `*_token`, `*secret*`, …).
+   * Fields the tools return and filter on. Default: the fields of the model's list query
+   * (`queries`), else every field but credentials (the names of `isCredentialField`:
+   * `*password*`, `*_token`, `*secret*`, …). Not with a list query: it decides alone.
    */
   read?: readonly string[]
   /**
@@ -112,10 +118,21 @@ export interface McpAccessOptions {
 
 export const DEFAULT_TOOL_SCOPES = Object.freeze({ read: 'mcp:read', write: 'mcp:write' })
 
+/**
+ * The app's list query definitions (`defineListQuery`, beside each REST controller), by model,
+ * resource or table name: a model that has one is read through the tools under the same rules
+ * as through REST (its fields, filter, sort, search, includes and row filter).
+ */
+export type McpQueries = Readonly<Record<string, ListQueryDefinition>>
+
 /** A model's resolved access: what the tools check on every call. */
 export interface ModelAccess {
   tools: ReadonlySet<DataToolName>
   readable: readonly McpColumn[]
+  /** The model's list query (REST's), when the app gave one: `crud_list` reads through it. */
+  query: ListQueryDefinition | undefined
+  /** The rows a caller may reach (the list query's `rows`): lists, includes, updates, deletes. */
+  rows: RowFilter | undefined
   creatable: readonly McpColumn[]
   updatable: readonly McpColumn[]
   tenantColumn: McpColumn | undefined
@@ -142,8 +159,18 @@ export interface AccessPolicy {
 export function resolveAccess(
   source: McpModelSource,
   options: McpAccessOptions = {},
+  queries: McpQueries = {},
 ): AccessPolicy {
   const unlisted = options.unlisted ?? 'none'
+  const queryOf = new Map<McpModel, ListQueryDefinition>()
+  for (const [name, query] of Object.entries(queries)) {
+    const model = findModel(source, name)
+    if (!model) throw new TypeError(`mcp queries: unknown model "${name}"`)
+    if (query.table !== model.table) {
+      throw new TypeError(`mcp queries: ${name} is the list query of ${query.tableName}`)
+    }
+    queryOf.set(model, query)
+  }
   const byModel = new Map<McpModel, McpModelAccess>()
   for (const [name, access] of Object.entries(options.models ?? {})) {
     const model = findModel(source, name)
@@ -172,7 +199,15 @@ export function resolveAccess(
         throw new TypeError(`mcp access: ${model.resource}.${name} in expose: no such field`)
       }
     }
-    const readable = pick(model, listed?.read, readableColumns(model, credentials), 'read')
+    const query = queryOf.get(model)
+    if (query && listed?.read) {
+      throw new TypeError(
+        `mcp access: ${model.resource}.read: its readable fields are its list query's (queries.${model.resource}); change them there`,
+      )
+    }
+    const readable = query
+      ? model.columns.filter((column) => query.fields.some((field) => field.name === column.name))
+      : pick(model, listed?.read, readableColumns(model, credentials), 'read')
     const writable = pick(model, listed?.write, writableColumns(model, credentials), 'write')
     const tenantColumn = model.columns.find((column) => column.name === tenantName)
     const global = listed?.global === true
@@ -184,6 +219,8 @@ export function resolveAccess(
     resolved.set(model, {
       tools,
       readable,
+      query,
+      rows: query?.rows,
       creatable: writable.filter((column) => !(column.primaryKey && isGenerated(column))),
       updatable: writable.filter((column) => !column.primaryKey),
       tenantColumn,
@@ -204,6 +241,18 @@ export function resolveAccess(
 /** True when a call of `tool` on `model` runs only once the user approved it. */
 export function needsApproval(policy: AccessPolicy, model: McpModel, tool: DataToolName): boolean {
   return policy.of(model)?.approval.has(tool) === true
+}
+
+/** The caller as a row filter sees it (`PolicyCaller`): undefined for the local stdio server. */
+export function policyCaller(caller: McpCaller | undefined): PolicyCaller | undefined {
+  if (!caller) return undefined
+  const { userId, tenantId, clientId, scopes = [] } = caller
+  return { scopes, userId, tenantId, clientId }
+}
+
+/** The model's row filter for this caller, as a condition (undefined: every row). */
+export function rowsOf(access: ModelAccess, caller: McpCaller | undefined): SQL | undefined {
+  return access.rows?.(policyCaller(caller))?.where
 }
 
 /** Refuses a call the allow-lists, scopes or tenancy rules do not allow. */

@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { eq, type Table } from 'drizzle-orm'
 import {
   foreignKeyRelations,
   type ListQueryDefinition,
@@ -6,11 +6,22 @@ import {
   type RelationSpec,
   runListQuery,
 } from '../api/index.ts'
-import { buildListQuery, describeFields } from '../api/query/definition.ts'
+import {
+  buildListQuery,
+  describeFields,
+  type QueryField,
+  type ResolvedRelation,
+} from '../api/query/definition.ts'
 import { ValidationError } from '../core/errors.ts'
 import { mapEntry } from '../core/map-entry.ts'
 import type { Database } from '../db/index.ts'
-import { type AccessPolicy, authorizeCall, type McpCaller, type ModelAccess } from './access.ts'
+import {
+  type AccessPolicy,
+  authorizeCall,
+  type McpCaller,
+  type ModelAccess,
+  policyCaller,
+} from './access.ts'
 import {
   DEFAULT_PER_PAGE,
   drizzleColumn,
@@ -24,10 +35,12 @@ import { ToolError } from './tool-error.ts'
 export type FilterScalar = string | number | boolean | null
 /** `value` (equality, `null` for IS NULL) or `{ operator: value }`; lists for in / not_in / between. */
 export type FilterValue = FilterScalar | Record<string, FilterScalar | FilterScalar[]>
+/** Filters by field (`meta.color` for a JSON path); `or` takes a list of them, one must match. */
+export type Filters = Record<string, FilterValue | Array<Record<string, FilterValue>>>
 
 export interface ListInput {
   model: string
-  filters?: Record<string, FilterValue> | undefined
+  filters?: Filters | undefined
   sort?: string | undefined
   fields?: string[] | undefined
   include?: string[] | undefined
@@ -63,18 +76,59 @@ const queries = new WeakMap<AccessPolicy, Map<McpModel, ModelQuery>>()
  * readable columns only, and `include` only of relations whose key is readable here and whose
  * model the policy lets `crud_list` read, its records cut to that model's readable columns.
  */
-function queryOf(policy: AccessPolicy, model: McpModel, access: ModelAccess): ModelQuery {
+export function listQueryOf(
+  policy: AccessPolicy,
+  model: McpModel,
+  access: ModelAccess,
+): ModelQuery {
   const byModel = mapEntry(queries, policy, () => new Map<McpModel, ModelQuery>())
   let query = byModel.get(model)
   if (query) return query
+  query = access.query ? fromListQuery(policy, access.query) : ownQuery(policy, model, access)
+  // Each included model is read under its own access: its readable fields and its row filter.
+  for (const [name, relation] of query.definition.relations) {
+    const related = policy.of(query.targets.get(name)!)!
+    const shown = new Set(related.readable.map((column) => column.name))
+    relation.fields = describeFields(relation.table).filter((field) => shown.has(field.name))
+    relation.rows = related.rows
+  }
+  byModel.set(model, query)
+  return query
+}
+
+/** A model reachable only by relations whose model the policy lets `crud_list` read. */
+function listableTarget(policy: AccessPolicy, table: Table): McpModel | undefined {
+  const target = policy.visibleModels.find((candidate) => candidate.table === table)
+  return target && policy.of(target)?.tools.has('crud_list') ? target : undefined
+}
+
+/**
+ * The app's REST list query as the tools read it: the same fields, filter, sort, search and
+ * row filter; its relations to models the tools can list (the policy decided access to them,
+ * so no API scope is asked); records as their columns (not the REST resource).
+ */
+function fromListQuery(policy: AccessPolicy, base: ListQueryDefinition): ModelQuery {
+  const targets = new Map<string, McpModel>()
+  const relations = new Map<string, ResolvedRelation>()
+  for (const [name, relation] of base.relations) {
+    const target = listableTarget(policy, relation.table)
+    if (!target) continue
+    relations.set(name, { ...relation, readScope: undefined })
+    targets.set(name, target)
+  }
+  return { definition: { ...base, relations, resource: undefined }, targets }
+}
+
+/** The model's list grammar from the policy alone, for a model without a list query. */
+function ownQuery(policy: AccessPolicy, model: McpModel, access: ModelAccess): ModelQuery {
   const readable = access.readable
   const readableNames = new Set(readable.map((column) => column.name))
   const tables = policy.visibleModels.map((candidate) => candidate.table)
   const targets = new Map<string, McpModel>()
   const include: Record<string, RelationSpec> = {}
   for (const [name, spec] of Object.entries(foreignKeyRelations(model.table, tables))) {
-    const target = policy.visibleModels.find((candidate) => candidate.table === spec.table)
-    if (!target || !policy.of(target)?.tools.has('crud_list')) continue
+    const target = listableTarget(policy, spec.table)
+    if (!target) continue
     if (!readableNames.has(spec.local.name)) continue
     include[name] = spec
     targets.set(name, target)
@@ -100,13 +154,53 @@ function queryOf(policy: AccessPolicy, model: McpModel, access: ModelAccess): Mo
   } catch (error) {
     throw new ToolError(`${model.resource} cannot be listed: ${(error as Error).message}`)
   }
-  for (const [name, relation] of definition.relations) {
-    const shown = new Set(policy.of(targets.get(name)!)!.readable.map((column) => column.name))
-    relation.fields = describeFields(relation.table).filter((field) => shown.has(field.name))
+  return { definition, targets }
+}
+
+/** One relation `include` can attach, as the model resources describe it. */
+export interface IncludableRelation {
+  name: string
+  kind: 'belongs-to' | 'has-many'
+  /** The model the relation reads. */
+  model: McpModel
+  /** The field of this model it starts from, and the field of the other model it matches. */
+  local: string
+  remote: string
+  /** has-many: most records attached per record. */
+  limit: number
+}
+
+/**
+ * `crud_list`'s grammar of a model under the policy, the one the tool checks its arguments
+ * against: the fields it shows (readable ones), filters, sorts and searches on, and the
+ * relations `include` may attach (before the caller's grant and tenancy narrow them).
+ */
+export function listGrammarOf(
+  policy: AccessPolicy,
+  model: McpModel,
+  access: ModelAccess,
+): {
+  fields: QueryField[]
+  filterable: QueryField[]
+  sortable: string[]
+  search: string[]
+  relations: IncludableRelation[]
+} {
+  const { definition, targets } = listQueryOf(policy, model, access)
+  return {
+    fields: definition.fields,
+    filterable: [...definition.filterable.values()],
+    sortable: [...definition.sortable.keys()],
+    search: definition.search.map((field) => field.name),
+    relations: [...definition.relations.values()].map((relation) => ({
+      name: relation.name,
+      kind: relation.kind,
+      model: targets.get(relation.name)!,
+      local: relation.local.name,
+      remote: relation.remote.name,
+      limit: relation.limit,
+    })),
   }
-  query = { definition, targets }
-  byModel.set(model, query)
-  return query
 }
 
 /**
@@ -122,16 +216,11 @@ export async function listRecords(
   access: ModelAccess,
   caller: McpCaller | undefined,
   input: ListInput,
+  signal?: AbortSignal,
 ): Promise<ListResult> {
   checkPaging(input)
-  const { definition, targets } = queryOf(policy, model, access)
-  const unknown = Object.keys(input.filters ?? {}).filter((n) => !definition.filterable.has(n))
-  if (unknown.length > 0) {
-    throw new ToolError(
-      `Unknown filter field(s) for ${model.resource}: ${unknown.map((n) => JSON.stringify(n)).join(', ')}. ` +
-        `Valid fields: ${[...definition.filterable.keys()].join(', ')}`,
-    )
-  }
+  const { definition, targets } = listQueryOf(policy, model, access)
+  checkFilterFields(definition, model, input.filters)
   await authorizeCall(policy, model, { caller, action: 'crud_list' })
   const scoped = await scopeRelations(policy, definition, targets, caller, input.include ?? [])
   const tenant = tenantOf(model, access, caller)
@@ -145,6 +234,9 @@ export async function listRecords(
       db: database.db,
       counts,
       scope,
+      // The row filters of the model and of each included one see the caller.
+      caller: policyCaller(caller),
+      signal,
     })
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error
@@ -165,6 +257,32 @@ export async function listRecords(
     result.prev_cursor = meta.prev_cursor ?? null
   }
   return result
+}
+
+/**
+ * Names every unknown filter field at once, with the valid ones: a field, a path in a JSON
+ * field (`meta.color`), or those of the `or` list.
+ */
+export function checkFilterFields(
+  definition: ListQueryDefinition,
+  model: McpModel,
+  filters: Filters | undefined,
+): void {
+  const known = (name: string) =>
+    definition.filterable.has(name) ||
+    (name.includes('.') && definition.filterable.get(name.split('.')[0]!)?.structure === 'json')
+  const names = Object.entries(filters ?? {}).flatMap(([name, value]) =>
+    name === 'or' && Array.isArray(value) && !definition.filterable.has('or')
+      ? value.flatMap((branch) => Object.keys(branch))
+      : [name],
+  )
+  const unknown = [...new Set(names.filter((name) => !known(name)))]
+  if (unknown.length > 0) {
+    throw new ToolError(
+      `Unknown filter field(s) for ${model.resource}: ${unknown.map((n) => JSON.stringify(n)).join(', ')}. ` +
+        `Valid fields: ${[...definition.filterable.keys()].join(', ')}`,
+    )
+  }
 }
 
 /** The spec's paging rules: integers of at least 1; a per_page beyond 100 is capped, not refused. */
@@ -207,22 +325,35 @@ async function scopeRelations(
   return { ...definition, relations }
 }
 
-/** The tool's arguments as the REST grammar's query string. */
-function toUrl(input: ListInput): URL {
-  const url = new URL('http://localhost/')
-  const params = url.searchParams
-  for (const [field, value] of Object.entries(input.filters ?? {})) {
-    if (value === null) params.set(`filter[${field}][null]`, 'true')
-    else if (typeof value !== 'object') params.set(`filter[${field}]`, String(value))
+/** The tools' `filters` as the REST grammar's `filter[…]` parameters (`or` as `filter[or][n][…]`). */
+export function filterParams(params: URLSearchParams, filters: Filters | undefined): void {
+  const put = (prefix: string, field: string, value: FilterValue) => {
+    if (value === null) params.set(`${prefix}[${field}][null]`, 'true')
+    else if (typeof value !== 'object') params.set(`${prefix}[${field}]`, String(value))
     else {
       for (const [op, operand] of Object.entries(value)) {
         const text = Array.isArray(operand)
           ? operand.map((item) => String(item).replaceAll(',', '\\,')).join(',')
           : String(operand)
-        params.set(`filter[${field}][${op}]`, text)
+        params.set(`${prefix}[${field}][${op}]`, text)
       }
     }
   }
+  for (const [field, value] of Object.entries(filters ?? {})) {
+    if (Array.isArray(value)) {
+      value.forEach((branch, i) => {
+        for (const [name, condition] of Object.entries(branch))
+          put(`filter[or][${i}]`, name, condition)
+      })
+    } else put('filter', field, value)
+  }
+}
+
+/** The tool's arguments as the REST grammar's query string. */
+function toUrl(input: ListInput): URL {
+  const url = new URL('http://localhost/')
+  const params = url.searchParams
+  filterParams(params, input.filters)
   if (input.sort !== undefined) params.set('sort', input.sort)
   if (input.fields !== undefined) params.set('fields', input.fields.join(','))
   if (input.include !== undefined && input.include.length > 0)

@@ -1,4 +1,4 @@
-import { getTableName, sql } from 'drizzle-orm'
+import { and, getTableName, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core'
 import type { SQLiteTable, SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
 import { createRecordCounter, type RecordCounter } from '../api/index.ts'
@@ -10,10 +10,13 @@ import {
   checkCall,
   type McpAccessOptions,
   type McpCaller,
+  type McpQueries,
   resolveAccess,
+  rowsOf,
 } from './access.ts'
 import type { AuditTrail } from './audit/audit-trail.ts'
 import { auditedCrud } from './audit/audited-crud.ts'
+import { type AggregateInput, type AggregateResult, aggregateRecords } from './crud-aggregate.ts'
 import {
   checkTenantValue,
   DEFAULT_PER_PAGE,
@@ -48,6 +51,12 @@ export interface CrudOptions {
    */
   access?: McpAccessOptions | AccessPolicy | undefined
   /**
+   * The app's REST list queries by model (`{ posts: postsQuery }`): a model that has one is
+   * read under its rules (fields, filter, sort, search, include, row filter), the same as
+   * through REST; `access` then says only which tools, and `authorize`.
+   */
+  queries?: McpQueries | undefined
+  /**
    * The counter behind `crud_list`'s `total`: give it the REST group's (`counts`, or a
    * `createRecordCounter` on the same store, Redis for several instances), so writes through
    * the API and through the tools invalidate one cached count. Default: a counter of these
@@ -64,7 +73,10 @@ export interface CrudOptions {
 
 export interface Crud {
   create(input: { model: string; data: Record<string, unknown> }): Promise<JsonRecord>
-  list(input: ListInput): Promise<ListResult>
+  /** `signal`: the call's; when the client cancels it, the running query is cancelled. */
+  list(input: ListInput, options?: { signal?: AbortSignal }): Promise<ListResult>
+  /** `crud_aggregate`: under crud_list's grant. */
+  aggregate(input: AggregateInput): Promise<AggregateResult>
   update(input: {
     model: string
     id: string | number
@@ -74,14 +86,17 @@ export interface Crud {
 }
 
 /** The access policy of the options, resolved once per options object. */
-export function accessPolicyOf(options: Pick<CrudOptions, 'models' | 'access'>): AccessPolicy {
+export function accessPolicyOf(
+  options: Pick<CrudOptions, 'models' | 'access' | 'queries'>,
+): AccessPolicy {
   const access = options.access
   if (access && 'of' in access && typeof access.of === 'function') return access as AccessPolicy
-  return resolveAccess(options.models, access as McpAccessOptions | undefined)
+  return resolveAccess(options.models, access as McpAccessOptions | undefined, options.queries)
 }
 
 /**
- * The four data operations behind `crud_create`, `crud_list`, `crud_update` and `crud_delete`.
+ * The data operations behind `crud_create`, `crud_list` (and `crud_aggregate`), `crud_update`
+ * and `crud_delete`.
  * Field names are checked against the model, values against their columns, and everything is
  * bound as a parameter through Drizzle's query builder. With a caller tenant and a model that
  * has `tenant_id`, every statement is limited to that tenant's rows.
@@ -139,11 +154,19 @@ export function createCrud(options: CrudOptions): Crud {
       return serialize(access.readable, created)
     },
 
-    async list(input) {
+    async list(input, options) {
       const model = find(input.model)
       const access = checkCall(policy, model, { caller, action: 'crud_list' })
       return run(`list ${model.resource}`, () =>
-        listRecords(database, counts, policy, model, access, caller, input),
+        listRecords(database, counts, policy, model, access, caller, input, options?.signal),
+      )
+    },
+
+    async aggregate(input) {
+      const model = find(input.model)
+      const access = checkCall(policy, model, { caller, action: 'crud_list' })
+      return run(`aggregate ${model.resource}`, () =>
+        aggregateRecords(database, policy, model, access, caller, input),
       )
     },
 
@@ -158,7 +181,7 @@ export function createCrud(options: CrudOptions): Crud {
       const values = parseData(model, data, access.updatable, 'update')
       const tenant = tenantOf(model, access, caller)
       if (tenant && values.has(tenant.column)) checkTenantValue(tenant, values.get(tenant.column))
-      const where = rowCondition(model, key, id, tenant)
+      const where = and(rowCondition(model, key, id, tenant), rowsOf(access, caller))!
       await authorizeCall(policy, model, {
         caller,
         action: 'crud_update',
@@ -200,7 +223,10 @@ export function createCrud(options: CrudOptions): Crud {
       const model = find(name)
       const key = requirePrimaryKey(model)
       const access = checkCall(policy, model, { caller, action: 'crud_delete' })
-      const where = rowCondition(model, key, id, tenantOf(model, access, caller))
+      const where = and(
+        rowCondition(model, key, id, tenantOf(model, access, caller)),
+        rowsOf(access, caller),
+      )!
       await authorizeCall(policy, model, { caller, action: 'crud_delete', id })
       const deleted = await run(`delete ${model.resource}`, async () => {
         if (database.dialect === 'postgres') {

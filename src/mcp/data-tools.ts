@@ -1,11 +1,6 @@
 import type { McpServer, ScopeChallengeHandler } from '@modelcontextprotocol/server'
 import { z } from 'zod'
-import {
-  COUNT_STRATEGIES,
-  createRecordCounter,
-  DEFAULT_QUERY_LIMITS,
-  FILTER_OPERATORS,
-} from '../api/index.ts'
+import { COUNT_STRATEGIES, createRecordCounter, DEFAULT_QUERY_LIMITS } from '../api/index.ts'
 import type { GrantableAccess } from '../oauth/index.ts'
 import {
   type AccessPolicy,
@@ -15,6 +10,7 @@ import {
   type McpCaller,
   toolsFor,
 } from './access.ts'
+import { DATA_TOOL_ANNOTATIONS } from './annotations.ts'
 import {
   APPROVAL_ID_ARGUMENT,
   type ApprovalOptions,
@@ -30,6 +26,9 @@ import {
   DEFAULT_PER_PAGE,
   MAX_PER_PAGE,
 } from './crud.ts'
+import { aggregateSchema, aggregateTool } from './crud-aggregate.ts'
+import { filtersSchema } from './filter-schema.ts'
+import { registerModelResources } from './resources.ts'
 import { runTool } from './tool-result.ts'
 
 export { DATA_TOOL_NAMES }
@@ -95,6 +94,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
       const { create, list, update, remove } = schemas
       const listed = toolsFor(policy, caller)
       const allowed = (name: DataToolName) => listed.has(name)
+      registerModelResources(server, policy, caller)
       // The writing tools go through the approval gate first (approvals/gate.ts).
       const audit = options.audit
       const approve = guarded(
@@ -121,7 +121,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
               'Creates a record of a model and returns it. created_at and updated_at are set by ' +
               'the server. Credential fields (passwords, tokens, secrets) can be neither set nor read.',
             inputSchema: create,
-            annotations: { destructiveHint: false, idempotentHint: false },
+            annotations: DATA_TOOL_ANNOTATIONS.crud_create,
             scopeChallenge: write,
           },
           approve('crud_create', (args) => runTool(() => crud.create(args), onUnexpected)),
@@ -140,10 +140,17 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
               `per_page is capped at ${MAX_PER_PAGE}. Returns records, total, page and per_page ` +
               '(and next_cursor / prev_cursor when cursor is given).',
             inputSchema: list,
-            annotations: { readOnlyHint: true },
+            annotations: DATA_TOOL_ANNOTATIONS.crud_list,
             scopeChallenge: read,
           },
-          (args) => runTool(() => crud.list(args), onUnexpected),
+          (args, ctx) =>
+            runTool(() => crud.list(args, { signal: ctx.mcpReq.signal }), onUnexpected),
+        )
+        // crud_list's sibling: the same read grant, the same grammar.
+        server.registerTool(
+          'crud_aggregate',
+          { ...aggregateTool, inputSchema: schemas.aggregate, scopeChallenge: read },
+          (args) => runTool(() => crud.aggregate(args), onUnexpected),
         )
       }
       if (allowed('crud_update')) {
@@ -153,7 +160,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             title: 'Update a record',
             description: 'Changes the given fields of one record (by primary key) and returns it.',
             inputSchema: update,
-            annotations: { destructiveHint: true, idempotentHint: true },
+            annotations: DATA_TOOL_ANNOTATIONS.crud_update,
             scopeChallenge: write,
           },
           approve('crud_update', (args) => runTool(() => crud.update(args), onUnexpected)),
@@ -166,7 +173,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             title: 'Delete a record',
             description: 'Deletes one record by primary key.',
             inputSchema: remove,
-            annotations: { destructiveHint: true, idempotentHint: true },
+            annotations: DATA_TOOL_ANNOTATIONS.crud_delete,
             scopeChallenge: write,
           },
           approve('crud_delete', (args) => runTool(() => crud.delete(args), onUnexpected)),
@@ -217,7 +224,6 @@ function buildSchemas(policy: AccessPolicy) {
   const data = z
     .record(z.string(), z.unknown())
     .describe('Field values keyed by column name (snake_case, as crud_list returns them)')
-  const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()])
   // On the tools some model puts behind approval: the retry of the link flow names it.
   const approval = (tool: DataToolName) =>
     policy.visibleModels.some((m) => policy.of(m)!.approval.has(tool))
@@ -234,29 +240,11 @@ function buildSchemas(policy: AccessPolicy) {
     create: convertedOnce(z.object({ model, data, ...approval('crud_create') })),
     update: convertedOnce(z.object({ model, id, data, ...approval('crud_update') })),
     remove: convertedOnce(z.object({ model, id, ...approval('crud_delete') })),
+    aggregate: convertedOnce(aggregateSchema(model)),
     list: convertedOnce(
       z.object({
         model,
-        filters: z
-          .record(
-            z.string(),
-            z.union([
-              scalar,
-              z.partialRecord(
-                z.enum(FILTER_OPERATORS),
-                z.union([scalar, z.array(scalar).max(DEFAULT_QUERY_LIMITS.maxInValues)]),
-              ),
-            ]),
-          )
-          .optional()
-          .describe(
-            'Filters keyed by field, combined with AND: a value for equality (null matches ' +
-              'NULL), or an object of operators: {"title": {"icontains": "kiln"}, "id": {"in": [1, 2]}, ' +
-              '"created_at": {"gte": "2026-01-01"}, "author_id": {"null": false}, "priority": ' +
-              `{"between": [1, 5]}}. Operators: ${FILTER_OPERATORS.join(', ')} (contains, starts_with ` +
-              'and ends_with are case-sensitive, their i-forms are not; in, not_in and between take ' +
-              `arrays). At most ${DEFAULT_QUERY_LIMITS.maxFilters} filters. Credential fields cannot be filtered on.`,
-          ),
+        filters: filtersSchema(),
         sort: z
           .string()
           .optional()

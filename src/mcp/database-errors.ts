@@ -4,6 +4,7 @@ import {
   type DatabaseDataError,
   type DatabaseErrorKind,
 } from '../db/database-errors.ts'
+import { QueryTimeoutError } from '../db/query-budget.ts'
 import { ToolError } from './tool-error.ts'
 
 /** What a tool says for each kind of data error (never the statement or its parameters). */
@@ -27,8 +28,9 @@ function messageOf(error: DatabaseDataError): string {
 
 /**
  * Runs a statement; a constraint or data error becomes a tool error that names the kind of
- * problem (never the statement or its parameters), anything else is logged and reported as a
- * database failure.
+ * problem (never the statement or its parameters), a list past its query budget a tool error
+ * that says so (logged with the query's shape, as the REST list's 503), anything else is
+ * logged and reported as a database failure.
  */
 export async function guardDatabase<T>(
   action: string,
@@ -39,6 +41,10 @@ export async function guardDatabase<T>(
     return await work()
   } catch (error) {
     if (error instanceof ToolError) throw error
+    if (error instanceof QueryTimeoutError) {
+      logger?.error({ code: error.code, shape: error.shape }, `mcp: ${action}: ${error.message}`)
+      throw new ToolError(error.message)
+    }
     const classified = classifyDatabaseError(error)
     if (classified) throw new ToolError(`Could not ${action}: ${messageOf(classified)}`)
     const cause = driverError(error)

@@ -6,6 +6,7 @@ import { z } from 'zod'
 import type { Env } from '../core/config/index.ts'
 import type { KilnConfig } from '../db/index.ts'
 import { messagingEnvStatus } from '../messaging/index.ts'
+import { READ_ONLY_TOOL_ANNOTATIONS } from './annotations.ts'
 import { findListenerImplementations } from './listeners.ts'
 import { readCodeTemplates, TEMPLATE_CATEGORIES } from './templates.ts'
 import { ToolError } from './tool-error.ts'
@@ -46,7 +47,7 @@ export function registerDeveloperTools(server: McpServer, options: DeveloperTool
       description:
         'Which MSG_* environment variables are present or missing (never their values) and ' +
         'whether the messaging scaffold directory exists.',
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY_TOOL_ANNOTATIONS,
     },
     () =>
       runTool(async () => {
@@ -83,7 +84,7 @@ export function registerDeveloperTools(server: McpServer, options: DeveloperTool
           .optional()
           .describe("A listener file relative to the app's root, instead of the default"),
       }),
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY_TOOL_ANNOTATIONS,
     },
     ({ file }) =>
       runTool(async () => {
@@ -117,7 +118,7 @@ export function registerDeveloperTools(server: McpServer, options: DeveloperTool
         category: z.enum(TEMPLATE_CATEGORIES).optional().describe('Only this category'),
         name: z.string().min(1).optional().describe('Only the template of this name'),
       }),
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY_TOOL_ANNOTATIONS,
     },
     ({ category, name }) =>
       runTool(async () => {

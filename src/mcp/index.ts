@@ -8,6 +8,7 @@ export {
   DEFAULT_TOOL_SCOPES,
   type McpAccessOptions,
   type McpModelAccess,
+  type McpQueries,
   resolveAccess,
   type WriteToolName,
 } from './access.ts'
@@ -70,10 +71,13 @@ export {
   type BridgeOperation,
   callOperation,
   createOpenApiBridgeServer,
+  currentKeyPath,
   DEFAULT_SPEC_PATH,
+  fetchKeyScopes,
   fetchOpenApiDocument,
   OpenApiBridgeError,
   type OpenApiBridgeOptions,
+  type OperationsOptions,
   operationsFromDocument,
   toolName,
 } from './openapi-bridge.ts'

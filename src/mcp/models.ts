@@ -1,4 +1,5 @@
 import type { Table } from 'drizzle-orm'
+import type { z } from 'zod'
 import {
   AUTO_EXCLUDED_FIELDS,
   type CredentialOptions,
@@ -24,6 +25,8 @@ export interface McpColumn {
   length?: number | undefined
   /** The allowed values of an enum column. */
   enumValues?: readonly string[] | undefined
+  /** The zod schema `typedJson` attached to a JSON column (kilnjs/db). */
+  jsonSchema?: z.ZodType | undefined
 }
 
 /** What the data tools need to know about a model: kiln/db's `ModelInfo` satisfies it. */

@@ -1,5 +1,6 @@
 import { type CallToolResult, Server, type Tool } from '@modelcontextprotocol/server'
 import { redactSecrets, Secret } from '../core/secret.ts'
+import { httpMethodAnnotations } from './annotations.ts'
 import {
   isObject,
   type JsonObject,
@@ -74,12 +75,73 @@ export async function fetchOpenApiDocument(options: OpenApiBridgeOptions): Promi
   return document
 }
 
+/** The path of the API's `GET …/keys/self` (kiln's `currentKeyRoutes`), when it has one. */
+export function currentKeyPath(document: JsonObject): string | undefined {
+  const paths = isObject(document.paths) ? document.paths : {}
+  return Object.keys(paths).find((path) => {
+    const item = paths[path]
+    return path.endsWith('/keys/self') && isObject(item) && isObject(item.get)
+  })
+}
+
+/**
+ * What the key may do, as the API tells it: the scopes of `GET …/keys/self` (the document
+ * says where). Undefined when the API has no such endpoint (not a kiln API, or an older one):
+ * then nothing says which operations the key may call. A refused key is an error.
+ */
+export async function fetchKeyScopes(
+  document: JsonObject,
+  options: OpenApiBridgeOptions,
+): Promise<string[] | undefined> {
+  const path = currentKeyPath(document)
+  if (path === undefined) return undefined
+  const base = options.apiUrl.endsWith('/') ? options.apiUrl : `${options.apiUrl}/`
+  const url = new URL(path.replace(/^\//, ''), base)
+  let response: Response
+  try {
+    response = await (options.fetch ?? globalThis.fetch)(url, {
+      headers: { Accept: 'application/json', Authorization: authorization(options) },
+      signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
+    })
+  } catch (error) {
+    throw new OpenApiBridgeError(
+      `Could not reach ${url.origin}: ${redact(errorMessage(error), options)}`,
+    )
+  }
+  if (response.status === 401) throw new OpenApiBridgeError(`${url} refused the API key (401)`)
+  if (!response.ok) throw new OpenApiBridgeError(`${url} answered ${response.status}`)
+  const body: unknown = await response.json().catch(() => undefined)
+  const scopes = isObject(body) && isObject(body.data) ? body.data.scopes : undefined
+  if (!Array.isArray(scopes) || !scopes.every((scope) => typeof scope === 'string')) {
+    throw new OpenApiBridgeError(`${url} did not answer the key's scopes`)
+  }
+  return scopes
+}
+
+/** Whether a key with `scopes` may call an operation that needs `needed` (`*` passes all). */
+function mayCall(scopes: readonly string[], needed: unknown): boolean {
+  if (scopes.includes('*') || !Array.isArray(needed)) return true
+  return needed.every((scope) => scopes.includes(String(scope)))
+}
+
+export interface OperationsOptions {
+  /**
+   * The key's scopes (`fetchKeyScopes`): only the operations it may call become tools (each
+   * operation's scopes are the document's `x-scopes`). Undefined: every operation.
+   */
+  scopes?: readonly string[] | undefined
+}
+
 /**
  * The tools of an OpenAPI document: one per operation, named from method and path with the
  * `/api` and version segments left out (`GET /api/v1/posts/{id}` → `get_posts_by_id`), and an
  * input schema made of the path and query parameters plus `body` for a JSON request body.
+ * With the key's `scopes`, only the operations it may call.
  */
-export function operationsFromDocument(document: JsonObject): BridgeOperation[] {
+export function operationsFromDocument(
+  document: JsonObject,
+  { scopes }: OperationsOptions = {},
+): BridgeOperation[] {
   const resolve = refResolver(document)
   const operations: BridgeOperation[] = []
   const names = new Set<string>()
@@ -90,6 +152,7 @@ export function operationsFromDocument(document: JsonObject): BridgeOperation[] 
     for (const method of METHODS) {
       const operation = resolve(item[method])
       if (!isObject(operation)) continue
+      if (scopes && !mayCall(scopes, operation['x-scopes'])) continue
       const properties: Record<string, object> = {}
       const required: string[] = []
       const parameters: BridgeParameter[] = []
@@ -143,7 +206,7 @@ export function operationsFromDocument(document: JsonObject): BridgeOperation[] 
             properties: properties as Tool['inputSchema']['properties'],
             ...(required.length > 0 ? { required } : {}),
           },
-          annotations: { readOnlyHint: method === 'get', destructiveHint: method === 'delete' },
+          annotations: httpMethodAnnotations(method),
         },
         method,
         path,

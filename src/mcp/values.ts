@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { decimal, decimalOptionsOf, int64 } from '../api/rest/column-values.ts'
+import { BODY_FIELD, fieldErrors } from '../api/rest/validation.ts'
 import { validationMessage } from '../api/rest/validation-messages.ts'
 import type { McpColumn } from './models.ts'
 
@@ -54,7 +55,7 @@ export function coerceValue(
     case 'date':
       return coerceDate(value)
     case 'json':
-      return value
+      return column.jsonSchema ? parseJson(column.jsonSchema, value) : value
     case 'array':
       if (!Array.isArray(value)) throw new FieldValueError('expected an array')
       return value
@@ -121,6 +122,20 @@ function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> 
   const result = schema.safeParse(value, { error: validationMessage })
   if (result.success) return result.data
   throw new FieldValueError(result.error.issues[0]?.message ?? 'is not valid')
+}
+
+/**
+ * A value of a `typedJson` column, checked with its schema as the REST requests check it;
+ * the message names the path inside the value (`color: expected a string`).
+ */
+function parseJson(schema: z.ZodType, value: unknown): unknown {
+  const result = schema.safeParse(value, { error: validationMessage })
+  if (result.success) return result.data
+  // The REST 422's grouping (`fieldErrors`): dotted paths, unknown keys one by one.
+  const problems = Object.entries(fieldErrors(result.error.issues)).map(([path, messages]) =>
+    path === BODY_FIELD ? messages.join(', ') : `${path}: ${messages.join(', ')}`,
+  )
+  throw new FieldValueError(problems.join(', '))
 }
 
 function coerceDate(value: unknown): Date {

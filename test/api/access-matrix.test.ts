@@ -1,5 +1,9 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { serve } from '@hono/node-server'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { getTableName } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApiKey, type ListQueryDefinition } from '../../src/api/index.ts'
@@ -8,11 +12,17 @@ import { createModelRegistry, isCredentialField, resourceName } from '../../src/
 import {
   createDataTools,
   createMcpServer,
+  createOpenApiBridgeServer,
+  fetchKeyScopes,
   type McpAccessOptions,
   type McpCaller,
+  type McpQueries,
+  type OpenApiBridgeOptions,
+  operationsFromDocument,
 } from '../../src/mcp/index.ts'
 import { call, connectInMemory } from '../mcp/support/client.ts'
 import { describeEachDatabase } from '../support/databases.ts'
+import { repoRoot } from '../support/processes.ts'
 import {
   type RunningApi,
   type ScaffoldedApp,
@@ -42,7 +52,36 @@ const KEYS: Record<string, string[]> = {
   postsWrite: ['posts:read', 'posts:write'],
   usersRead: ['users:read'],
   postsAndUsers: ['posts:read', 'users:read'],
+  drafts: ['posts:read', 'posts:write', 'posts:drafts', 'users:read'],
   everything: ['*'],
+}
+
+/**
+ * The posts' row filter, added to the generated controller's list query as an app would: keys
+ * read published posts unless they hold posts:drafts; an assistant acting for a user also
+ * reaches that user's own drafts.
+ */
+const POSTS_ROWS = `(caller) =>
+    caller?.scopes.includes('*') || caller?.scopes.includes('posts:drafts')
+      ? undefined
+      : caller?.userId
+        ? {
+            where: or(eq(posts.published, true), eq(posts.authorId, Number(caller.userId)))!,
+            key: \`published-or:\${caller.userId}\`,
+          }
+        : { where: eq(posts.published, true), key: 'published' }`
+
+function addRowFilter(outDir: string): void {
+  const path = join(outDir, 'controllers/posts.ts')
+  const source = readFileSync(path, 'utf8')
+  const patched = source
+    .replace(
+      "import { and, eq, sql } from 'drizzle-orm'",
+      "import { and, eq, or, sql } from 'drizzle-orm'",
+    )
+    .replace('  resource: toPostResource,', `  rows: ${POSTS_ROWS},\n  resource: toPostResource,`)
+  if (patched === source || !patched.includes('rows:')) throw new Error('posts controller changed')
+  writeFileSync(path, patched)
 }
 
 const allows = (scopes: string[], scope: string) => scopes.includes('*') || scopes.includes(scope)
@@ -55,19 +94,31 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
     apiResources: Array<{ name: string; model: string; query: ListQueryDefinition }>
   }
   const auth: Record<string, string> = {}
+  const rawKeys: Record<string, string> = {}
   let authorId: number
+  /** A draft (published false): only posts:drafts keys and its author reach it. */
   let postId: number
+  let publishedId: number
 
   beforeAll(async () => {
     scaffolded = await scaffoldApp(backend.dialect)
+    addRowFilter(scaffolded.outDir)
     api = await startGeneratedApi(scaffolded, backend)
     generated = await import(join(scaffolded.outDir, 'routes.ts'))
     resources = generated.apiResources
     for (const [name, scopes] of Object.entries(KEYS)) {
       const { rawKey } = await createApiKey(api.database, { name, scopes })
       auth[name] = `Bearer ${rawKey}`
+      rawKeys[name] = rawKey
     }
     authorId = await api.createUser()
+    const published = await api.request('POST', '/api/v1/posts', {
+      title: 'Out',
+      body: 'There',
+      published: true,
+      author_id: authorId,
+    })
+    publishedId = ((await published.json()) as { data: { id: number } }).data.id
     const created = await api.request('POST', '/api/v1/posts', {
       title: 'Hello',
       body: 'World',
@@ -177,7 +228,7 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
     const created = await api.request(
       'POST',
       '/api/v1/posts',
-      { title: 'Mine', body: 'Text', author_id: authorId },
+      { title: 'Mine', body: 'Text', published: true, author_id: authorId },
       as('postsWrite'),
     )
     expect(created.status).toBe(201)
@@ -192,6 +243,63 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
     expect(credentialKeys(await updated.json())).toEqual([])
     const deleted = await api.request('DELETE', `/api/v1/posts/${id}`, undefined, as('postsWrite'))
     expect(deleted.status).toBe(200)
+  })
+
+  it('REST: the row filter keeps list, show, include, update and delete to the caller’s rows', async () => {
+    const ids = async (key: string, path = '/api/v1/posts') => {
+      const response = await api.request('GET', path, undefined, as(key))
+      expect(response.status, `${key} GET ${path}`).toBe(200)
+      const body = (await response.json()) as {
+        data: Array<{ id: number; posts?: Array<{ id: number; published: boolean }> }>
+        meta: { total: number }
+      }
+      return body
+    }
+    const reader = await ids('postsWrite')
+    expect(reader.data.map((post) => post.id)).toContain(publishedId)
+    expect(reader.data.map((post) => post.id)).not.toContain(postId)
+    // The count keeps to the same rows (its cache is keyed by the filter).
+    expect(reader.meta.total).toBe(reader.data.length)
+    const drafts = await ids('drafts')
+    expect(drafts.data.map((post) => post.id)).toContain(postId)
+    expect(drafts.meta.total).toBeGreaterThan(reader.meta.total)
+    // show: a row the caller cannot list is a 404, as an unknown id.
+    const hidden = await api.request('GET', `/api/v1/posts/${postId}`, undefined, as('postsRead'))
+    expect(hidden.status).toBe(404)
+    const visible = await api.request(
+      'GET',
+      `/api/v1/posts/${publishedId}`,
+      undefined,
+      as('postsRead'),
+    )
+    expect(visible.status).toBe(200)
+    // update and delete: 404, and nothing changes.
+    const patch = await api.request(
+      'PATCH',
+      `/api/v1/posts/${postId}`,
+      { title: 'X' },
+      as('postsWrite'),
+    )
+    expect(patch.status).toBe(404)
+    const remove = await api.request(
+      'DELETE',
+      `/api/v1/posts/${postId}`,
+      undefined,
+      as('postsWrite'),
+    )
+    expect(remove.status).toBe(404)
+    const still = await api.request('GET', `/api/v1/posts/${postId}`, undefined, as('drafts'))
+    expect(still.status).toBe(200)
+    expect(((await still.json()) as { data: { title: string } }).data.title).toBe('Hello')
+    // include= of posts from users keeps to the same rows.
+    const users = await ids('postsAndUsers', '/api/v1/users?include=posts')
+    const included = users.data.flatMap((user) => user.posts ?? [])
+    expect(included.map((post) => post.id)).toContain(publishedId)
+    expect(included.every((post) => post.published)).toBe(true)
+    const withDrafts = await ids('drafts', '/api/v1/users?include=posts')
+    expect(withDrafts.data.flatMap((user) => user.posts ?? []).map((post) => post.id)).toContain(
+      postId,
+    )
   })
 
   it('the OpenAPI document says what each include needs, and shows no credential', async () => {
@@ -210,18 +318,115 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
     expect(credentialKeys(records)).toEqual([])
   })
 
+  describe('the OpenAPI→MCP bridge', () => {
+    type Document = {
+      paths: Record<string, Record<string, { 'x-scopes'?: string[] }>>
+    }
+    const documentOf = async () =>
+      (await (await api.request('GET', '/api/openapi.json')).json()) as Document
+    /** `method path` of each operation a key with `scopes` may call, from the document. */
+    const callable = (document: Document, scopes: string[]) =>
+      Object.entries(document.paths).flatMap(([path, item]) =>
+        Object.entries(item)
+          .filter(([, operation]) => (operation['x-scopes'] ?? []).every((s) => allows(scopes, s)))
+          .map(([method]) => `${method} ${path}`),
+      )
+
+    it('lists only the operations each key may call; what it lists answers, include included', async () => {
+      const document = await documentOf()
+      for (const [keyName, scopes] of Object.entries(KEYS)) {
+        const options: OpenApiBridgeOptions = {
+          apiUrl: 'http://localhost/',
+          apiKey: rawKeys[keyName]!,
+          fetch: (url, init) => Promise.resolve(api.app.request(url as URL, init)),
+        }
+        const learned = await fetchKeyScopes(document as never, options)
+        expect(learned, keyName).toEqual(scopes)
+        const operations = operationsFromDocument(document as never, { scopes: learned })
+        const listed = operations.map((operation) => `${operation.method} ${operation.path}`)
+        expect(listed.sort(), keyName).toEqual(callable(document, scopes).sort())
+        expect(listed).toContain('get /api/v1/keys/self')
+        // Every list it offers answers (no 403), and no answer holds a credential.
+        const client = await connectInMemory(
+          createOpenApiBridgeServer(operations, options) as never,
+        )
+        try {
+          for (const operation of operations) {
+            if (operation.method !== 'get' || operation.path.includes('{')) continue
+            const result = await call(client, operation.tool.name, {})
+            expect(result.isError, `${keyName} ${operation.tool.name}`).toBe(false)
+            expect(credentialKeys(result.json)).toEqual([])
+          }
+          // include= through the bridge is read under the related resource's scope too.
+          if (listed.includes('get /api/v1/posts')) {
+            const included = await call(client, 'get_posts', { include: 'author' })
+            expect(included.isError, keyName).toBe(!allows(scopes, 'users:read'))
+            if (included.isError) expect(included.text).toContain('lacks the scope users:read')
+            expect(credentialKeys(included.json)).toEqual([])
+          }
+        } finally {
+          await client.close()
+        }
+      }
+    })
+
+    it('kilnjs mcp --api-url --api-key: a posts:read key sees the posts reads only', async () => {
+      const server = serve({ fetch: api.app.fetch, port: 0, hostname: '127.0.0.1' })
+      await new Promise<void>((resolve) => server.once('listening', () => resolve()))
+      const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [join(repoRoot, 'bin/kiln.js'), 'mcp', '--api-url', apiUrl],
+        cwd: repoRoot,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? repoRoot,
+          KILN_API_KEY: rawKeys.postsRead!,
+        },
+        stderr: 'pipe',
+      })
+      const client = new Client({ name: 'matrix-bridge', version: '1.0.0' })
+      try {
+        await client.connect(transport)
+        const { tools } = await client.listTools()
+        expect(tools.map((tool) => tool.name).sort()).toEqual([
+          'get_keys_self',
+          'get_posts',
+          'get_posts_aggregate',
+          'get_posts_by_id',
+        ])
+        const page = await call(client, 'get_posts', {})
+        expect(page.isError).toBe(false)
+        const refused = await call(client, 'get_posts', { include: 'author' })
+        expect(refused.isError).toBe(true)
+        expect(refused.text).toContain('403')
+      } finally {
+        await client.close()
+        await new Promise<void>((resolve) => {
+          ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
+          server.close(() => resolve())
+        })
+      }
+    }, 60_000)
+  })
+
   describe('MCP data tools, in process', () => {
     const clients: Client[] = []
     afterAll(async () => {
       for (const client of clients) await client.close()
     })
-    async function connect(access: McpAccessOptions | undefined, caller: McpCaller) {
+    async function connect(
+      access: McpAccessOptions | undefined,
+      caller: McpCaller,
+      queries?: McpQueries,
+    ) {
       const schema = await import(join(scaffolded.root, 'src/schema.ts'))
       const models = createModelRegistry(schema, api.database.dialect)
       const tools = createDataTools({
         database: api.database,
         models,
         access,
+        queries,
         logger: silentLogger(),
       })
       const client = await connectInMemory(createMcpServer({ dataTools: { tools, caller } }))
@@ -284,6 +489,93 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
         const tools = (await client.listTools()).tools.map((tool) => tool.name)
         expect(tools).not.toContain('crud_delete')
       }
+    })
+
+    it('with the list queries, crud_* read and write under REST’s rules: fields, includes, rows', async () => {
+      const queries = Object.fromEntries(resources.map(({ name, query }) => [name, query]))
+      const access: McpAccessOptions = {
+        models: {
+          posts: { tools: ['crud_list', 'crud_update', 'crud_delete'] },
+          users: { tools: ['crud_list'] },
+        },
+      }
+      const stranger = await connect(access, { ...writer, userId: '0' }, queries)
+      const list = await call(stranger, 'crud_list', { model: 'posts', include: ['author'] })
+      expect(list.isError).toBe(false)
+      const records = (list.json as { records: Array<Record<string, unknown>>; total: number })
+        .records
+      const listed = records.map((record) => record.id)
+      expect(listed).toContain(publishedId)
+      expect(listed).not.toContain(postId)
+      // The records' fields are the REST list's fields; the author's are GET /users' fields.
+      const postsFields = queries.posts!.fields.map((field) => field.name).sort()
+      const usersFields = queries.users!.fields.map((field) => field.name).sort()
+      for (const record of records) {
+        expect(
+          Object.keys(record)
+            .filter((key) => key !== 'author')
+            .sort(),
+        ).toEqual(postsFields)
+        expect(Object.keys(record.author as object).sort()).toEqual(usersFields)
+      }
+      expect(credentialKeys(records)).toEqual([])
+      // A draft is no record to this caller: update and delete find nothing, and change nothing.
+      const update = await call(stranger, 'crud_update', {
+        model: 'posts',
+        id: postId,
+        data: { title: 'Taken' },
+      })
+      expect(update).toMatchObject({ isError: true, text: `No posts record with id ${postId}` })
+      const remove = await call(stranger, 'crud_delete', { model: 'posts', id: postId })
+      expect(remove).toMatchObject({ isError: true, text: `No posts record with id ${postId}` })
+      // The include of posts from users keeps to the same rows.
+      const authors = await call(stranger, 'crud_list', { model: 'users', include: ['posts'] })
+      const theirs = (authors.json as { records: Array<{ posts: Array<{ id: number }> }> }).records
+      expect(theirs.flatMap((user) => user.posts.map((post) => post.id))).not.toContain(postId)
+      // Its author reaches it (the row filter sees the token's user).
+      const author = await connect(access, { ...reader, userId: String(authorId) }, queries)
+      const own = await call(author, 'crud_list', { model: 'posts' })
+      expect((own.json as { records: Array<{ id: number }> }).records.map((r) => r.id)).toContain(
+        postId,
+      )
+      // The list query decides what is readable: the MCP policy cannot say it a second time.
+      await expect(
+        connect({ models: { posts: { read: ['id', 'title'] } } }, reader, queries),
+      ).rejects.toThrow(/posts\.read: its readable fields are its list query's/)
+    })
+
+    it('the grant narrows the same queries: read-only lists the read tools alone, and no include of an ungranted model', async () => {
+      const queries = Object.fromEntries(resources.map(({ name, query }) => [name, query]))
+      const access: McpAccessOptions = {
+        models: {
+          posts: { tools: ['crud_list', 'crud_update', 'crud_delete'] },
+          users: { tools: ['crud_list'] },
+        },
+      }
+      const granted = await connect(
+        access,
+        { ...writer, userId: '0', grant: { posts: ['read'] } },
+        queries,
+      )
+      const tools = (await granted.listTools()).tools.map((tool) => tool.name)
+      // Reading is crud_list and its sibling crud_aggregate.
+      expect(tools).toEqual(['crud_list', 'crud_aggregate'])
+      // A tool the grant does not give is not there at all.
+      await expect(
+        granted.callTool({
+          name: 'crud_update',
+          arguments: { model: 'posts', id: publishedId, data: { title: 'Taken' } },
+        }),
+      ).rejects.toThrow(/crud_update/)
+      const list = await call(granted, 'crud_list', { model: 'posts' })
+      expect(list.isError).toBe(false)
+      const ids = (list.json as { records: Array<{ id: number }> }).records.map((r) => r.id)
+      expect(ids).toContain(publishedId)
+      expect(ids).not.toContain(postId)
+      const users = await call(granted, 'crud_list', { model: 'users' })
+      expect(users).toMatchObject({ isError: true, text: expect.stringMatching(/^Not granted/) })
+      const author = await call(granted, 'crud_list', { model: 'posts', include: ['author'] })
+      expect(author).toMatchObject({ isError: true, text: expect.stringMatching(/^Not granted/) })
     })
 
     it('include reads the related model under its own policy: granted fields only', async () => {

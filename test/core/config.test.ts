@@ -29,6 +29,7 @@ describe('loadAppConfig', () => {
       appUrlFromEnv: false,
       appName: 'kiln',
       databaseUrl: undefined,
+      databaseStatementTimeoutMs: 5_000,
       redisUrl: undefined,
       logLevel: 'info',
       // The tests' standard output is no terminal: JSON, as a log collector would read it.
@@ -46,6 +47,7 @@ describe('loadAppConfig', () => {
       APP_URL: 'https://app.example.com/',
       APP_NAME: 'shop',
       DATABASE_URL: 'postgres://u:p@db:5432/shop',
+      DATABASE_STATEMENT_TIMEOUT_MS: '2500',
       REDIS_URL: 'redis://cache:6379',
       LOG_LEVEL: 'warn',
       LOG_FORMAT: 'pretty',
@@ -63,6 +65,7 @@ describe('loadAppConfig', () => {
       appUrlFromEnv: true,
       appName: 'shop',
       databaseUrl: expect.any(Secret),
+      databaseStatementTimeoutMs: 2_500,
       redisUrl: expect.any(Secret),
       logLevel: 'warn',
       logFormat: 'pretty',
@@ -73,6 +76,17 @@ describe('loadAppConfig', () => {
 
   it('refuses an ALLOWED_HOSTS that is not a list of host names', () => {
     expect(() => loadAppConfig({ ALLOWED_HOSTS: 'https://evil.example/' })).toThrow(/ALLOWED_HOSTS/)
+  })
+
+  it('takes DATABASE_STATEMENT_TIMEOUT_MS as whole milliseconds, 0 for no limit', () => {
+    expect(loadAppConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '0' }).databaseStatementTimeoutMs).toBe(0)
+    for (const value of ['-1', '1.5', 'soon']) {
+      expect(
+        Object.keys(
+          configError(() => loadAppConfig({ DATABASE_STATEMENT_TIMEOUT_MS: value })).problems,
+        ),
+      ).toEqual(['DATABASE_STATEMENT_TIMEOUT_MS'])
+    }
   })
 
   it('takes the APP_URL default from PORT', () => {

@@ -3,12 +3,17 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join, relative } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
+import { createDemoApp } from '../../examples/demo/src/app.ts'
+import { createDemoContext } from '../../examples/demo/src/context.ts'
+import { generateApiClient } from '../../src/api/index.ts'
+import { silentLogger } from '../../src/core/index.ts'
 
 /**
  * Every `ts` block of README.md and docs/ is type-checked against kiln's sources, so that a
  * snippet cannot drift from the API it shows. A block may use the names of the entry point
- * (test/docs/snippet-context.ts), import the app's `./schema.ts` (the demo's tables) and
- * `./api/index.js` (its generated API), and must import or define everything else. A block that is
+ * (test/docs/snippet-context.ts), import the app's `./schema.ts` (the demo's tables),
+ * `./api/index.js` (its generated API) and `./api-client.ts` (the typed client `kilnjs
+ * make:client` writes from the demo's OpenAPI document), and must import or define everything else. A block that is
  * deliberately not code (a signature sketch, a fragment with `…`) is preceded by
  * `<!-- not type-checked: <why> -->`, and the reason is required.
  */
@@ -78,6 +83,19 @@ describe('the code blocks of README.md and docs/', () => {
       join(work, 'api/index.ts'),
       `export * from '${relative(join(work, 'api'), join(repo, 'examples/demo/src/api/index.ts'))}'\n`,
     )
+    // The typed client of the demo's API, as `kilnjs make:client` writes it.
+    const demoContext = await createDemoContext({
+      databaseUrl: 'pglite:',
+      logger: silentLogger(),
+      env: { DEMO_EMAIL: 'demo@example.com', DEMO_PASSWORD: 'correct horse battery' },
+    })
+    try {
+      const demoApp = await createDemoApp(demoContext)
+      const document = await (await demoApp.request('/api/openapi.json')).json()
+      writeFileSync(join(work, 'api-client.ts'), generateApiClient(document))
+    } finally {
+      await demoContext.close()
+    }
     writeFileSync(
       join(work, 'tsconfig.json'),
       JSON.stringify({

@@ -154,7 +154,7 @@ describe.skipIf(!hasChromium && !isCI)('granting an assistant less than it asked
     await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }))
     try {
       const { tools } = await client.listTools()
-      expect(tools.map((tool) => tool.name)).toEqual(['crud_list'])
+      expect(tools.map((tool) => tool.name)).toEqual(['crud_list', 'crud_aggregate'])
       const listed = await ok<{ total: number }>(client, 'crud_list', { model: 'posts' })
       expect(listed.total).toBe(0)
       // A write is refused: the tool does not exist for this client.

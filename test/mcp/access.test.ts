@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { defineListQuery } from '../../src/api/index.ts'
 import { createLogger, silentLogger } from '../../src/core/index.ts'
 import { createModelRegistry, type Database } from '../../src/db/index.ts'
 import {
@@ -69,7 +70,7 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
   it("is read-only for unlisted models with unlisted: 'read'", async () => {
     const client = await connect({ unlisted: 'read' })
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name)).toEqual(['crud_list'])
+    expect(tools.map((tool) => tool.name)).toEqual(['crud_list', 'crud_aggregate'])
     const page = await ok<{ total: number }>(client, 'crud_list', { model: 'users' })
     expect(page.total).toBe(1)
   })
@@ -86,7 +87,11 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
       },
     })
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['crud_create', 'crud_list'])
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'crud_aggregate',
+      'crud_create',
+      'crud_list',
+    ])
     const note = await ok(client, 'crud_create', {
       model: 'notes',
       data: { tenant_id: 't', title: 'A' },
@@ -200,5 +205,29 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
         expect(() => resolveAccess(models, access)).toThrow(message)
       })
     }
+
+    it('list queries: an unknown model, another table’s query, or read beside a query', () => {
+      const notes = models.models.find((model) => model.resource === 'notes')!
+      const users = models.models.find((model) => model.resource === 'users')!
+      const notesQuery = defineListQuery(notes.table)
+      expect(() => resolveAccess(models, {}, { invoices: notesQuery })).toThrow(
+        /mcp queries: unknown model "invoices"/,
+      )
+      expect(() => resolveAccess(models, {}, { users: notesQuery })).toThrow(
+        /mcp queries: users is the list query of notes/,
+      )
+      expect(() =>
+        resolveAccess(models, { models: { notes: { read: ['id'] } } }, { notes: notesQuery }),
+      ).toThrow(/notes\.read: its readable fields are its list query's/)
+      // The query's fields are the readable ones: never a credential of the model.
+      const policy = resolveAccess(
+        models,
+        { models: { notes: {}, users: {} } },
+        { notes: notesQuery, users: defineListQuery(users.table) },
+      )
+      const readable = policy.of(users)!.readable.map((column) => column.name)
+      expect(readable).toEqual(defineListQuery(users.table).fields.map((field) => field.name))
+      expect(readable).not.toContain('password_hash')
+    })
   })
 })

@@ -56,6 +56,7 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
     const { tools } = await client.listTools()
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]))
     expect(Object.keys(byName).sort()).toEqual([
+      'crud_aggregate',
       'crud_create',
       'crud_delete',
       'crud_list',

@@ -104,6 +104,7 @@ describe('the demo app /mcp endpoint', () => {
         .where(eq(users.email, EMAIL))
       const { tools } = await client.listTools()
       expect(tools.map((tool) => tool.name).sort()).toEqual([
+        'crud_aggregate',
         'crud_create',
         'crud_delete',
         'crud_list',

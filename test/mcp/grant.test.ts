@@ -71,7 +71,7 @@ describeEachDatabase('the data tools follow the grant the person approved', (bac
       grant: { notes: ['read'], users: ['read'] },
     })
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name)).toEqual(['crud_list'])
+    expect(tools.map((tool) => tool.name)).toEqual(['crud_list', 'crud_aggregate'])
     const before = await snapshot(database)
     await expect(
       call(client, 'crud_create', { model: 'notes', data: { tenant_id: 't', title: 'A' } }),
@@ -87,7 +87,11 @@ describeEachDatabase('the data tools follow the grant the person approved', (bac
       grant: { notes: ['read', 'create'] },
     })
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['crud_create', 'crud_list'])
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'crud_aggregate',
+      'crud_create',
+      'crud_list',
+    ])
     const users = await call(client, 'crud_list', { model: 'users' })
     expect(users.isError).toBe(true)
     expect(users.text).toBe('Not granted: crud_list on users (the user did not allow it)')
@@ -112,6 +116,7 @@ describeEachDatabase('the data tools follow the grant the person approved', (bac
     const client = await connect({ userId: '1' })
     const { tools } = await client.listTools()
     expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'crud_aggregate',
       'crud_create',
       'crud_delete',
       'crud_list',

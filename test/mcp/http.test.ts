@@ -146,6 +146,7 @@ describeEachDatabase('the /mcp endpoint over Streamable HTTP', (backend) => {
     it('lists the data tools', async () => {
       const { tools } = await a.client.listTools()
       expect(tools.map((tool) => tool.name).sort()).toEqual([
+        'crud_aggregate',
         'crud_create',
         'crud_delete',
         'crud_list',
@@ -252,6 +253,7 @@ describeEachDatabase('the /mcp endpoint over Streamable HTTP', (backend) => {
           expect(client.getProtocolEra()).toBe(mode === 'legacy' ? 'legacy' : 'modern')
           const { tools } = await client.listTools()
           expect(tools.map((tool) => tool.name).sort()).toEqual([
+            'crud_aggregate',
             'crud_create',
             'crud_delete',
             'crud_list',

@@ -122,6 +122,7 @@ for (const [name, app] of Object.entries(apps)) {
       expect(tools.map((tool) => tool.name)).toEqual([
         'crud_create',
         'crud_list',
+        'crud_aggregate',
         'crud_update',
         'crud_delete',
         'messaging_config_status',
@@ -195,6 +196,40 @@ for (const [name, app] of Object.entries(apps)) {
       expect(zero.isError).toBe(true)
     })
 
+    it('describes the models as resources and completes model and field names', async () => {
+      const { resources } = await client.listResources()
+      expect(resources.map((resource) => resource.uri)).toEqual(
+        expect.arrayContaining(['kiln://models/users', 'kiln://models/posts']),
+      )
+      const read = async (uri: string) =>
+        JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text)
+      const users = await read('kiln://models/users')
+      expect(users.properties).toHaveProperty('email')
+      expect(users.properties).not.toHaveProperty('password_hash')
+      expect(users.properties).not.toHaveProperty('remember_token')
+      const posts = await read('kiln://models/posts')
+      expect(posts.properties.author).toMatchObject({
+        anyOf: [{ $ref: 'kiln://models/users' }, { type: 'null' }],
+      })
+      expect(posts['x-kiln'].tools).toEqual([
+        'crud_create',
+        'crud_list',
+        'crud_update',
+        'crud_delete',
+      ])
+      const { completion } = await client.complete({
+        ref: { type: 'ref/resource', uri: 'kiln://models/{model}/fields/{field}' },
+        argument: { name: 'field', value: 'pass' },
+        context: { arguments: { model: 'users' } },
+      })
+      expect(completion.values).toEqual([])
+      const models = await client.complete({
+        ref: { type: 'ref/resource', uri: 'kiln://models/{model}' },
+        argument: { name: 'model', value: 'pos' },
+      })
+      expect(models.completion.values).toEqual(['posts'])
+    })
+
     it('records its data-tool calls in the audit trail, with no user or client', async () => {
       const page = await ok<{ records: unknown[] }>(client, 'crud_list', { model: 'posts' })
       const refused = await call(client, 'crud_update', { model: 'posts', id: 999_999, data: {} })
@@ -237,6 +272,14 @@ for (const [name, app] of Object.entries(apps)) {
           }
           const { tools } = await second.listTools()
           expect(tools.map((tool) => tool.name)).toContain('crud_list')
+          const { resources } = await second.listResources()
+          expect(resources.map((resource) => resource.uri)).toContain('kiln://models/posts')
+          const fields = await second.complete({
+            ref: { type: 'ref/resource', uri: 'kiln://models/{model}/fields/{field}' },
+            argument: { name: 'field', value: 'titl' },
+            context: { arguments: { model: 'posts' } },
+          })
+          expect(fields.completion.values).toEqual(['title'])
           const page = await ok<{ per_page: number }>(second, 'crud_list', {
             model: 'posts',
             per_page: 2,

@@ -162,6 +162,20 @@ describeEachDatabase('kitchen-sink schema: generated endpoints', (backend) => {
     await refused('POST', '/api/v1/groups', { ...body, slug: 'x', title: 'x'.repeat(41) }, 'title')
     if (postgres)
       await refused('POST', '/api/v1/groups', { ...body, slug: 'y', tags: ['a', 1] }, 'tags')
+    // The generated allow-list filters arrays (and JSON) by element and path.
+    const tagged = await call('GET', '/api/v1/groups?filter[tags][contains]=b')
+    expect(tagged.status).toBe(200)
+    expect((tagged.data as unknown as Array<{ slug: string }>).map((g) => g.slug)).toEqual([
+      'admins',
+    ])
+    const untagged = await call('GET', '/api/v1/groups?filter[tags][overlaps]=c,d')
+    expect(untagged.data).toEqual([])
+    if (postgres) {
+      const red = await call('GET', '/api/v1/groups?filter[settings.color]=red')
+      expect((red.data as unknown as Array<{ slug: string }>).map((g) => g.slug)).toEqual([
+        'admins',
+      ])
+    }
     expect((await call('GET', '/api/v1/groups/nobody')).status).toBe(404)
     expect((await call('GET', '/api/v1/groups/%00')).status).toBe(404)
     expect((await call('GET', `/api/v1/groups/${'x'.repeat(1001)}`)).status).toBe(404)

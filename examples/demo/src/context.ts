@@ -63,6 +63,7 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
     options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, redactor })
   const database = await createDatabase(options.databaseUrl ?? config.databaseUrl, {
     pgliteDir: options.pgliteDir ?? 'storage/pgdata',
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
   })
   if (database.dialect !== 'postgres') {
     await database.close()

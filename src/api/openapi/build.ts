@@ -2,6 +2,7 @@ import { getTableName } from 'drizzle-orm'
 import { z } from 'zod'
 import { routeScopes } from '../auth/scope-guard.ts'
 import { type ListQueryDefinition, relationUnderPolicy } from '../query/definition.ts'
+import { aggregateOperation } from './aggregate.ts'
 import { type RouteDescription, routeDescription } from './describe-route.ts'
 import { listQueryParameters } from './list-parameters.ts'
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
@@ -40,6 +41,8 @@ export interface OpenApiOptions {
   title: string
   version?: string
   description?: string
+  /** The API's license, in `info` (`{ name: 'MIT', url }`). */
+  license?: { name: string; url?: string }
   /** Routes whose path starts with this are documented (default `/api/`). */
   apiPrefix?: string
   resources?: readonly OpenApiResource[]
@@ -71,6 +74,7 @@ export function buildOpenApiDocument(
       title: options.title,
       version: options.version ?? '1.0.0',
       ...(options.description ? { description: options.description } : {}),
+      ...(options.license ? { license: options.license } : {}),
     },
     servers: [{ url: '/', description: 'This server' }],
     security: [{ apiKey: [] }],
@@ -160,6 +164,11 @@ function classify(path: string, prefix: string, resources: Map<string, OpenApiRe
   return { tag, resource, kind, rest, params }
 }
 
+/** `GET /api/v1/{resource}/aggregate`, the route the generated controllers add. */
+function isAggregate(shape: Shape): boolean {
+  return shape.rest.length === 1 && shape.rest[0] === 'aggregate'
+}
+
 function isParam(segment: string): boolean {
   return segment.startsWith('{') && segment.endsWith('}')
 }
@@ -205,11 +214,12 @@ function describeOperation(
           required: ['data', 'meta', 'links'],
           properties: {
             data: { type: 'array', items: listItemSchema(resource, model, resources) },
+            // anyOf: a page's and a cursor page's links share their optional fields.
             meta: resource?.query
-              ? { oneOf: [ref('PageMeta'), ref('CursorPageMeta')] }
+              ? { anyOf: [ref('PageMeta'), ref('CursorPageMeta')] }
               : ref('PageMeta'),
             links: resource?.query
-              ? { oneOf: [ref('PageLinks'), ref('CursorPageLinks')] }
+              ? { anyOf: [ref('PageLinks'), ref('CursorPageLinks')] }
               : ref('PageLinks'),
           },
         }),
@@ -263,6 +273,8 @@ function describeOperation(
       },
     }
   }
+  if (resource?.query && method === 'get' && shape.params.length === 0 && isAggregate(shape))
+    return aggregateOperation(tag, `aggregate${pascal(tag)}`, plural, resource.query)
   const action = shape.rest.length > 0 ? words(shape.rest.join(' ')) : ''
   const subject = shape.params.length > 0 ? singular : plural
   const summary = action

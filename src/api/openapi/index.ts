@@ -14,3 +14,9 @@ export {
 } from './describe-route.ts'
 export { listQueryParameters } from './list-parameters.ts'
 export type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
+export {
+  type OpenApi31Document,
+  type OpenApiVersion,
+  toOpenApi31,
+  toSchema31,
+} from './version.ts'

@@ -4,12 +4,14 @@ import {
   relationUnderPolicy,
 } from '../query/definition.ts'
 import {
+  ARRAY_OPERATORS,
   COUNT_STRATEGIES,
   FILTER_OPERATORS,
   type FilterOperator,
   RANGE_OPERATORS,
   TEXT_OPERATORS,
 } from '../query/limits.ts'
+import { fieldKindOf } from '../query/values.ts'
 import type { JsonSchema, OpenApiParameter } from './types.ts'
 
 /**
@@ -28,25 +30,7 @@ export function listQueryParameters(definition: ListQueryDefinition): OpenApiPar
     uniqueItems: true,
   })
   const parameters: OpenApiParameter[] = [
-    {
-      name: 'filter',
-      in: 'query',
-      required: false,
-      style: 'deepObject',
-      explode: true,
-      description:
-        'Filters, combined with AND: `filter[field]=value` (equality) or ' +
-        '`filter[field][operator]=value`. `in`, `not_in` and `between` take comma-separated ' +
-        `values (\`\\,\` for a comma inside one); \`null\` takes true or false. At most ${limits.maxFilters} ` +
-        `filters and ${limits.maxInValues} values per list. Operators: ${FILTER_OPERATORS.join(', ')}.`,
-      schema: {
-        type: 'object',
-        additionalProperties: false,
-        properties: Object.fromEntries(
-          [...definition.filterable.values()].map((field) => [field.name, filterSchema(field)]),
-        ),
-      },
-    },
+    filterParameter(definition),
     {
       name: 'sort',
       in: 'query',
@@ -114,6 +98,51 @@ export function listQueryParameters(definition: ListQueryDefinition): OpenApiPar
   return parameters
 }
 
+/** `filter`: one property per filterable field, the OR group and (in words) JSON paths. */
+export function filterParameter(definition: ListQueryDefinition): OpenApiParameter {
+  const { limits } = definition
+  const filterable = [...definition.filterable.values()]
+  const json = filterable.filter((field) => field.structure === 'json').map((field) => field.name)
+  const properties: Record<string, JsonSchema> = Object.fromEntries(
+    filterable.map((field) => [field.name, filterSchema(field)]),
+  )
+  if (!definition.filterable.has('or')) {
+    properties.or = {
+      type: 'array',
+      maxItems: limits.maxOrBranches,
+      description:
+        'The OR group: `filter[or][0][title][contains]=a&filter[or][1][published]=true`. A ' +
+        'record matches when it meets every condition of some branch (0, 1, …).',
+      items: { type: 'object' },
+    }
+  }
+  return {
+    name: 'filter',
+    in: 'query',
+    required: false,
+    style: 'deepObject',
+    explode: true,
+    description:
+      'Filters, combined with AND: `filter[field]=value` (equality) or ' +
+      '`filter[field][operator]=value`; `filter[or][n][field][operator]=value` puts a ' +
+      `condition in branch n of the OR group (at most ${limits.maxOrBranches} branches), which ` +
+      'matches when every condition of some branch does. `in`, `not_in`, `between`, `contains` ' +
+      'and `overlaps` of arrays take comma-separated ' +
+      `values (\`\\,\` for a comma inside one); \`null\` takes true or false. At most ${limits.maxFilters} ` +
+      `filters (OR branches included) and ${limits.maxInValues} values per list. Operators: ${FILTER_OPERATORS.join(', ')}.` +
+      (json.length > 0
+        ? ` JSON fields (${json.join(', ')}) filter by a path, \`filter[${json[0]}.key.subkey]=value\` ` +
+          `(at most ${limits.maxJsonPathDepth} keys; eq, ne, in, not_in, null; values compare as text).`
+        : ''),
+    schema: {
+      type: 'object',
+      // JSON paths are keys of their own (`meta.color`): the object stays open for them.
+      additionalProperties: json.length > 0 ? { type: 'string' } : false,
+      properties,
+    },
+  }
+}
+
 /** How the sort parameter's description names the keys always added last. */
 function tieBreakerText({ tieBreaker, keyed }: ListQueryDefinition): string {
   const names = tieBreaker.map((field) => `\`${field.name}\``).join(', ')
@@ -124,7 +153,9 @@ function tieBreakerText({ tieBreaker, keyed }: ListQueryDefinition): string {
 
 /** The operators a field accepts, as `filter[field][op]`. */
 export function operatorsOf(field: QueryField): FilterOperator[] {
+  if (field.structure) return [...ARRAY_OPERATORS, 'null']
   return FILTER_OPERATORS.filter((op) => {
+    if (op === 'overlaps') return false
     if (TEXT_OPERATORS.includes(op)) return field.kind === 'text'
     if (RANGE_OPERATORS.includes(op)) return field.kind !== 'boolean' && field.kind !== 'enum'
     return true
@@ -132,8 +163,28 @@ export function operatorsOf(field: QueryField): FilterOperator[] {
 }
 
 function filterSchema(field: QueryField): JsonSchema {
-  const value = valueSchema(field)
   const list = { type: 'string', description: 'Comma-separated values.' }
+  if (field.structure) {
+    const element = field.info.element
+    const elements =
+      field.structure === 'array' && element
+        ? `${fieldKindOf(element)} values`
+        : 'values (compared as text)'
+    return {
+      type: 'object',
+      additionalProperties: false,
+      description:
+        field.structure === 'array'
+          ? 'An array: contains (every value is an element) or overlaps (some value is).'
+          : 'JSON: contains or overlaps when it holds an array; a path for its keys (see filter).',
+      properties: {
+        contains: { ...list, description: `Comma-separated ${elements}, all present.` },
+        overlaps: { ...list, description: `Comma-separated ${elements}, any present.` },
+        null: { type: 'boolean' },
+      },
+    }
+  }
+  const value = valueSchema(field)
   const properties = Object.fromEntries(
     operatorsOf(field).map((op) => [
       op,

@@ -1,7 +1,12 @@
 /** The parts of an OpenAPI 3.0 document kiln writes (loosely typed beyond them). */
 export interface OpenApiDocument {
   openapi: '3.0.3'
-  info: { title: string; version: string; description?: string }
+  info: {
+    title: string
+    version: string
+    description?: string
+    license?: { name: string; url?: string }
+  }
   servers: Array<{ url: string; description?: string }>
   security: Array<Record<string, string[]>>
   tags: Array<{ name: string; description?: string }>

@@ -16,8 +16,15 @@ import {
 /** Who asks: the request's API key (`c.get('apiKey')`), or any caller with scopes. */
 export type QueryCaller = PolicyCaller
 
+import type { AggregateAllowLists } from './aggregate.ts'
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.ts'
-import { type FieldKind, fieldKindOf } from './values.ts'
+import {
+  type FieldKind,
+  type FieldStructure,
+  fieldKindOf,
+  isNumericKind,
+  structureOf,
+} from './values.ts'
 
 /** One column as the query grammar sees it: its wire name, Drizzle column and kind. */
 export interface QueryField {
@@ -28,6 +35,8 @@ export interface QueryField {
   column: Column
   info: ColumnInfo
   kind: FieldKind
+  /** An array or JSON column, which filters read by its elements or paths (kind `other`). */
+  structure?: FieldStructure | undefined
 }
 
 /** A relation as `belongsTo` / `hasMany` declare it. */
@@ -82,10 +91,26 @@ export interface ListQueryOptions<Row = Record<string, unknown>> {
   readScope?: string
   /** Fields records show and `fields=` may pick (default: every non-credential column). */
   fields?: readonly string[]
-  /** Fields `filter[...]` accepts (default: the comparable ones of `fields`). */
+  /**
+   * Fields `filter[...]` accepts (default: the comparable ones of `fields`, with their array
+   * and JSON columns).
+   */
   filter?: readonly string[]
   /** Fields `sort=` accepts (default: the comparable ones of `fields`). */
   sort?: readonly string[]
+  /**
+   * What `GET …/aggregate` may compute, by function: `sum` and `avg` over numeric fields
+   * (default: the numeric ones of `sort`), `min` and `max` (default: `sort`), and the fields
+   * `group_by=` takes (default: `sort`). `count=*` is always allowed. Credential fields are
+   * refused here as in every list.
+   */
+  aggregate?: {
+    sum?: readonly string[]
+    avg?: readonly string[]
+    min?: readonly string[]
+    max?: readonly string[]
+    groupBy?: readonly string[]
+  }
   /** Text fields `search=` looks in (default: none, so no `search`). */
   search?: readonly string[]
   searchMode?: SearchMode
@@ -160,6 +185,8 @@ export interface ListQueryDefinition {
   fields: QueryField[]
   filterable: Map<string, QueryField>
   sortable: Map<string, QueryField>
+  /** What aggregates may compute and group by (`ListQueryOptions.aggregate`). */
+  aggregates: AggregateAllowLists
   search: QueryField[]
   searchMode: SearchMode
   searchLanguage: string
@@ -181,7 +208,14 @@ export function describeFields(table: Table): QueryField[] {
       inPrimaryKey: false,
       singlePrimaryKey: true,
     })
-    return { name: column.name, key, column, info, kind: fieldKindOf(info) }
+    return {
+      name: column.name,
+      key,
+      column,
+      info,
+      kind: fieldKindOf(info),
+      structure: structureOf(info),
+    }
   })
 }
 
@@ -252,8 +286,26 @@ export function buildListQuery<T extends Table>(
   }
   const primaryKey = key.keyed && key.fields.length === 1 ? key.fields[0] : undefined
   const defaults = fields.filter((field) => field.kind !== 'other').map((field) => field.name)
-  const filterable = pick(options.filter ?? defaults, 'filter', comparable)
+  const filterDefaults = fields
+    .filter((field) => field.kind !== 'other' || field.structure)
+    .map((field) => field.name)
+  const filterable = pick(options.filter ?? filterDefaults, 'filter', (field) =>
+    field.structure ? undefined : comparable(field),
+  )
   const sortable = pick(options.sort ?? defaults, 'sort', comparable)
+  const sortNames = sortable.map((field) => field.name)
+  const isNumericField = (field: QueryField) => isNumericKind(field.kind)
+  const numeric = (field: QueryField) => (isNumericField(field) ? undefined : 'is not numeric')
+  const aggregate = options.aggregate ?? {}
+  const numericSorted = sortable.filter(isNumericField).map((field) => field.name)
+  const byName = (list: QueryField[]) => new Map(list.map((field) => [field.name, field]))
+  const aggregates: AggregateAllowLists = {
+    sum: byName(pick(aggregate.sum ?? numericSorted, 'aggregate.sum', numeric)),
+    avg: byName(pick(aggregate.avg ?? numericSorted, 'aggregate.avg', numeric)),
+    min: byName(pick(aggregate.min ?? sortNames, 'aggregate.min', comparable)),
+    max: byName(pick(aggregate.max ?? sortNames, 'aggregate.max', comparable)),
+    groupBy: byName(pick(aggregate.groupBy ?? sortNames, 'aggregate.groupBy', comparable)),
+  }
   const search = pick(options.search ?? [], 'search', (field) =>
     field.kind === 'text' ? undefined : 'is not a text column',
   )
@@ -268,6 +320,7 @@ export function buildListQuery<T extends Table>(
     fields,
     filterable: new Map(filterable.map((field) => [field.name, field])),
     sortable: new Map(sortable.map((field) => [field.name, field])),
+    aggregates,
     search,
     searchMode: options.searchMode ?? 'like',
     searchLanguage: options.searchLanguage ?? 'simple',
@@ -361,6 +414,18 @@ export function relationUnderPolicy(relation: ResolvedRelation): ResolvedRelatio
     : relation
   underPolicy.set(relation, { policy, ruled })
   return ruled
+}
+
+/**
+ * The condition of the resource's row filter (`rows`) for this caller, or undefined for every
+ * row: the controller adds it to the `where` of show, update and delete, so that a record a
+ * caller cannot list is a 404 to it everywhere.
+ */
+export function rowsWhere(
+  definition: Pick<ListQueryDefinition, 'rows'>,
+  caller: QueryCaller | undefined,
+): SQL | undefined {
+  return definition.rows?.(caller)?.where
 }
 
 /**

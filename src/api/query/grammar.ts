@@ -5,9 +5,12 @@ import { FILTER_OPERATORS, type FilterOperator } from './limits.ts'
 export interface RawFilter {
   /** The parameter as written, to name it in errors: `filter[title][contains]`. */
   param: string
+  /** The field as written: a column (`title`) or a JSON path in one (`meta.color`). */
   field: string
   op: FilterOperator
   value: string
+  /** The branch of the OR group it belongs to (`filter[or][1][…]`); undefined: ANDed with all. */
+  branch?: number | undefined
 }
 
 /** The list parameters of a query string, split but not yet checked against a resource. */
@@ -43,6 +46,8 @@ export class QueryProblems {
 }
 
 const FILTER_KEY = /^filter\[([^[\]]+)\](?:\[([^[\]]+)\])?$/
+/** `filter[or][<branch>][field]` or `filter[or][<branch>][field][op]`: one condition of a branch. */
+const OR_KEY = /^filter\[or\]\[([0-9]{1,3})\]\[([^[\]]+)\](?:\[([^[\]]+)\])?$/
 const SINGLE = ['sort', 'fields', 'include', 'search', 'cursor', 'count', 'page', 'per_page']
 
 export type QueryInput = URLSearchParams | Record<string, string | undefined>
@@ -77,20 +82,29 @@ export function readListQuery(input: QueryInput, problems: QueryProblems): RawLi
       raw[key === 'per_page' ? 'perPage' : (key as Exclude<keyof RawListQuery, 'filters'>)] = value
       continue
     }
-    const match = FILTER_KEY.exec(key)
-    if (!match) {
+    const branched = OR_KEY.exec(key)
+    const match = branched ? null : FILTER_KEY.exec(key)
+    if (!match && !branched) {
       problems.add(
         key,
-        'is not a filter: write filter[field]=value or filter[field][operator]=value',
+        'is not a filter: write filter[field]=value, filter[field][operator]=value or ' +
+          'filter[or][n][field][operator]=value',
       )
       continue
     }
-    const op = (match[2] ?? 'eq') as FilterOperator
+    const [field, written] = branched ? [branched[2]!, branched[3]] : [match![1]!, match![2]]
+    const op = (written ?? 'eq') as FilterOperator
     if (!FILTER_OPERATORS.includes(op)) {
       problems.add(key, `has an unknown operator; use one of ${FILTER_OPERATORS.join(', ')}`)
       continue
     }
-    raw.filters.push({ param: key, field: match[1]!, op, value })
+    raw.filters.push({
+      param: key,
+      field,
+      op,
+      value,
+      branch: branched ? Number(branched[1]) : undefined,
+    })
   }
   return raw
 }

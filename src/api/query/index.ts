@@ -1,3 +1,12 @@
+export {
+  AGGREGATE_FUNCTIONS,
+  type AggregateContext,
+  type AggregateEnvelope,
+  type AggregateGroup,
+  type AggregatePlan,
+  planAggregateQuery,
+  runAggregateQuery,
+} from './aggregate.ts'
 export { type BoundCondition, type CountResult, countRecords } from './count.ts'
 export { type CursorPosition, decodeCursor, encodeCursor } from './cursor.ts'
 export {
@@ -9,6 +18,7 @@ export {
   type QueryCaller,
   type QueryField,
   type RelationSpec,
+  rowsWhere,
   type SearchMode,
 } from './definition.ts'
 export { type QueryInput, readListQuery } from './grammar.ts'

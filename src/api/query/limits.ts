@@ -16,6 +16,14 @@ export interface QueryLimits {
   maxIncludeDepth: number
   /** Characters of one filter value or of `search=`. */
   maxValueLength: number
+  /** Branches of the OR group (`filter[or][0…]`); their conditions count in `maxFilters`. */
+  maxOrBranches: number
+  /** Keys of a JSON path filter: 2 allows `filter[meta.color.name]`. */
+  maxJsonPathDepth: number
+  /** Fields in an aggregate's `group_by=`. */
+  maxGroupBy: number
+  /** Groups an aggregate answers; past it the answer says `meta.truncated: true`. */
+  maxGroups: number
   /**
    * Page queries prepared per table and database, one per query shape (see statement.ts);
    * requests of further shapes are built each time, as unprepared queries.
@@ -30,6 +38,10 @@ export const DEFAULT_QUERY_LIMITS: QueryLimits = {
   maxIncludes: 5,
   maxIncludeDepth: 1,
   maxValueLength: 500,
+  maxOrBranches: 10,
+  maxJsonPathDepth: 4,
+  maxGroupBy: 3,
+  maxGroups: 1000,
   maxPreparedShapes: 64,
 }
 
@@ -51,6 +63,7 @@ export const FILTER_OPERATORS = [
   'istarts_with',
   'ends_with',
   'iends_with',
+  'overlaps',
 ] as const
 
 export type FilterOperator = (typeof FILTER_OPERATORS)[number]
@@ -64,6 +77,12 @@ export const TEXT_OPERATORS: readonly FilterOperator[] = [
   'ends_with',
   'iends_with',
 ]
+
+/** Operators of array fields (and JSON columns holding arrays): all of the values, any of them. */
+export const ARRAY_OPERATORS: readonly FilterOperator[] = ['contains', 'overlaps']
+
+/** Operators of a JSON path (`filter[meta.color]`), whose values compare as text. */
+export const JSON_PATH_OPERATORS: readonly FilterOperator[] = ['eq', 'ne', 'in', 'not_in', 'null']
 
 /** Operators that compare order (not on booleans). */
 export const RANGE_OPERATORS: readonly FilterOperator[] = ['lt', 'lte', 'gt', 'gte', 'between']

@@ -1,5 +1,6 @@
 import { and, type Column, getTableColumns, type SQL, sql } from 'drizzle-orm'
 import type { PostgresDb, SqliteDb } from '../../db/database.ts'
+import { budgetError, budgetedDb } from '../../db/query-budget.ts'
 import { DEFAULT_PER_PAGE } from '../rest/pagination.ts'
 import type { RecordCounter } from '../rest/record-counter.ts'
 import { type BoundCondition, countRecords } from './count.ts'
@@ -31,6 +32,11 @@ export interface ListQueryContext extends PlanOptions {
    * `key` naming it in the count cache (e.g. `tenant:acme`).
    */
   scope?: { where: SQL; key: string } | undefined
+  /**
+   * The request's signal (`c.req.raw.signal`): when the client hangs up, the list's running
+   * query is cancelled on the server (PostgreSQL; docs/database.md, "The query budget").
+   */
+  signal?: AbortSignal | undefined
 }
 
 export interface ListMeta {
@@ -82,21 +88,49 @@ export async function runListQuery(
     values: placeholders.values,
   }
   const variant = [plan.whereKey, scope?.key ?? ''].filter(Boolean).join(':')
-  // Past page 1 the count is started beside the page read, not after it: on a large table an
-  // uncached count and a deep OFFSET each take a while, and in a row they add up. It assumes a
-  // full page; a partial one (the last page) ends the table and is counted without it.
-  const early =
-    plan.mode === 'offset' && plan.offset > 0 && plan.count !== 'none'
-      ? countRecords(db, definition, plan, filtered, counts, plan.perPage, variant)
-      : undefined
-  early?.catch(() => {}) // awaited below when used; never an unhandled rejection
-  const { rows, hasMore } = await readPage(db, definition, plan, filtered, placeholders, !scope)
-  const [included, counted] = await Promise.all([
-    Promise.all(includes.map((relation) => loadRelation(db, relation, rows, definition.dialect))),
-    early && rows.length === plan.perPage
-      ? early
-      : countRecords(db, definition, plan, filtered, counts, rows.length, variant),
-  ])
+  // The queries that may be slow run under the database's budget (a statement timeout, a
+  // cancel when the client hangs up, a pooled connection of their own): the counts, and the
+  // page itself unless it is a fast one (`pageMayBeSlow`). Included relations are read by the
+  // page's keys (at most per_page of them) and stay where they were.
+  const shape = `${definition.tableName} ${shapeOf(
+    definition,
+    plan,
+    plan.output.map((f) => f.name),
+  )}`
+  const budgeted = budgetedDb(db, { signal: context.signal, shape })
+  const fast = !pageMayBeSlow(definition, plan, scope !== undefined)
+  let rows: Row[]
+  let hasMore: boolean
+  let included: unknown[][]
+  let counted: Awaited<ReturnType<typeof countRecords>>
+  try {
+    // Past page 1 the count is started beside the page read, not after it: on a large table an
+    // uncached count and a deep OFFSET each take a while, and in a row they add up. It assumes a
+    // full page; a partial one (the last page) ends the table and is counted without it.
+    const early =
+      plan.mode === 'offset' && plan.offset > 0 && plan.count !== 'none'
+        ? countRecords(budgeted, definition, plan, filtered, counts, plan.perPage, variant)
+        : undefined
+    early?.catch(() => {}) // awaited below when used; never an unhandled rejection
+    ;({ rows, hasMore } = await readPage(
+      db,
+      fast ? db : budgeted,
+      definition,
+      plan,
+      filtered,
+      placeholders,
+      !scope,
+    ))
+    ;[included, counted] = await Promise.all([
+      Promise.all(includes.map((relation) => loadRelation(db, relation, rows, definition.dialect))),
+      early && rows.length === plan.perPage
+        ? early
+        : countRecords(budgeted, definition, plan, filtered, counts, rows.length, variant),
+    ])
+  } catch (error) {
+    // Bare: Drizzle's wrapper of the budget's error holds the query's values.
+    throw budgetError(error) ?? error
+  }
   const data = rows.map((row, i) => {
     const record = toRecord(definition, plan, row)
     plan.includes.forEach((relation, r) => {
@@ -135,8 +169,30 @@ export async function runListQuery(
   }
 }
 
+/** Rows a page may skip and read and still be fast (an index scan of the primary key). */
+export const FAST_PAGE_ROWS = 1_000
+
+/**
+ * The one rule of which list pages may be slow, from what the planner knows: a filter, a
+ * search, a scope or row filter (a condition on any column), an order other than the primary
+ * key's (a sort of every matching row unless an index serves it), or an offset page reaching
+ * past `FAST_PAGE_ROWS` rows (the server reads every row it skips). Such a page runs under the
+ * query budget on a pooled connection; the others (a first page, a cursor page, in key order,
+ * unfiltered) stay on the pipelined connections with the shows.
+ */
+export function pageMayBeSlow(
+  definition: ListQueryDefinition,
+  plan: ListQueryPlan,
+  scoped: boolean,
+): boolean {
+  if (scoped || plan.filters.length > 0 || plan.search !== undefined) return true
+  if (plan.mode === 'offset' && plan.offset + plan.perPage > FAST_PAGE_ROWS) return true
+  const key = definition.primaryKey
+  return key === undefined || plan.sort.some(({ field }) => field !== key)
+}
+
 /** The context's scope and the resource's row filter for this caller, both applied. */
-function withRowFilter(
+export function withRowFilter(
   scope: ListQueryContext['scope'],
   rows: { where: SQL; key: string } | undefined,
 ): ListQueryContext['scope'] {
@@ -153,6 +209,8 @@ function rowsOfRelation(relation: ResolvedRelation, caller: QueryCaller | undefi
 
 async function readPage(
   db: QueryDb,
+  /** What the page is sent through: `db`, or the budget's db over the same database. */
+  via: QueryDb,
   definition: ListQueryDefinition,
   plan: ListQueryPlan,
   filtered: BoundCondition,
@@ -179,8 +237,8 @@ async function readPage(
   // A cursor page reads one record more: whether there is a next page.
   const limit = bind(offsetMode ? plan.perPage : plan.perPage + 1)
   const offset = offsetMode ? bind(plan.offset) : undefined
-  const build = () => {
-    const query = db
+  const build = (on: QueryDb) => {
+    const query = on
       .select(selection)
       .from(definition.table)
       .where(and(filtered.where, keyset))
@@ -189,13 +247,10 @@ async function readPage(
     return offset === undefined ? query : query.offset(offset)
   }
   const rows: Row[] = preparable
-    ? await pageStatement(
-        db,
-        definition,
-        shapeOf(definition, plan, Object.keys(selection)),
-        build,
-      ).run(placeholders.values)
-    : await runQuery(definition, build(), placeholders.values)
+    ? await pageStatement(db, definition, shapeOf(definition, plan, Object.keys(selection)), () =>
+        build(db),
+      ).run(placeholders.values, via)
+    : await runQuery(definition, build(via), placeholders.values)
   if (offsetMode) return { rows, hasMore: false }
   const hasMore = rows.length > plan.perPage
   const page = rows.slice(0, plan.perPage)

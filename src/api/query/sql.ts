@@ -35,19 +35,25 @@ export const bindValues: Bind = (value, column) =>
 
 export function whereOf(
   definition: ListQueryDefinition,
-  plan: ListQueryPlan,
+  plan: Pick<ListQueryPlan, 'filters' | 'anyOf' | 'search'>,
   bind: Bind,
 ): SQL | undefined {
   const conditions = plan.filters.map((clause) => filterCondition(definition, clause, bind))
+  if (plan.anyOf.length > 0) {
+    const branches = plan.anyOf.map(
+      (branch) => and(...branch.map((clause) => filterCondition(definition, clause, bind)))!,
+    )
+    conditions.push(or(...branches)!)
+  }
   if (plan.search !== undefined) conditions.push(searchCondition(definition, plan.search, bind))
   return conditions.length === 0 ? undefined : and(...conditions)
 }
 
-function filterCondition(
-  definition: ListQueryDefinition,
-  { field, op, values }: FilterClause,
-  bind: Bind,
-): SQL {
+function filterCondition(definition: ListQueryDefinition, clause: FilterClause, bind: Bind): SQL {
+  const { field, op, values } = clause
+  if (clause.path) return jsonPathCondition(definition, clause, clause.path, bind)
+  if (field.structure && (op === 'contains' || op === 'overlaps'))
+    return elementsCondition(definition, clause, bind)
   const column = field.column
   const [value, second] = values
   switch (op) {
@@ -108,6 +114,84 @@ function textCondition(
   if (kind === 'contains') return sql`instr(${column}, ${value}) > 0`
   if (kind === 'starts_with') return sql`substr(${column}, 1, length(${value})) = ${value}`
   return sql`substr(${column}, -length(${value})) = ${value}`
+}
+
+/**
+ * `contains` (every value is an element) and `overlaps` (some value is) of an array field or a
+ * JSON field holding an array. PostgreSQL arrays use `@>` / `&&` (GIN-indexable); JSON arrays
+ * are read element by element as text, and a JSON value that is not an array matches neither.
+ */
+function elementsCondition(
+  definition: ListQueryDefinition,
+  { field, op, values }: FilterClause,
+  bind: Bind,
+): SQL {
+  const column = field.column
+  if (field.structure === 'array') {
+    const operator = sql.raw(op === 'contains' ? '@>' : '&&')
+    const type = sql.raw(field.info.sqlType)
+    return sql`${column} ${operator} cast(${bind(values, column)} as ${type})`
+  }
+  const postgres = definition.dialect === 'postgres'
+  const element = postgres
+    ? sql.raw('kiln_e.v')
+    : sql.raw(
+        "(case kiln_e.type when 'true' then 'true' when 'false' then 'false' else cast(kiln_e.value as text) end)",
+      )
+  const elements = postgres
+    ? sql`jsonb_array_elements_text(cast(${column} as jsonb)) as kiln_e(v)`
+    : sql`json_each(${column}) as kiln_e`
+  const any = (needles: unknown[]) =>
+    sql`exists (select 1 from ${elements} where ${element} in (${sql.join(
+      needles.map((needle) => bind(needle)),
+      sql`, `,
+    )}))`
+  const match = op === 'contains' ? and(...values.map((value) => any([value])))! : any(values)
+  return postgres
+    ? sql`(case when jsonb_typeof(cast(${column} as jsonb)) = 'array' then ${match} else false end)`
+    : sql`(case when json_valid(${column}) and json_type(${column}) = 'array' then ${match} else 0 end)`
+}
+
+/**
+ * A JSON field's value at a path, as text: `->` / `->>` on PostgreSQL, `json_extract` on SQLite
+ * (its true and false written as PostgreSQL writes them). A missing key or a JSON null is NULL.
+ */
+function jsonPathCondition(
+  definition: ListQueryDefinition,
+  { field, op, values }: FilterClause,
+  path: string[],
+  bind: Bind,
+): SQL {
+  const column = field.column
+  let value: SQL
+  if (definition.dialect === 'postgres') {
+    const steps = path.map(
+      (key, i) => sql`${sql.raw(i === path.length - 1 ? '->>' : '->')} cast(${bind(key)} as text)`,
+    )
+    value = sql`(${column} ${sql.join(steps, sql` `)})`
+  } else {
+    const at = `$${path.map((key) => `."${key}"`).join('')}`
+    value = sql`(case when json_valid(${column}) then (case json_type(${column}, ${bind(at)}) when 'true' then 'true' when 'false' then 'false' else cast(json_extract(${column}, ${bind(at)}) as text) end) end)`
+  }
+  const [first] = values
+  switch (op) {
+    case 'null':
+      return first ? isNull(value) : isNotNull(value)
+    case 'ne':
+      return ne(value, bind(first))
+    case 'in':
+      return inArray(
+        value,
+        values.map((one) => bind(one)),
+      )
+    case 'not_in':
+      return notInArray(
+        value,
+        values.map((one) => bind(one)),
+      )
+    default:
+      return eq(value, bind(first))
+  }
 }
 
 function escapeLike(value: string): string {

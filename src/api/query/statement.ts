@@ -3,7 +3,7 @@ import { sql, type Table } from 'drizzle-orm'
 import { mapEntry } from '../../core/map-entry.ts'
 import type { Dialect } from '../../db/database.ts'
 import type { ListQueryDefinition } from './definition.ts'
-import type { ListQueryPlan } from './plan.ts'
+import { clauseName, type FilterClause, type ListQueryPlan } from './plan.ts'
 import { compileRowMapper } from './row-mapper.ts'
 import type { QueryDb, Row } from './run.ts'
 import type { Bind } from './sql.ts'
@@ -38,11 +38,16 @@ export function shapeOf(
   plan: ListQueryPlan,
   columns: string[],
 ): string {
-  const filters = plan.filters.map(({ field, op, values }) => {
+  const clauseShape = (clause: FilterClause) => {
+    const { op, values } = clause
     const variant =
       op === 'null' ? String(values[0]) : values.length === 1 && values[0] === '' ? '∅' : ''
-    return `${field.name}.${op}.${values.length}${variant}`
-  })
+    return `${clauseName(clause)}.${op}.${values.length}${variant}`
+  }
+  const filters = plan.filters.map(clauseShape)
+  // The OR group: each branch's conditions, in branch order.
+  if (plan.anyOf.length > 0)
+    filters.push(`or(${plan.anyOf.map((branch) => branch.map(clauseShape).join('&')).join('|')})`)
   const sort = plan.sort.map(({ field, desc }) => (desc ? `-${field.name}` : field.name))
   const cursor = plan.cursor
     ? `${plan.cursor.direction}:${plan.cursor.values.map((v) => (v === null ? 'n' : 'v')).join('')}`
@@ -63,7 +68,11 @@ function searchShape({ search, searchMode, searchLanguage }: ListQueryDefinition
 }
 
 export interface PageStatement {
-  run(values: Record<string, unknown>): Promise<Row[]>
+  /**
+   * Runs with `values`; through `via` when given (a Drizzle db over the same database, such as
+   * the query budget's: `budgetedDb`), else through the db it was prepared on.
+   */
+  run(values: Record<string, unknown>, via?: QueryDb): Promise<Row[]>
 }
 
 /** Runs with placeholder values: Postgres's `execute`, SQLite's `all`. */
@@ -141,6 +150,17 @@ export function runQuery(
 
 function runner(dialect: Dialect, statement: Runnable): PageStatement {
   return dialect === 'postgres'
-    ? { run: async (values) => statement.execute!(values) }
+    ? { run: async (values, via) => through(statement, via).execute!(values) }
     : { run: async (values) => statement.all!(values) }
+}
+
+/**
+ * A Postgres statement sent through the client of `via` instead of its own: the same prepared
+ * statement (its name, text, decoders), another way to the server.
+ */
+function through(statement: Runnable, via: QueryDb | undefined): Runnable {
+  const client = (via as { $client?: unknown } | undefined)?.$client
+  const own = statement as { client?: unknown }
+  if (client === undefined || !('client' in own) || own.client === client) return statement
+  return Object.create(statement, { client: { value: client } }) as Runnable
 }

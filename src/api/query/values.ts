@@ -49,6 +49,30 @@ export function fieldKindOf(column: ColumnInfo): FieldKind {
   }
 }
 
+/**
+ * A column the filters read by structure rather than by order: a PostgreSQL array of comparable
+ * elements (`text[]`, `integer[]`), or a JSON column (`json`/`jsonb`, SQLite's JSON text), whose
+ * paths compare as text and which, holding an array, takes `contains`/`overlaps` too.
+ */
+export type FieldStructure = 'array' | 'json'
+
+export function structureOf(column: ColumnInfo): FieldStructure | undefined {
+  if (column.dataType === 'array') {
+    const element = column.element
+    return element && element.dataType !== 'array' && fieldKindOf(element) !== 'other'
+      ? 'array'
+      : undefined
+  }
+  // A blob holding JSON is not text SQLite's JSON functions read.
+  if (column.dataType === 'json' && /^(json|jsonb|text)$/i.test(column.sqlType)) return 'json'
+  return undefined
+}
+
+/** Kinds that `sum` and `avg` take. */
+export function isNumericKind(kind: FieldKind): boolean {
+  return kind === 'integer' || kind === 'number' || kind === 'decimal' || kind === 'bigint'
+}
+
 /** A value that does not fit its field; the message says what was expected. */
 export class FieldValueError extends Error {}
 

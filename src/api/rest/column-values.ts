@@ -1,4 +1,6 @@
+import type { Column } from 'drizzle-orm'
 import { z } from 'zod'
+import { jsonSchemaOf } from '../../db/models/json-schemas.ts'
 
 export interface DecimalOptions {
   /** Total significant digits (`numeric(10, 2)` → 10); none for a plain `numeric`. */
@@ -86,11 +88,14 @@ export function int64() {
 }
 
 /**
- * A `json`/`jsonb` request field typed as the column's `$type<T>()`. Any JSON value passes: the
- * type lives only in TypeScript, so replace this with a precise schema (`z.array(z.string())`)
- * when the column must hold one shape. A missing required field is still reported.
+ * A `json`/`jsonb` request field typed as the column's `$type<T>()`. Given the column, it is the
+ * zod schema `typedJson` (kilnjs/db) attached to it, so a write must match it (a 422 names the
+ * path inside the value: `settings.color`), `.nullable()` when the column is; otherwise, or
+ * without a column, any JSON value passes. A missing required field is still reported.
  */
-export function jsonValue<T>(): z.ZodType<T> {
+export function jsonValue<T>(column?: Column): z.ZodType<T> {
+  const schema = jsonSchemaOf(column)
+  if (schema) return (column?.notNull ? schema : schema.nullable()) as z.ZodType<T>
   return z
     .unknown()
     .refine((value) => value !== undefined, { message: 'is required' }) as z.ZodType<T>

@@ -1,6 +1,7 @@
 export { type ApiGuardOptions, apiGuard } from './api-guard.ts'
 export { isJsonContentType, type JsonBodyOptions, parseJsonBody, readJson } from './body.ts'
 export { type DecimalOptions, decimal, int64, jsonValue } from './column-values.ts'
+export { CurrentKeyResponse, currentKeyRoutes } from './current-key.ts'
 export { ConflictError, rejectBlockedDelete, rejectConstraintViolation } from './db-errors.ts'
 export { privateCache } from './http-cache.ts'
 export {

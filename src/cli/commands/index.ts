@@ -8,6 +8,7 @@ import { register as init } from './init.ts'
 import { register as initMcp } from './init-mcp.ts'
 import { register as makeApi } from './make-api.ts'
 import { register as makeApiKey } from './make-api-key.ts'
+import { register as makeClient } from './make-client.ts'
 import { register as makeMessaging } from './make-messaging.ts'
 import { register as mcp } from './mcp.ts'
 import { register as migrate } from './migrate.ts'
@@ -21,6 +22,7 @@ export const commands: RegisterCommand[] = [
   initMcp,
   makeApi,
   makeApiKey,
+  makeClient,
   apiKeyList,
   apiKeyRevoke,
   apiCheck,

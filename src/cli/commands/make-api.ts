@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
-import { confirm, isCancel } from '@clack/prompts'
 import type { Command } from 'commander'
 import pc from 'picocolors'
 import { loadKilnConfig, loadModelRegistry, type ModelInfo } from '../../db/index.ts'
@@ -12,8 +11,16 @@ import {
   type ModuleEdit,
 } from '../scaffold/api/existing-api.ts'
 import { isDrizzleKitFolder } from '../scaffold/api/migration.ts'
-import { type ApiScaffold, importSpecifier, planApiScaffold } from '../scaffold/api/plan.ts'
+import { modelNames } from '../scaffold/api/names.ts'
+import {
+  type ApiScaffold,
+  importSpecifier,
+  isExposed,
+  looksLikeCredential,
+  planApiScaffold,
+} from '../scaffold/api/plan.ts'
 import type { ModelTemplateInput } from '../scaffold/api/templates.ts'
+import { askYesNo, closePromptInput } from './make-api-prompts.ts'
 
 export interface MakeApiOptions {
   /** Model names (`Post`), resources (`posts`) or table names. */
@@ -25,6 +32,12 @@ export interface MakeApiOptions {
   exclude?: string[]
   /** Turn the automatic exclusion of credential fields off (shown and writable as they are). */
   includeAll?: boolean
+  /**
+   * Columns that look like credentials (`*_token`, `*secret*`, …) to show and accept all the
+   * same, one by one: `table.column`, or `column` for every model. Without `yes`, each other
+   * such column is asked about.
+   */
+  expose?: string[]
   /** Where the API goes, instead of kiln.config.ts `out` (relative to the app root). */
   out?: string
   /** The migrations folder, instead of kiln.config.ts `migrations`. */
@@ -32,7 +45,10 @@ export interface MakeApiOptions {
   /** The app's folder (holding kiln.config.ts); the current folder by default. */
   cwd?: string
   print?: (line: string) => void
-  /** Asks to go ahead; the terminal prompt by default. */
+  /**
+   * Asks a yes/no question (each credential-looking column, then whether to write): the
+   * terminal prompt by default, or one line per answer from piped standard input.
+   */
   confirm?: (message: string) => Promise<boolean>
 }
 
@@ -50,6 +66,14 @@ const LIBRARY_TABLES = new Set(['api_keys', 'oauth_clients'])
  * skipped, never overwritten.
  */
 export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult> {
+  try {
+    return await makeApi(options)
+  } finally {
+    closePromptInput()
+  }
+}
+
+async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
   const print = options.print ?? ((line: string) => console.log(line))
   const loaded = await loadKilnConfig(options.cwd)
   const { config, root } = loaded
@@ -58,6 +82,11 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
   const schemaModels = registry.models.filter((m) => !LIBRARY_TABLES.has(m.tableName))
   const outDir = resolve(root, options.out ?? config.out)
   const migrationsDir = resolve(root, options.migrations ?? config.migrations ?? 'migrations')
+  // A controller that exists is left as it is: nothing to ask about its model.
+  const fresh = models.filter(
+    (model) => !existsSync(join(outDir, 'controllers', `${modelNames(model).pluralFile}.ts`)),
+  )
+  const expose = await chooseExposed(fresh, options, print)
   const scaffold = planApiScaffold({
     dialect: config.dialect,
     models,
@@ -68,6 +97,7 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
     drizzleKit: isDrizzleKitFolder(root, migrationsDir),
     exclude: options.exclude,
     includeAll: options.includeAll,
+    expose,
   })
   const { files } = scaffold
 
@@ -93,7 +123,7 @@ export async function runMakeApi(options: MakeApiOptions): Promise<MakeApiResult
     return { written: [], skipped: files.map((f) => f.path) }
   }
   if (!options.yes) {
-    const ask = options.confirm ?? promptConfirm
+    const ask = options.confirm ?? askYesNo
     if (!(await ask(`Write ${toWrite.length + updates.length} file(s)?`))) {
       print('Nothing written.')
       return { written: [], skipped: files.map((f) => f.path) }
@@ -246,12 +276,61 @@ function chooseModels(
   return chosen
 }
 
-async function promptConfirm(message: string): Promise<boolean> {
-  if (!process.stdin.isTTY) {
-    throw new CliError('Not a terminal: pass --yes to write the files without confirmation')
+/**
+ * The columns the wider credential net catches (`looksLikeCredential`: `*password*`,
+ * `*_token`, `*secret*`, … beyond the specification's eight names), listed; each is asked about
+ * unless `--expose` names it or `--yes` answers for every one (they stay hidden). Returns the
+ * exposed ones, as `table.column`.
+ */
+async function chooseExposed(
+  models: ModelInfo[],
+  options: MakeApiOptions,
+  print: (line: string) => void,
+): Promise<string[]> {
+  const given = options.expose ?? []
+  const excluded = new Set((options.exclude ?? []).map((name) => name.toLowerCase()))
+  const candidates = models.flatMap((model) =>
+    model.columns
+      .filter((column) => looksLikeCredential(column) && !excluded.has(column.name.toLowerCase()))
+      .map((column) => ({ model, column, name: `${model.tableName}.${column.name}` })),
+  )
+  const unknown = given.filter(
+    (entry) => !candidates.some(({ model, column }) => isExposed(model, column, [entry])),
+  )
+  if (unknown.length > 0) {
+    throw new CliError(
+      `--expose ${unknown.join(', ')}: not a column that looks like a credential of the models to generate` +
+        (candidates.length > 0 ? ` (those are ${candidates.map((c) => c.name).join(', ')})` : ''),
+    )
   }
-  const answer = await confirm({ message })
-  return !isCancel(answer) && answer === true
+  if (candidates.length === 0) return []
+  const exposed = candidates.filter(({ model, column }) => isExposed(model, column, given))
+  const open = candidates.filter((candidate) => !exposed.includes(candidate))
+  if (open.length > 0 && !options.yes) {
+    print(
+      'These columns look like credentials: hidden from responses, filters and requests unless exposed.',
+    )
+    const ask = options.confirm ?? askYesNo
+    for (const candidate of open) {
+      if (await ask(`Expose ${candidate.name}?`)) exposed.push(candidate)
+    }
+  }
+  const hidden = candidates.filter((candidate) => !exposed.includes(candidate))
+  if (hidden.length > 0) {
+    print(
+      pc.cyan(
+        `ℹ Hidden as credentials: ${hidden.map((c) => c.name).join(', ')} (make:api --expose ${hidden[0]!.name} shows one)`,
+      ),
+    )
+  }
+  if (exposed.length > 0) {
+    print(
+      pc.yellow(
+        `! Exposed although they look like credentials: ${exposed.map((c) => c.name).join(', ')}`,
+      ),
+    )
+  }
+  return exposed.map((candidate) => candidate.name)
 }
 
 /**
@@ -315,7 +394,7 @@ function printWiring(
   }
   if (!wiring.docsRoutes) {
     steps.push([
-      'Register docsRoutes() (OpenAPI at /api/openapi.json, ReDoc at /api/docs):',
+      'Register docsRoutes() (OpenAPI 3.0 at /api/openapi.json, 3.1 at /api/openapi-3.1.json, ReDoc at /api/docs):',
       code("app.route('/', docsRoutes({ app, title: 'My API', version: '1.0.0' }))"),
     ])
   }
@@ -362,6 +441,11 @@ export function register(program: Command): void {
     .option('--all', 'every model of the schema module')
     .option('-y, --yes', 'write without asking for confirmation')
     .option('--exclude <fields>', 'comma-separated fields to leave out of resources', list)
+    .option(
+      '--expose <fields>',
+      'comma-separated columns that look like credentials to show all the same (table.column)',
+      list,
+    )
     .option(
       '--include-all',
       'show and accept password/secret/token fields as they are (unsafe: callers can set hashes)',

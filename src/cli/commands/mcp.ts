@@ -11,6 +11,7 @@ import {
   createMcpServer,
   createOpenApiBridgeServer,
   DEFAULT_SPEC_PATH,
+  fetchKeyScopes,
   fetchOpenApiDocument,
   OpenApiBridgeError,
   operationsFromDocument,
@@ -63,13 +64,21 @@ export async function runMcp(options: McpCommandOptions): Promise<void> {
       specPath: options.specPath ?? DEFAULT_SPEC_PATH,
     }
     let document: Record<string, unknown>
+    let scopes: string[] | undefined
     try {
       document = await fetchOpenApiDocument(bridgeOptions)
+      scopes = await fetchKeyScopes(document, bridgeOptions)
     } catch (error) {
       if (error instanceof OpenApiBridgeError) throw new CliError(error.message)
       throw error
     }
-    const operations = operationsFromDocument(document)
+    if (scopes === undefined) {
+      // Standard output is the MCP stream: the notice goes to standard error.
+      process.stderr.write(
+        'kilnjs mcp: the API has no GET …/keys/self to say what the key may call: every operation of its document is listed\n',
+      )
+    }
+    const operations = operationsFromDocument(document, { scopes })
     await serveStdio(() => createOpenApiBridgeServer(operations, bridgeOptions))
     return
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { DEFAULT_STATEMENT_TIMEOUT_MS } from '../../db/query-budget.ts'
 import { parseTrustedProxies, type TrustProxy } from '../http/client-ip.ts'
 import type { LogFormat } from '../logger.ts'
 import { Secret } from '../secret.ts'
@@ -63,6 +64,11 @@ export const appEnvSchema = z.object({
   ]).optional(),
   APP_NAME: z.string().default('kiln'),
   DATABASE_URL: databaseUrl.optional(),
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
+    .number({ message: 'expected a number of milliseconds' })
+    .int('expected a whole number of milliseconds')
+    .min(0, 'expected 0 (no limit) or more milliseconds')
+    .default(DEFAULT_STATEMENT_TIMEOUT_MS),
   REDIS_URL: envUrl('expected a redis://… or rediss://… URL', ['redis:', 'rediss:']).optional(),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -87,6 +93,12 @@ export interface AppConfig {
   appName: string
   /** `DATABASE_URL`, which may carry a password: prints as `<redacted>`, `reveal()` reads it. */
   databaseUrl: Secret | undefined
+  /**
+   * `DATABASE_STATEMENT_TIMEOUT_MS` (default 5000; 0: no limit): how long a list or search
+   * query may run on PostgreSQL before it is cancelled and answered 503. Pass it to
+   * `createDatabase(url, { statementTimeoutMs })`.
+   */
+  databaseStatementTimeoutMs: number
   /** `REDIS_URL`, likewise. */
   redisUrl: Secret | undefined
   logLevel: string
@@ -116,6 +128,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     appUrlFromEnv: parsed.APP_URL !== undefined,
     appName: parsed.APP_NAME,
     databaseUrl: parsed.DATABASE_URL ? new Secret(parsed.DATABASE_URL) : undefined,
+    databaseStatementTimeoutMs: parsed.DATABASE_STATEMENT_TIMEOUT_MS,
     redisUrl: parsed.REDIS_URL ? new Secret(parsed.REDIS_URL) : undefined,
     logLevel: parsed.LOG_LEVEL,
     logFormat:

@@ -1,7 +1,9 @@
 import { type Column, is } from 'drizzle-orm'
 import { PgArray, PgChar, PgVarchar } from 'drizzle-orm/pg-core'
 import { SQLiteText } from 'drizzle-orm/sqlite-core'
+import type { z } from 'zod'
 import type { Dialect } from '../database.ts'
+import { jsonSchemaOf } from './json-schemas.ts'
 
 /**
  * The JavaScript kind of a column's values, from Drizzle's `dataType` and `columnType`:
@@ -41,6 +43,8 @@ export interface ColumnInfo {
   enumValues?: string[]
   /** What a Postgres array column holds (`text[]` → a `string` column). */
   element?: ColumnInfo
+  /** The zod schema `typedJson` attached to a JSON column: every write is checked against it. */
+  jsonSchema?: z.ZodType
 }
 
 const INTEGER_COLUMN_TYPES = new Set([
@@ -108,6 +112,8 @@ export function describeColumn(
   const length = lengthOf(column)
   if (length !== undefined) info.length = length
   if (column.enumValues && column.enumValues.length > 0) info.enumValues = [...column.enumValues]
+  const jsonSchema = jsonSchemaOf(column)
+  if (jsonSchema) info.jsonSchema = jsonSchema
   if (is(column, PgArray)) {
     info.element = describeColumn(key, column.baseColumn, dialect, {
       inPrimaryKey: false,

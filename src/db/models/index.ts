@@ -6,6 +6,7 @@ export {
   isCredentialField,
 } from './credentials.ts'
 export { modelName, pluralize, resourceName, singularize, splitWords } from './inflect.ts'
+export { jsonSchemaOf, typedJson } from './json-schemas.ts'
 export {
   importAppModule,
   type LoadedKilnConfig,

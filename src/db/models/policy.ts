@@ -6,10 +6,20 @@ import { resourceName } from './inflect.ts'
  * controller) and read by every surface that reaches the model from elsewhere: `include=` on
  * another resource reads its records under these rules, not the including resource's.
  */
-/** Who reads: an API key (`ApiKeyInfo` is one) or any caller with scopes. */
+/**
+ * Who reads: an API key (`ApiKeyInfo` is one: its `id` and `scopes`), an assistant acting for
+ * a user (the MCP tools pass the token's `userId`, `tenantId`, `clientId` and scopes), or any
+ * caller with scopes.
+ */
 export interface PolicyCaller {
   id?: number | string | undefined
   scopes: readonly string[]
+  /** The user an assistant acts for (an OAuth token's subject). */
+  userId?: string | undefined
+  /** The caller's tenant, when the app has tenants. */
+  tenantId?: string | undefined
+  /** The OAuth client an assistant's token belongs to. */
+  clientId?: string | undefined
 }
 
 /**

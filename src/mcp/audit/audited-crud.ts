@@ -26,7 +26,7 @@ export function auditedCrud(crud: Crud, options: AuditedCrudOptions): Crud {
   const clock = options.clock ?? systemClock
 
   async function audited<T>(
-    tool: DataToolName,
+    tool: DataToolName | 'crud_aggregate',
     input: AuditedInput,
     work: () => Promise<T>,
     idsOf: (result: T, key: string | undefined) => (string | number)[],
@@ -60,12 +60,19 @@ export function auditedCrud(crud: Crud, options: AuditedCrudOptions): Crud {
         () => crud.create(input),
         (created, key) => idOf(created, key),
       ),
-    list: (input) =>
+    list: (input, options) =>
       audited(
         'crud_list',
         input,
-        () => crud.list(input),
+        () => crud.list(input, options),
         (page, key) => page.records.flatMap((record) => idOf(record, key)),
+      ),
+    aggregate: (input) =>
+      audited(
+        'crud_aggregate',
+        input,
+        () => crud.aggregate(input),
+        () => [],
       ),
     update: (input) =>
       audited(
@@ -89,7 +96,7 @@ type AuditedInput = { model: string; id?: string | number; data?: Record<string,
 /** One entry of the trail: who called, which tool on which model and records, and how it ended. */
 function auditEntry(
   options: AuditedCrudOptions,
-  tool: DataToolName,
+  tool: DataToolName | 'crud_aggregate',
   input: AuditedInput,
   started: number,
   outcome: AuditEntry['outcome'],

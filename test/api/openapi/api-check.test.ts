@@ -49,12 +49,12 @@ describe('kilnjs api:check', () => {
   it('passes the four checks on the demo and prints the MCP registration command', async () => {
     const out = collect()
     const result = await runApiCheck({ apiKey: key, url: demo.url, print: out.print })
-    expect(result.ok).toBe(true)
+    expect(result.ok, out.lines.join('\n')).toBe(true)
     expect(out.lines.slice(0, 4)).toEqual([
       `✓ Server reachable at ${demo.url}`,
       '✓ Spec found at /api/openapi.json',
       expect.stringMatching(/^✓ Valid OpenAPI 3\.0\.3 document \(\d+ operations\)$/),
-      expect.stringMatching(/^✓ API key accepted \(GET \/api\/v1\/\w+ answered 200\)$/),
+      expect.stringMatching(/^✓ API key accepted \(GET \/api\/v1\/[\w/]+ answered 200\)$/),
     ])
     expect(result.mcpCommand).toBe(
       `claude mcp add kiln-demo -- npx kilnjs mcp --api-url ${demo.url} --api-key ${key}`,
@@ -157,7 +157,7 @@ describe('kilnjs api:check', () => {
     const unknown = `kl_live_${'Z'.repeat(43)}`
     const result = await runApiCheck({ apiKey: unknown, url: demo.url, print: out.print })
     expect(result.ok).toBe(false)
-    expect(out.lines[3]).toMatch(/^✗ API key rejected: GET \/api\/v1\/\w+ answered 401$/)
+    expect(out.lines[3]).toMatch(/^✗ API key rejected: GET \/api\/v1\/[\w/]+ answered 401$/)
     const created = await createApiKey(ctx.database, { name: 'revoked' })
     await revokeApiKey(ctx.database, created.record.id)
     const revoked = collect()

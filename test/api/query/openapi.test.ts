@@ -14,6 +14,7 @@ import {
   hasMany,
   type OpenApiParameter,
 } from '../../../src/api/index.ts'
+import { pgItems } from './structured-schema.ts'
 
 const run = promisify(execFile)
 
@@ -25,16 +26,21 @@ const postsQuery = defineListQuery(posts, {
   },
 })
 const usersQuery = defineListQuery(users)
+const itemsQuery = defineListQuery(pgItems)
 const doc = buildOpenApiDocument(
   [
     { method: 'GET', path: '/api/v1/posts' },
+    { method: 'GET', path: '/api/v1/posts/aggregate' },
     { method: 'GET', path: '/api/v1/users' },
+    { method: 'GET', path: '/api/v1/items' },
+    { method: 'GET', path: '/api/v1/items/aggregate' },
   ],
   {
     title: 'Query',
     resources: [
       { name: 'posts', model: 'Post', schema: z.object({ id: z.int() }), query: postsQuery },
       { name: 'users', model: 'User', schema: z.object({ id: z.int() }), query: usersQuery },
+      { name: 'items', model: 'Item', schema: z.object({ id: z.int() }), query: itemsQuery },
     ],
   },
 )
@@ -42,6 +48,8 @@ const parameters = (path: string) =>
   new Map(
     (doc.paths[path]?.get?.parameters ?? []).map((p: OpenApiParameter) => [p.name, p] as const),
   )
+const enumOf = (parameter: OpenApiParameter | undefined) =>
+  (parameter?.schema.items as { enum: string[] } | undefined)?.enum
 
 describe('OpenAPI of list query parameters', () => {
   it('lists each parameter with the resource’s allowed values', () => {
@@ -72,7 +80,9 @@ describe('OpenAPI of list query parameters', () => {
       'author_id',
       'created_at',
       'updated_at',
+      'or',
     ])
+    expect(filter.schema.additionalProperties).toBe(false)
     const titleOps = Object.keys(fields.title!.oneOf[1]!.properties as object)
     expect(titleOps).toContain('icontains')
     expect(Object.keys(fields.published!.oneOf[1]!.properties as object)).toEqual([
@@ -89,6 +99,34 @@ describe('OpenAPI of list query parameters', () => {
       'comments',
     ])
     expect(list.get('count')!.schema.enum).toEqual(['exact', 'estimated', 'none'])
+  })
+
+  it('offers contains and overlaps on arrays and JSON, and JSON paths', () => {
+    const filter = parameters('/api/v1/items').get('filter')!
+    const fields = filter.schema.properties as Record<string, Record<string, unknown>>
+    expect(Object.keys(fields.tags!.properties as object)).toEqual(['contains', 'overlaps', 'null'])
+    expect(Object.keys(fields.meta!.properties as object)).toEqual(['contains', 'overlaps', 'null'])
+    expect(Object.keys(fields)).not.toContain('api_token')
+    expect(filter.schema.additionalProperties).toEqual({ type: 'string' })
+    expect(filter.description).toContain('`filter[meta.key.subkey]=value`')
+    expect(Object.keys(fields.title!.oneOf as object[])).toHaveLength(2)
+  })
+
+  it('documents the aggregate route from the allow-lists', () => {
+    const operation = doc.paths['/api/v1/items/aggregate']!.get!
+    expect(operation.operationId).toBe('aggregateItems')
+    const list = parameters('/api/v1/items/aggregate')
+    expect([...list.keys()]).toEqual(['count', 'sum', 'avg', 'min', 'max', 'group_by', 'filter'])
+    expect(enumOf(list.get('sum'))).toEqual(['id', 'author_id', 'token_count'])
+    expect(enumOf(list.get('group_by'))).toEqual([
+      'id',
+      'title',
+      'published',
+      'author_id',
+      'token_count',
+    ])
+    expect(list.get('group_by')!.schema.maxItems).toBe(3)
+    expect(parameters('/api/v1/posts/aggregate').has('search')).toBe(true)
   })
 
   it('never offers a sensitive field, and leaves out search and include where there are none', () => {

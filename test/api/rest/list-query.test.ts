@@ -67,6 +67,39 @@ describeEachDatabase('generated list endpoints: the query grammar', (backend) =>
     expect(users.status).toBe(422)
   })
 
+  it('an OR group over HTTP', async () => {
+    const { body } = await get(
+      'filter[or][0][token_count][lt]=2&filter[or][1][title]=Glaze 23&fields=token_count&per_page=100',
+    )
+    expect(body.data.map((r) => r.token_count)).toEqual([0, 1, 23])
+  })
+
+  it('GET /aggregate: counts and sums per group, the filters applying, under the read scope', async () => {
+    const response = await api.request(
+      'GET',
+      '/api/v1/posts/aggregate?count=*&sum=token_count&max=token_count&group_by=author_id&filter[published]=false',
+    )
+    expect(response.status).toBe(200)
+    const body = (await response.json()) as { data: Row[]; meta: Row }
+    const unpublished = Array.from({ length: COUNT }, (_, i) => i).filter((i) => i % 4 !== 0)
+    expect(body).toEqual({
+      data: [0, 1].map((a) => {
+        const mine = unpublished.filter((i) => i % 2 === a)
+        return {
+          group: { author_id: authors[a] },
+          count: mine.length,
+          sum: { token_count: mine.reduce((x, y) => x + y, 0) },
+          max: { token_count: Math.max(...mine) },
+        }
+      }),
+      meta: { groups: 2, truncated: false },
+    })
+    const bad = await api.request('GET', '/api/v1/users/aggregate?group_by=password_hash')
+    expect(bad.status).toBe(422)
+    expect(Object.keys(((await bad.json()) as Envelope).errors!)).toEqual(['group_by'])
+    expect((await api.app.request('/api/v1/posts/aggregate')).status).toBe(401)
+  })
+
   it('includes the author of each post, and a user’s posts', async () => {
     const { body } = await get('include=author&per_page=5')
     for (const post of body.data) {

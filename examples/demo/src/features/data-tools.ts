@@ -1,6 +1,8 @@
 import { eq } from 'drizzle-orm'
 import { createRecordCounter } from 'kilnjs/api'
 import { type Authorize, createAuditTrail, createDataTools, type DataTools } from 'kilnjs/mcp'
+import { commentsQuery } from '../api/controllers/comments.ts'
+import { postsQuery } from '../api/controllers/posts.ts'
 import type { DemoContext } from '../context.ts'
 import { posts } from '../schema.ts'
 
@@ -33,6 +35,9 @@ export function demoDataTools(ctx: DemoContext): DataTools {
         store: ctx.shared.kv,
         pageUrl: (id) => `${ctx.config.appUrl}/approvals/${id}`,
       },
+      // What each model shows, filters, sorts, searches and includes: the REST list queries'
+      // rules, declared once beside the controllers. The access below says only which tools.
+      queries: { posts: postsQuery, comments: commentsQuery },
       access: {
         unlisted: 'none',
         models: {

@@ -78,6 +78,7 @@ import {
   apiDocs,
   apiGuard,
   createRecordCounter,
+  currentKeyRoutes,
   type OpenApiResource,
   type RateLimiters,
   type RecordCounter,
@@ -113,7 +114,8 @@ export interface ApiContext {
  * All of that is \`apiGuard\`, one middleware; apps that want the steps apart compose
  * \`privateCache()\`, \`twoStageThrottle()\`, \`apiKeyAuth()\` and \`bodyLimit()\` themselves.
  * Errors answer JSON (401, 403, 404, 422, 429…) through kiln's error handler: mounting the
- * group with \`app.route('/', apiRoutes(…))\` is enough.
+ * group with \`app.route('/', apiRoutes(…))\` is enough. \`GET /api/v1/keys/self\` tells a key
+ * its own scopes (the MCP bridge lists only the operations the key may call).
  */
 export function apiRoutes({
   database,
@@ -127,6 +129,7 @@ export function apiRoutes({
     .basePath('/api/v1')
     .onError(errorHandler({ logger }))
     .use(apiGuard({ apiKeys, limiters, limiter: 'api', logger }))
+    .route('/keys', currentKeyRoutes())
 ${byResource.map(routeLine).join('\n')}
 }
 

@@ -42,7 +42,16 @@ function isJson(column: ColumnInfo): boolean {
  * length for password-like ones, `min(1)` for required text, `.nullable()` for nullable
  * columns. `insertType` names the table's insert type, for JSON columns typed with `$type`.
  */
-export function requestSchema(column: ColumnInfo, dialect: Dialect, insertType: string): string {
+export function requestSchema(
+  column: ColumnInfo,
+  dialect: Dialect,
+  insertType: string,
+  table: string,
+): string {
+  // Given the column, `jsonValue` checks writes with the schema `typedJson` attached to it.
+  if (column.dataType === 'json') {
+    return `jsonValue<${insertType}['${column.key}']>(${table}.${column.key})`
+  }
   if (isJson(column)) return `jsonValue<${insertType}['${column.key}']>()`
   const expr = baseRequestSchema(column, dialect)
   return column.nullable ? `${expr}.nullable()` : expr
@@ -109,7 +118,9 @@ function baseRequestSchema(column: ColumnInfo, dialect: Dialect): string {
 }
 
 /** The zod expression documenting a column in a resource (what the API returns). */
-export function resourceSchema(column: ColumnInfo): string {
+export function resourceSchema(column: ColumnInfo, table: string): string {
+  // The schema `typedJson` attached, if any; `jsonValue` adds `.nullable()` itself.
+  if (column.dataType === 'json') return `jsonValue(${table}.${column.key})`
   // Any JSON value includes null: `.nullable()` would add `nullable` without a `type`.
   if (isJson(column) || column.dataType === 'custom') return 'z.unknown()'
   const expr = baseResourceSchema(column)

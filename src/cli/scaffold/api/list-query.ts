@@ -1,7 +1,8 @@
 import { type Column, getTableColumns, type Table } from 'drizzle-orm'
 import { foreignKeyRelations } from '../../../api/query/relations.ts'
-import { fieldKindOf } from '../../../api/query/values.ts'
+import { fieldKindOf, structureOf } from '../../../api/query/values.ts'
 import type { ColumnInfo } from '../../../db/models/columns.ts'
+import { isCredentialField } from '../../../db/models/credentials.ts'
 import { LINE_WIDTH } from './format.ts'
 import type { ModelTemplateInput } from './templates.ts'
 
@@ -72,16 +73,36 @@ export function listQueryBlock(input: ModelTemplateInput, relations: GeneratedRe
   const { names, shown } = input
   const fields = shown.map((column) => column.name)
   const compared = shown.filter(comparable).map((column) => column.name)
-  const search = shown.filter((column) => fieldKindOf(column) === 'text').map((c) => c.name)
+  // Arrays and JSON are filtered by their elements and paths, but have no order.
+  const filtered = shown
+    .filter((column) => comparable(column) || structureOf(column))
+    .map((column) => column.name)
+  // Shown credentials (opted in, or --include-all) are exposed by name: nothing else is.
+  const exposed = shown.filter((column) => isCredentialField([column.name, column.key]))
+  const search = shown
+    .filter((column) => fieldKindOf(column) === 'text' && !exposed.includes(column))
+    .map((c) => c.name)
   const fieldsName = `${names.query.replace(/Query$/, '')}Fields`
   const comparedName = compared.length === fields.length ? fieldsName : `${fieldsName}InOrder`
+  const filteredName =
+    filtered.length === fields.length
+      ? fieldsName
+      : filtered.length === compared.length
+        ? comparedName
+        : `${fieldsName}Filtered`
   const constants = [
     constList(fieldsName, fields),
     ...(comparedName === fieldsName
       ? []
       : [
-          `/** The fields with an order (not JSON or lists): filter and sort take these. */`,
+          `/** The fields with an order (not JSON or lists): ${filteredName === comparedName ? 'filter and sort take' : 'sort takes'} these. */`,
           constList(comparedName, compared),
+        ]),
+    ...(filteredName === fieldsName || filteredName === comparedName
+      ? []
+      : [
+          `/** The fields filter takes: those with an order, and arrays and JSON (by element or path). */`,
+          constList(filteredName, filtered),
         ]),
   ]
   const include =
@@ -103,8 +124,16 @@ ${constants.join('\n')}
 export const ${names.query} = defineListQuery(${names.table}, {
 ${[
   `  fields: ${fieldsName},`,
-  `  filter: ${comparedName},`,
+  `  filter: ${filteredName},`,
   `  sort: ${comparedName},`,
+  ...(exposed.length > 0
+    ? [
+        list(
+          'expose',
+          exposed.map((column) => column.name),
+        ),
+      ]
+    : []),
   ...(search.length > 0 ? [list('search', search)] : []),
   ...include,
   `  resource: ${names.toResource},`,

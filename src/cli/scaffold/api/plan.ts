@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { isExcludedField } from '../../../api/rest/resources.ts'
 import type { ColumnInfo } from '../../../db/models/columns.ts'
+import { isCredentialField } from '../../../db/models/credentials.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
 import { apiKeysTemplate, moduleIndexTemplate, routesTemplate } from './app-templates.ts'
 import { relationsOf } from './list-query.ts'
@@ -38,6 +39,37 @@ export interface ApiScaffoldOptions {
   exclude?: string[]
   /** Turn the automatic exclusion off: credentials are shown and writable as they are. */
   includeAll?: boolean
+  /**
+   * Columns caught by the wider credential net (`looksLikeCredential`) that are shown and
+   * writable all the same, one by one: `table.column`, or `column` for every model.
+   */
+  expose?: readonly string[]
+}
+
+/**
+ * A column the wider credential net catches (`isCredentialField`: `*password*`, `*_token`,
+ * `*secret*`, …) that is not one of the specification's eight names, which keep their own rule
+ * (`--include-all`). `make:api` hides such a column unless the developer exposes it.
+ */
+export function looksLikeCredential(column: Pick<ColumnInfo, 'name' | 'key'>): boolean {
+  const names = [column.name, column.key]
+  return !isExcludedField(names) && isCredentialField(names)
+}
+
+/** Whether `expose` names this column of this model (`table.column` or `column`). */
+export function isExposed(
+  model: Pick<ModelInfo, 'tableName'>,
+  column: Pick<ColumnInfo, 'name' | 'key'>,
+  expose: readonly string[] = [],
+): boolean {
+  return expose.some((entry) => {
+    const dot = entry.lastIndexOf('.')
+    const table = dot === -1 ? undefined : entry.slice(0, dot)
+    const name = entry.slice(dot + 1)
+    return (
+      (table === undefined || table === model.tableName) && [column.name, column.key].includes(name)
+    )
+  })
 }
 
 export interface PlannedFile {
@@ -69,12 +101,17 @@ const PASSWORD_COLUMNS = ['password_hash', 'hashed_password', 'password']
  */
 export function modelTemplateInput(
   model: ModelInfo,
-  options: Pick<ApiScaffoldOptions, 'exclude' | 'includeAll'>,
+  options: Pick<ApiScaffoldOptions, 'exclude' | 'includeAll' | 'expose'>,
 ): ModelTemplateInput {
   const names = (column: ColumnInfo) => [column.name, column.key]
+  // The wider net: hidden from resources and requests unless exposed one by one.
+  const hiddenCredential = (column: ColumnInfo) =>
+    looksLikeCredential(column) && !isExposed(model, column, options.expose)
   const hiddenFromResource = (column: ColumnInfo) =>
+    hiddenCredential(column) ||
     isExcludedField(names(column), { exclude: options.exclude, includeAll: options.includeAll })
-  const credential = (column: ColumnInfo) => !options.includeAll && isExcludedField(names(column))
+  const credential = (column: ColumnInfo) =>
+    hiddenCredential(column) || (!options.includeAll && isExcludedField(names(column)))
   const credentials = model.columns.filter(credential)
   // A required column first: it is the one a login reads.
   const passwordColumn = PASSWORD_COLUMNS.map((name) =>

@@ -1,5 +1,6 @@
 import type { ColumnInfo } from '../../../db/models/columns.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
+import { aggregateRoute } from './aggregate-route.ts'
 import {
   INT32,
   MAX_PASSWORD_LENGTH,
@@ -112,7 +113,8 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   const t = names.table
   const row = names.variable
   const id = idOf(pk, ctx.dialect)
-  const where = `eq(${t}.${pk.key}, id)`
+  // The caller's rows only (the list query's `rows`): another record is a 404 to it.
+  const where = 'byId(id, caller)'
   const updatedAt = timestampColumn(model, 'updated_at')
   const touched = updatedAt ? now(updatedAt, ctx.dialect, 'new Date()') : undefined
   // Timestamps the database does not fill are set here, as Laravel's models do; then both are,
@@ -168,6 +170,7 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
       ].join('\n')
   const kiln = [
     'type ApiEnv',
+    'type ApiKeyInfo',
     'checkIfMatch',
     'found',
     ...(touched ? [] : ['hasFields']),
@@ -177,6 +180,8 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
     'parseJsonBody',
     'rejectBlockedDelete',
     'rejectConstraintViolation',
+    'runAggregateQuery',
+    'rowsWhere',
     'runListQuery',
     'scopeGuard',
   ].sort((a, b) => a.replace('type ', '').localeCompare(b.replace('type ', '')))
@@ -185,12 +190,25 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
     if (line.length <= LINE_WIDTH) return line
     return `${call('      ', `const data = ${names.toResource}`, [`found(${row})`], '')}\n      return c.json({ data }${status})`
   }
-  // What \`show\` answers: If-Match on a write is compared with that answer's ETag.
+  const runShow = ctx.dialect === 'postgres' ? 'execute' : 'all'
+  // The record by id among the caller's rows, and what `show` answers (If-Match compares its ETag).
   const shownBlock = [
+    "  /** The record `id` among the rows the caller may reach (the list query's `rows`). */",
+    `  const byId = (id: ${id.tsType}, caller: ApiKeyInfo) =>`,
+    call('    ', 'and', [`eq(${t}.${pk.key}, id)`, `rowsWhere(${names.query}, caller)`], ''),
+    '  /** The record as the caller may read it: by the prepared query when no row filter applies. */',
+    `  const find = async (id: ${id.tsType}, caller: ApiKeyInfo) => {`,
+    `    if (!${names.query}.rows) {`,
+    '      showQuery ??= prepareShow()',
+    `      const [current] = await showQuery.${runShow}({ id })`,
+    '      return current',
+    '    }',
+    chain('    ', 'const [current] = await ', `db.select().from(${t}).where(byId(id, caller))`, ''),
+    '    return current',
+    '  }',
     "  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */",
-    `  const shown = async (id: ${id.tsType}) => {`,
-    '    showQuery ??= prepareShow()',
-    `    const [current] = await showQuery.${ctx.dialect === 'postgres' ? 'execute' : 'all'}({ id })`,
+    `  const shown = async (id: ${id.tsType}, caller: ApiKeyInfo) => {`,
+    '    const current = await find(id, caller)',
     `    return current && { data: ${names.toResource}(current) }`,
     '  }',
   ].join('\n')
@@ -206,10 +224,9 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   // Postgres prepared statements are named per connection; SQLite's are anonymous.
   const prepareName = (action: string) =>
     ctx.dialect === 'postgres' ? `'kiln_${model.tableName}_${action}'` : ''
-  const run = ctx.dialect === 'postgres' ? 'execute' : 'all'
   const tables = [...new Set([t, ...relations.flatMap((relation) => relation.tables)])].sort()
   const deps = ['db', 'counts', ...(passwordColumn ? ['hashPassword'] : [])].join(', ')
-  return `import { eq, sql } from 'drizzle-orm'
+  return `import { and, eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
 ${kiln.map((name) => `  ${name},`).join('\n')}
@@ -225,7 +242,7 @@ const write = scopeGuard('${names.resource}:write')
 
 ${listQueryBlock(template, relations)}
 
-/** \`/api/v1/${names.resource}\`: index, show, store, update (PUT or PATCH) and destroy. */
+/** \`/api/v1/${names.resource}\`: index, aggregate, show, store, update (PUT or PATCH) and destroy. */
 export function ${names.controller}({ ${deps} }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its
@@ -240,11 +257,13 @@ export function ${names.controller}({ ${deps} }: ApiContext) {
 ${shownBlock}
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
-      // include= reads other resources under their own scopes: the key is the caller.
+      // include= reads other resources under their own scopes: the key is the caller. A client
+      // that hangs up cancels the query (signal).
       const caller = c.get('apiKey')
 ${listCall(names.query)}
       return c.json(page)
     })
+${aggregateRoute(names.query)}
     .post('/', write, async function store(c) {
 ${body(names.createRequest)}${optionalPassword ? passwordHash : ''}${readClock}
       const [${row}] = await db
@@ -257,20 +276,21 @@ ${respond(', 201')}
     })
     .get('/:id', read, async function show(c) {
       const id = ${id.expr}
-      showQuery ??= prepareShow()
-      const [${row}] = await showQuery.${run}({ id })
+      const ${row} = await find(id, c.get('apiKey'))
 ${respond()}
     })
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = ${id.expr}
+      const caller = c.get('apiKey')
 ${body(names.updateRequest)}${passwordHash}
-      await checkIfMatch(c.req.raw, () => shown(id))
+      await checkIfMatch(c.req.raw, () => shown(id, caller))
 ${updateLines}
 ${respond()}
     })
     .delete('/:id', write, async function destroy(c) {
       const id = ${id.expr}
-      await checkIfMatch(c.req.raw, () => shown(id))
+      const caller = c.get('apiKey')
+      await checkIfMatch(c.req.raw, () => shown(id, caller))
       const [${row}] = await db
         .delete(${t})
         .where(${where})
@@ -311,14 +331,16 @@ export function resourceTemplate(
     signature.length <= LINE_WIDTH
       ? signature
       : `export function ${names.toResource}(\n  ${row}: typeof ${names.table}.$inferSelect,\n): ${names.resourceType} {`
-  return `import { z } from 'zod'
-${importLine([names.table], ctx.schemaImport, true)}
+  const schemas = shown.map((column) => resourceSchema(column, names.table))
+  const typedJson = schemas.some((expr) => expr.startsWith('jsonValue('))
+  return `${typedJson ? `${importLine(['jsonValue'], 'kilnjs/api')}\n` : ''}import { z } from 'zod'
+${importLine([names.table], ctx.schemaImport, !typedJson)}
 
 /**
  * ${article(words(model.name))} as the API returns it.${hiddenNote}
  */
 export const ${names.resourceType} = z.object({
-${shown.map((column) => chain('  ', `${column.name}: `, resourceSchema(column), ',')).join('\n')}
+${shown.map((column, i) => chain('  ', `${column.name}: `, schemas[i]!, ',')).join('\n')}
 })
 
 ${typeLine}
@@ -340,7 +362,7 @@ export function requestTemplate(
   const fields = [...createFields, ...updateFields.filter((f) => !createFields.includes(f))]
   const schemas = fields.map((column) => ({
     name: column.name,
-    expr: requestSchema(column, ctx.dialect, insertType),
+    expr: requestSchema(column, ctx.dialect, insertType, names.table),
   }))
   if (passwordColumn) {
     schemas.push({
@@ -392,7 +414,9 @@ ${renamed.map((column) => `  ${column.name}: '${column.key}',`).join('\n')}
   const imports = [
     ...(kiln.length > 0 ? [importLine(kiln, 'kilnjs/api')] : []),
     "import { z } from 'zod'",
-    ...(usesInsertType ? [importLine([names.table], ctx.schemaImport, true)] : []),
+    ...(usesInsertType
+      ? [importLine([names.table], ctx.schemaImport, !exprs.includes(`(${names.table}.`))]
+      : []),
   ]
   const insertTypeLine = usesInsertType
     ? `\n/** ${article(words(model.name))} as an insert takes it: the types of its JSON fields. */\ntype ${insertType} = typeof ${names.table}.$inferInsert\n`
@@ -427,15 +451,16 @@ function words(name: string): string {
 function listCall(query: string): string {
   const indent = '      '
   const head = `${indent}const page = await runListQuery(${query}, c.req.url, {`
-  const line = `${head} db, counts, caller })`
+  const options = ['db', 'counts', 'caller', 'signal: c.req.raw.signal']
+  const line = `${head} ${options.join(', ')} })`
   if (line.length <= LINE_WIDTH) return line
   if (head.length > LINE_WIDTH) {
     return call(
       indent,
       'const page = await runListQuery',
-      [query, 'c.req.url', '{ db, counts, caller }'],
+      [query, 'c.req.url', `{ ${options.join(', ')} }`],
       '',
     )
   }
-  return `${head}\n${['db', 'counts', 'caller'].map((name) => `${indent}  ${name},`).join('\n')}\n${indent}})`
+  return `${head}\n${options.map((option) => `${indent}  ${option},`).join('\n')}\n${indent}})`
 }

@@ -83,7 +83,10 @@ const hashPassword = (password: string) => passwords.hash(password)
   const database =
     input.dialect === 'postgres'
       ? `// DATABASE_URL, or embedded PGlite in storage/pgdata when it is unset (needs @electric-sql/pglite).
-const database = await createDatabase(config.databaseUrl)`
+// A list query past DATABASE_STATEMENT_TIMEOUT_MS (default 5000) is cancelled and answers 503.
+const database = await createDatabase(config.databaseUrl, {
+  statementTimeoutMs: config.databaseStatementTimeoutMs,
+})`
       : `// DATABASE_URL, or storage/app.db (where the kilnjs command looks too) when it is unset.
 const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')`
   return `import { serve } from '@hono/node-server'

@@ -1,0 +1,1 @@
+export { generateApiClient } from './generate.ts'

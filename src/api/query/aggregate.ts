@@ -1,0 +1,204 @@
+import { and, avg, count, max, min, type SQL, sum } from 'drizzle-orm'
+import type { PostgresDb, SqliteDb } from '../../db/database.ts'
+import type { ListQueryDefinition, QueryCaller, QueryField } from './definition.ts'
+import { type QueryInput, QueryProblems, readListQuery, splitList } from './grammar.ts'
+import { type FilterClause, planFilters } from './plan.ts'
+import { withRowFilter } from './run.ts'
+import { bindValues, orderOf, whereOf } from './sql.ts'
+import { toJsonValue } from './values.ts'
+
+/** The functions an aggregate request may ask for, each a query parameter. */
+export const AGGREGATE_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max'] as const
+export type AggregateFunction = (typeof AGGREGATE_FUNCTIONS)[number]
+type FieldFunction = Exclude<AggregateFunction, 'count'>
+
+/** The list parameters an aggregate does not take: it answers groups, not pages of records. */
+const LIST_ONLY = ['sort', 'fields', 'include', 'cursor', 'page', 'per_page'] as const
+
+/** A resource's aggregate allow-lists, by function, and the fields `group_by=` takes. */
+export interface AggregateAllowLists {
+  sum: Map<string, QueryField>
+  avg: Map<string, QueryField>
+  min: Map<string, QueryField>
+  max: Map<string, QueryField>
+  groupBy: Map<string, QueryField>
+}
+
+/** An aggregate request checked against the allow-lists. */
+export interface AggregatePlan {
+  filters: FilterClause[]
+  anyOf: FilterClause[][]
+  search: string | undefined
+  count: boolean
+  fields: Record<FieldFunction, QueryField[]>
+  groupBy: QueryField[]
+}
+
+/** One group: the `group_by` fields' values, the row count and each function's values by field. */
+export interface AggregateGroup {
+  group: Record<string, unknown>
+  count?: number
+  sum?: Record<string, number | string | null>
+  avg?: Record<string, number | string | null>
+  min?: Record<string, unknown>
+  max?: Record<string, unknown>
+}
+
+export interface AggregateEnvelope {
+  data: AggregateGroup[]
+  /** `groups`: how many are answered; `truncated`: more groups matched than `limits.maxGroups`. */
+  meta: { groups: number; truncated: boolean }
+}
+
+export interface AggregateContext {
+  db: PostgresDb | SqliteDb
+  /** Who asks: the resource's row filter (`rows`) is applied for it, as lists apply it. */
+  caller?: QueryCaller | undefined
+  /** A condition every counted row must meet (a tenant), as `ListQueryContext.scope`. */
+  scope?: { where: SQL; key: string } | undefined
+}
+
+/**
+ * Checks an aggregate request (`count=*&sum=token_count&group_by=author_id`, with the list's
+ * `filter[…]` and `search=`) against the resource's allow-lists; every problem is collected
+ * and thrown as one 422. Without any function it counts.
+ */
+export function planAggregateQuery(
+  definition: ListQueryDefinition,
+  input: QueryInput,
+): AggregatePlan {
+  const problems = new QueryProblems()
+  const params =
+    input instanceof URLSearchParams
+      ? input
+      : new URLSearchParams(
+          Object.entries(input).flatMap(([k, v]) => (v === undefined ? [] : [[k, v]])),
+        )
+  const raw = readListQuery(params, problems)
+  for (const name of LIST_ONLY) {
+    if (params.has(name)) problems.add(name, 'does not apply to aggregates')
+  }
+  const { filters, anyOf } = planFilters(definition, raw.filters, problems)
+  const search = planAggregateSearch(definition, raw.search, problems)
+  const allowed = definition.aggregates
+  const read = (param: string, allowList: Map<string, QueryField>, max = Infinity) => {
+    const values = params.getAll(param)
+    if (values.length === 0) return []
+    if (values.length > 1) {
+      problems.add(param, 'is given more than once')
+      return []
+    }
+    const fields: QueryField[] = []
+    const names = splitList(values[0]!)
+    for (const name of names) {
+      const field = allowList.get(name)
+      if (!field) {
+        const list = [...allowList.keys()].join(', ')
+        problems.add(param, `"${name}" is not allowed; allowed: ${list || '(none)'}`)
+      } else if (fields.includes(field)) problems.add(param, `names ${name} twice`)
+      else fields.push(field)
+    }
+    if (fields.length > max) problems.add(param, `at most ${max} fields`)
+    return fields
+  }
+  const fields = {
+    sum: read('sum', allowed.sum),
+    avg: read('avg', allowed.avg),
+    min: read('min', allowed.min),
+    max: read('max', allowed.max),
+  }
+  const groupBy = read('group_by', allowed.groupBy, definition.limits.maxGroupBy)
+  if (raw.count !== undefined && raw.count !== '*') problems.add('count', 'must be *')
+  const anyField = Object.values(fields).some((list) => list.length > 0)
+  problems.throwIfAny()
+  return { filters, anyOf, search, count: raw.count !== undefined || !anyField, fields, groupBy }
+}
+
+function planAggregateSearch(
+  definition: ListQueryDefinition,
+  value: string | undefined,
+  problems: QueryProblems,
+): string | undefined {
+  if (value === undefined) return undefined
+  if (definition.search.length === 0) {
+    problems.add('search', 'this resource has no search')
+    return undefined
+  }
+  if (value.length > definition.limits.maxValueLength) {
+    problems.add('search', `must be at most ${definition.limits.maxValueLength} characters`)
+    return undefined
+  }
+  const term = value.trim()
+  return term === '' ? undefined : term
+}
+
+/**
+ * Answers an aggregate request in one query: `count(*)`, `sum`, `avg`, `min` and `max` over the
+ * rows the list's filters, search, the caller's row filter and `scope` leave, one group per
+ * distinct value of the `group_by` fields (ordered by them, NULL last), at most
+ * `limits.maxGroups` groups.
+ */
+export async function runAggregateQuery(
+  definition: ListQueryDefinition,
+  url: string | URL,
+  context: AggregateContext,
+): Promise<AggregateEnvelope> {
+  const parsed = typeof url === 'string' ? new URL(url, 'http://localhost') : url
+  const plan = planAggregateQuery(definition, parsed.searchParams)
+  const scope = withRowFilter(context.scope, definition.rows?.(context.caller))
+  const where = and(whereOf(definition, plan, bindValues), scope?.where)
+  const selection: Record<string, SQL | QueryField['column']> = {}
+  plan.groupBy.forEach((field, i) => {
+    selection[`g${i}`] = field.column
+  })
+  if (plan.count) selection.count = count()
+  const functions = { sum, avg, min, max }
+  for (const fn of ['sum', 'avg', 'min', 'max'] as const) {
+    plan.fields[fn].forEach((field, i) => {
+      selection[`${fn}${i}`] = functions[fn](field.column)
+    })
+  }
+  const limit = definition.limits.maxGroups
+  // biome-ignore lint/suspicious/noExplicitAny: one code path builds queries for both dialects' Drizzle databases
+  const db = context.db as any
+  let query = db.select(selection).from(definition.table).where(where)
+  if (plan.groupBy.length > 0) {
+    query = query
+      .groupBy(...plan.groupBy.map((field) => field.column))
+      .orderBy(...orderOf(plan.groupBy.map((field) => ({ field, desc: false }))))
+      .limit(limit + 1)
+  }
+  const rows = (await query) as Array<Record<string, unknown>>
+  const truncated = rows.length > limit
+  const data = rows.slice(0, limit).map((row) => toGroup(plan, row))
+  return { data, meta: { groups: data.length, truncated } }
+}
+
+function toGroup(plan: AggregatePlan, row: Record<string, unknown>): AggregateGroup {
+  const group: AggregateGroup = {
+    group: Object.fromEntries(
+      plan.groupBy.map((field, i) => [field.name, toJsonValue(row[`g${i}`])]),
+    ),
+  }
+  if (plan.count) group.count = Number(row.count)
+  for (const fn of ['sum', 'avg'] as const) {
+    if (plan.fields[fn].length === 0) continue
+    group[fn] = Object.fromEntries(
+      plan.fields[fn].map((field, i) => [field.name, numberOf(field, row[`${fn}${i}`])]),
+    )
+  }
+  for (const fn of ['min', 'max'] as const) {
+    if (plan.fields[fn].length === 0) continue
+    group[fn] = Object.fromEntries(
+      plan.fields[fn].map((field, i) => [field.name, toJsonValue(row[`${fn}${i}`])]),
+    )
+  }
+  return group
+}
+
+/** A sum or average: a JSON number for integer and floating fields, a string (exact) for decimal and bigint ones. */
+function numberOf(field: QueryField, value: unknown): number | string | null {
+  if (value === null || value === undefined) return null
+  if (field.kind === 'decimal' || field.kind === 'bigint') return String(value)
+  return Number(value)
+}

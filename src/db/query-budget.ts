@@ -1,0 +1,185 @@
+import type { NodePgDatabase, NodePgSession } from 'drizzle-orm/node-postgres'
+import type pg from 'pg'
+import { RequestAbortedError, ServiceUnavailableError } from '../core/errors.ts'
+
+/** The time a budgeted query may run on PostgreSQL before the server cancels it (5 s). */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000
+
+/**
+ * A list or search query ran past the statement timeout (`statementTimeoutMs`): the server
+ * cancelled it. Answers 503 `{ error }`; the log line carries `shape` (the table, the columns,
+ * each filter's field and operator, the sort and the paging mode: never a value).
+ */
+export class QueryTimeoutError extends ServiceUnavailableError {
+  override readonly code = 'query_timeout'
+  /** What was asked, without its values (`statement.ts`'s `shapeOf`). */
+  readonly shape: string
+
+  constructor(timeoutMs: number, shape: string) {
+    super(
+      `Service Unavailable: the query took longer than its ${timeoutMs} ms budget; narrow the filters or the page, or try again later`,
+    )
+    this.shape = shape
+  }
+}
+
+/**
+ * The client went away while its query ran: the query was cancelled on the server. Nobody is
+ * left to read an answer: logged at debug, as any request the client closed.
+ */
+export class QueryCancelledError extends RequestAbortedError {
+  constructor() {
+    super({ message: 'Bad Request: the client closed the request; its query was cancelled' })
+  }
+}
+
+export interface QueryBudgetOptions {
+  /** The request's signal: aborting it cancels the running query (the client hung up). */
+  signal?: AbortSignal | undefined
+  /** What is asked, without its values: named in the log when the budget runs out. */
+  shape: string
+}
+
+/** A pg pool's budget, set by `createDatabase`, with the Drizzle classes to build a db with. */
+interface PoolBudget {
+  statementTimeoutMs: number
+  Session: typeof NodePgSession
+  Database: typeof NodePgDatabase
+}
+
+const budgets = new WeakMap<object, PoolBudget>()
+
+/** Called by `createDatabase` for each pg pool it opens. */
+export function setPoolBudget(pool: pg.Pool, budget: PoolBudget): void {
+  const ms = budget.statementTimeoutMs
+  if (!Number.isInteger(ms) || ms < 0) {
+    throw new TypeError(
+      `statementTimeoutMs must be a whole number of milliseconds, 0 or more (got ${ms})`,
+    )
+  }
+  budgets.set(pool, budget)
+}
+
+/** The statement timeout of the database under a Drizzle db; undefined where none applies. */
+export function statementTimeoutOf(db: object): number | undefined {
+  const client = (db as { $client?: object }).$client
+  return client === undefined ? undefined : budgets.get(client)?.statementTimeoutMs
+}
+
+type SessionArgs = ConstructorParameters<typeof NodePgSession>
+
+interface DrizzlePgDb {
+  dialect: SessionArgs[1]
+  session: { schema: SessionArgs[2]; options: SessionArgs[3] }
+}
+
+/**
+ * A Drizzle db over the same database whose every query runs under the budget: the one place
+ * that decides how a query that may be slow runs.
+ *
+ * On PostgreSQL (a pool `createDatabase` opened) each query runs on a pooled connection of its
+ * own, never a pipelined one (where it would hold up the fast queries written behind it), in a
+ * transaction of its own with `statement_timeout` set for that transaction only (`SET LOCAL`,
+ * which a transaction pooler keeps: PgBouncer refuses it as a startup option). Past the
+ * timeout the server cancels it and the query throws `QueryTimeoutError` (503). When `signal`
+ * aborts (the client hung up) the query is cancelled on the server (`pg_cancel_backend`) and
+ * throws `QueryCancelledError`.
+ *
+ * On PGlite and SQLite, and over a pool kiln did not open, the db is returned as it is:
+ * neither can stop a statement once it runs (PGlite and better-sqlite3 run it on the event
+ * loop's thread to its end); a request whose client is already gone runs no query there.
+ */
+export function budgetedDb<Db extends object>(db: Db, options: QueryBudgetOptions): Db {
+  const pool = (db as unknown as { $client?: pg.Pool }).$client
+  const budget = pool === undefined ? undefined : budgets.get(pool)
+  if (!pool || !budget) {
+    if (options.signal?.aborted) throw new QueryCancelledError()
+    return db
+  }
+  const given = db as unknown as DrizzlePgDb
+  const client = {
+    query: (config: unknown, values?: unknown) =>
+      budgetedQuery(pool, budget.statementTimeoutMs, options, config, values),
+  }
+  const session = new budget.Session(
+    client as unknown as SessionArgs[0],
+    given.dialect,
+    given.session.schema,
+    given.session.options,
+  )
+  const budgeted = new budget.Database(
+    given.dialect,
+    session,
+    given.session.schema as never,
+  ) as unknown as Db
+  ;(budgeted as unknown as { $client: unknown }).$client = client
+  return budgeted
+}
+
+/** 57014: `canceling statement due to statement timeout` or `… due to user request`. */
+const QUERY_CANCELED = '57014'
+
+async function budgetedQuery(
+  pool: pg.Pool,
+  timeoutMs: number,
+  { signal, shape }: QueryBudgetOptions,
+  config: unknown,
+  values: unknown,
+): Promise<pg.QueryResult> {
+  if (signal?.aborted) throw new QueryCancelledError()
+  const client = await pool.connect()
+  let cancelled: Promise<unknown> | undefined
+  let pid: number | undefined
+  const onAbort = () => {
+    // Through `pool.query` (another connection): the backend is ours until the transaction
+    // ends, and the connection goes back to the pool only once this cancel is answered.
+    if (pid !== undefined) cancelled ??= pool.query('select pg_cancel_backend($1)', [pid])
+  }
+  signal?.addEventListener('abort', onAbort, { once: true })
+  // The three are queued at once: the client sends each as soon as the one before is
+  // answered, with no turn of the event loop between them. A COMMIT after a failed (or
+  // cancelled) query ends the transaction as a ROLLBACK does, without an error.
+  const settled = await Promise.allSettled([
+    client
+      .query(
+        `begin; select set_config('statement_timeout', '${timeoutMs}', true), pg_backend_pid() as pid`,
+      )
+      .then((results) => {
+        const started = (results as unknown as [unknown, pg.QueryResult<{ pid: number }>])[1]
+        pid = started.rows[0]?.pid
+        if (signal?.aborted) onAbort()
+      }),
+    client.query(config as pg.QueryConfig, values as unknown[]),
+    client.query('commit'),
+  ])
+  signal?.removeEventListener('abort', onAbort)
+  const [begun, answered, ended] = settled
+  let broken: Error | undefined
+  if (begun.status === 'rejected') broken = begun.reason as Error
+  else if (ended.status === 'rejected') broken = ended.reason as Error
+  if (cancelled) {
+    await cancelled.catch(() => {})
+    // Had the cancel met the COMMIT, the transaction would be left open: end it for sure.
+    if (!broken) await client.query('rollback').catch((error: Error) => (broken = error))
+  }
+  client.release(broken)
+  if (answered.status === 'fulfilled' && !broken) return answered.value
+  const error = answered.status === 'rejected' ? answered.reason : broken
+  if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error
+  if (cancelled) throw new QueryCancelledError()
+  throw new QueryTimeoutError(timeoutMs, shape)
+}
+
+/**
+ * The budget's error (timeout or cancel) under Drizzle's wrapper (`Failed query: …`, which
+ * holds the values): rethrown bare, so neither the answer nor the log shows a value.
+ */
+export function budgetError(error: unknown): QueryTimeoutError | QueryCancelledError | undefined {
+  let current: unknown = error
+  for (let depth = 0; depth < 4 && current; depth++) {
+    if (current instanceof QueryTimeoutError || current instanceof QueryCancelledError)
+      return current
+    current = (current as { cause?: unknown }).cause
+  }
+  return undefined
+}

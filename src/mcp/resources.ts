@@ -1,0 +1,309 @@
+import {
+  type McpServer,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  type Variables,
+} from '@modelcontextprotocol/server'
+import { operatorsOf, valueSchema } from '../api/openapi/list-parameters.ts'
+import type { QueryField } from '../api/query/definition.ts'
+import {
+  type AccessPolicy,
+  checkCall,
+  DATA_TOOL_NAMES,
+  type DataToolName,
+  isGranted,
+  type McpCaller,
+  type ModelAccess,
+} from './access.ts'
+import { completeField, completeModel } from './completions.ts'
+import { listGrammarOf } from './crud-list.ts'
+import { findModel, type McpModel } from './models.ts'
+import { ToolError } from './tool-error.ts'
+
+/**
+ * The URI scheme of kiln's model resources: `kiln://models/{model}` is a model (its resource
+ * name, `kiln://models/posts`), `kiln://models/{model}/fields/{field}` one of its fields.
+ */
+export const MODEL_URI_TEMPLATE = 'kiln://models/{model}'
+export const FIELD_URI_TEMPLATE = 'kiln://models/{model}/fields/{field}'
+export const SCHEMA_MIME_TYPE = 'application/schema+json'
+
+export function modelUri(model: McpModel | string): string {
+  return `kiln://models/${encodeURIComponent(typeof model === 'string' ? model : model.resource)}`
+}
+
+/** A model a caller can reach: the data tools it may use on it, under policy, grant, scopes and tenancy. */
+export interface ReachableModel {
+  model: McpModel
+  access: ModelAccess
+  tools: DataToolName[]
+}
+
+/**
+ * The tools `caller` may use on `model`: those the policy allows, that pass `checkCall`
+ * (scopes, tenancy) and that the caller's grant allows. The app's `authorize` hook decides per
+ * call and is not consulted here. Empty: the model is out of the caller's reach.
+ */
+export function reachableTools(
+  policy: AccessPolicy,
+  model: McpModel,
+  caller: McpCaller | undefined,
+): DataToolName[] {
+  const access = policy.of(model)
+  if (!access) return []
+  return DATA_TOOL_NAMES.filter((tool) => {
+    if (!access.tools.has(tool) || !isGranted(caller, model.resource, tool)) return false
+    try {
+      checkCall(policy, model, { caller, action: tool })
+      return true
+    } catch (error) {
+      if (error instanceof ToolError) return false
+      throw error
+    }
+  })
+}
+
+/** Every model `caller` can reach, in the policy's order. */
+export function reachableModels(
+  policy: AccessPolicy,
+  caller: McpCaller | undefined,
+): ReachableModel[] {
+  return policy.visibleModels.flatMap((model) => {
+    const tools = reachableTools(policy, model, caller)
+    return tools.length > 0 ? [{ model, access: policy.of(model)!, tools }] : []
+  })
+}
+
+/** The reachable model a URI variable or completion context names (any name `findModel` takes). */
+export function reachableModel(
+  policy: AccessPolicy,
+  caller: McpCaller | undefined,
+  name: string | undefined,
+): ReachableModel | undefined {
+  if (name === undefined || name === '') return undefined
+  const model = findModel({ models: policy.visibleModels }, name)
+  if (!model) return undefined
+  const tools = reachableTools(policy, model, caller)
+  return tools.length > 0 ? { model, access: policy.of(model)!, tools } : undefined
+}
+
+type JsonSchema = Record<string, unknown>
+
+/** How the model resources describe a model: what `crud_list` shows, filters, sorts and attaches. */
+interface ModelDescription {
+  schema: JsonSchema
+  fields: Map<string, JsonSchema>
+}
+
+/**
+ * The model as the caller reaches it, as a JSON Schema (2020-12) of the records `crud_list`
+ * returns: readable fields only (credentials never), each with its type, `readOnly` when the
+ * caller can write it with no tool, and the relations `include` attaches as optional
+ * properties that point at the related model's resource. `x-kiln` says what the tools allow.
+ */
+export function describeModel(
+  policy: AccessPolicy,
+  reach: ReachableModel,
+  caller: McpCaller | undefined,
+): ModelDescription {
+  const { model, access, tools } = reach
+  const grammar = listGrammarOf(policy, model, access)
+  const readable = new Set(grammar.fields.map((field) => field.name))
+  const canList = tools.includes('crud_list')
+  const creatable = tools.includes('crud_create')
+    ? access.creatable.map((column) => column.name).filter((name) => readable.has(name))
+    : []
+  const updatable = tools.includes('crud_update')
+    ? access.updatable.map((column) => column.name).filter((name) => readable.has(name))
+    : []
+  const filterable = canList ? new Set(grammar.filterable.map((field) => field.name)) : new Set()
+  const sortable = canList ? new Set(grammar.sortable) : new Set<string>()
+  const fields = new Map<string, JsonSchema>()
+  for (const field of grammar.fields) {
+    fields.set(
+      field.name,
+      fieldSchema(field, {
+        writable: creatable.includes(field.name) || updatable.includes(field.name),
+        filterable: filterable.has(field.name),
+        sortable: sortable.has(field.name),
+      }),
+    )
+  }
+  // Relations whose model the caller may list (its grant and tenancy too): include reads them.
+  const relations = canList
+    ? grammar.relations.filter((relation) =>
+        reachableTools(policy, relation.model, caller).includes('crud_list'),
+      )
+    : []
+  const properties: Record<string, JsonSchema> = Object.fromEntries(fields)
+  for (const relation of relations) {
+    const target = { $ref: modelUri(relation.model) }
+    properties[relation.name] =
+      relation.kind === 'belongs-to'
+        ? {
+            anyOf: [target, { type: 'null' }],
+            description: `The ${relation.model.resource} record whose ${relation.remote} is this record's ${relation.local}; attached with include: ["${relation.name}"]`,
+          }
+        : {
+            type: 'array',
+            items: target,
+            maxItems: relation.limit,
+            description: `${relation.model.resource} records whose ${relation.remote} is this record's ${relation.local} (at most ${relation.limit}); attached with include: ["${relation.name}"]`,
+          }
+  }
+  const primaryKey = model.columns.filter((column) => column.primaryKey).map((c) => c.name)
+  const schema: JsonSchema = {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: modelUri(model),
+    title: model.name,
+    description:
+      `A ${model.resource} record as the data tools return it (table ${model.tableName}). ` +
+      `Tools: ${tools.join(', ')}. Relations are present only when include names them.`,
+    type: 'object',
+    properties,
+    required: grammar.fields.map((field) => field.name),
+    'x-kiln': {
+      model: model.name,
+      resource: model.resource,
+      table: model.tableName,
+      primaryKey:
+        primaryKey.length === 1 ? primaryKey[0] : primaryKey.length > 1 ? primaryKey : null,
+      tools,
+      filterable: [...filterable],
+      sortable: [...sortable],
+      searchable: canList ? grammar.search : [],
+      creatable,
+      updatable,
+      relations: Object.fromEntries(
+        relations.map((relation) => [
+          relation.name,
+          {
+            kind: relation.kind,
+            model: relation.model.resource,
+            uri: modelUri(relation.model),
+            local: relation.local,
+            remote: relation.remote,
+            ...(relation.kind === 'has-many' ? { limit: relation.limit } : {}),
+          },
+        ]),
+      ),
+      tenantScoped: caller?.tenantId !== undefined && access.tenantColumn !== undefined,
+    },
+  }
+  return { schema, fields }
+}
+
+/** One field's JSON Schema: its wire type (the REST grammar's), nullability and what the tools allow. */
+function fieldSchema(
+  field: QueryField,
+  allowed: { writable: boolean; filterable: boolean; sortable: boolean },
+): JsonSchema {
+  const info = field.info
+  const schema: JsonSchema =
+    field.kind === 'other' && /json/i.test(info.sqlType) ? {} : { ...valueSchema(field) }
+  if (info.nullable) {
+    if (typeof schema.type === 'string') schema.type = [schema.type, 'null']
+    if (Array.isArray(schema.enum)) schema.enum = [...schema.enum, null]
+  }
+  if (info.length !== undefined && schema.type !== undefined && field.kind === 'text') {
+    schema.maxLength = info.length
+  }
+  if (!allowed.writable) schema.readOnly = true
+  schema['x-kiln'] = {
+    sqlType: info.sqlType,
+    ...(info.primaryKey ? { primaryKey: true } : {}),
+    ...(info.hasDefault || info.autoIncrement ? { hasDefault: true } : {}),
+    filterable: allowed.filterable,
+    ...(allowed.filterable ? { operators: operatorsOf(field) } : {}),
+    sortable: allowed.sortable,
+  }
+  return schema
+}
+
+/**
+ * Registers the model resources for `caller`: `resources/list` lists each model it can reach
+ * (`kiln://models/posts`), `resources/read` returns its JSON Schema, and
+ * `kiln://models/{model}/fields/{field}` one field's; `completion/complete` completes both
+ * templates' variables (model names, then field names of the model in the context). A model
+ * or field out of reach reads as not found (-32602), as one that does not exist.
+ */
+export function registerModelResources(
+  server: McpServer,
+  policy: AccessPolicy,
+  caller: McpCaller | undefined,
+): void {
+  if (policy.visibleModels.length === 0) return
+  // The list of a server never changes while it serves (the same as its tools).
+  server.server.registerCapabilities({ resources: { listChanged: false } })
+  const read = (uri: URL, variables: Variables) => {
+    const reach = reachableModel(policy, caller, decoded(variables.model))
+    if (!reach) throw new ResourceNotFoundError(uri.href)
+    const { schema, fields } = describeModel(policy, reach, caller)
+    let body: JsonSchema = schema
+    if (variables.field !== undefined) {
+      const name = decoded(variables.field)
+      const field = name === undefined ? undefined : fields.get(name)
+      if (!field) throw new ResourceNotFoundError(uri.href)
+      body = {
+        $schema: schema.$schema,
+        $id: uri.href,
+        title: `${reach.model.resource}.${name}`,
+        ...field,
+      }
+    }
+    return {
+      contents: [{ uri: uri.href, mimeType: SCHEMA_MIME_TYPE, text: JSON.stringify(body) }],
+    }
+  }
+  server.registerResource(
+    'kiln-model',
+    new ResourceTemplate(MODEL_URI_TEMPLATE, {
+      list: () => ({
+        resources: reachableModels(policy, caller).map(({ model, tools }) => ({
+          uri: modelUri(model),
+          name: model.resource,
+          title: model.name,
+          description: `Fields, types and relations of ${model.resource} (JSON Schema); tools: ${tools.join(', ')}`,
+          mimeType: SCHEMA_MIME_TYPE,
+        })),
+      }),
+      complete: { model: (value) => completeModel(policy, caller, value) },
+    }),
+    {
+      title: 'A model of the app',
+      description:
+        'The fields, types and relations of a model the data tools reach, as JSON Schema',
+      mimeType: SCHEMA_MIME_TYPE,
+    },
+    read,
+  )
+  server.registerResource(
+    'kiln-model-field',
+    new ResourceTemplate(FIELD_URI_TEMPLATE, {
+      list: undefined,
+      complete: {
+        model: (value) => completeModel(policy, caller, value),
+        field: (value, context) => completeField(policy, caller, value, context?.arguments?.model),
+      },
+    }),
+    {
+      title: 'A field of a model',
+      description:
+        'One field of a model: its JSON Schema type, whether it can be written, filtered ' +
+        '(with which operators) and sorted on',
+      mimeType: SCHEMA_MIME_TYPE,
+    },
+    read,
+  )
+}
+
+/** A URI variable, percent-decoded; undefined when absent or not valid percent-encoding. */
+function decoded(value: string | string[] | undefined): string | undefined {
+  const raw = Array.isArray(value) ? value[0] : value
+  if (raw === undefined) return undefined
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return undefined
+  }
+}
