@@ -1,6 +1,7 @@
 import type { SQL } from 'drizzle-orm'
 import type { ListQueryDefinition } from '../api/index.ts'
 import type { CredentialOptions, PolicyCaller, RowFilter } from '../db/index.ts'
+import { softDeleteColumn } from '../api/rest/soft-delete.ts'
 import type { AccessGrant, GrantAction, GrantableAccess } from '../oauth/index.ts'
 import {
   findModel,
@@ -347,10 +348,14 @@ function readableColumns(model: McpModel, credentials: CredentialOptions): McpCo
   return model.columns.filter((column) => !isSensitiveField([column.name, column.key], credentials))
 }
 
-/** Every column but credentials and the timestamps kiln maintains (the REST rule). */
+/**
+ * Every column but credentials, the timestamps kiln maintains and `deleted_at`, which only a
+ * (soft) delete sets (the REST rule).
+ */
 function writableColumns(model: McpModel, credentials: CredentialOptions): McpColumn[] {
+  const trash = softDeleteColumn(model.table)?.name
   return readableColumns(model, credentials).filter(
-    (column) => !TIMESTAMP_FIELDS.includes(column.name),
+    (column) => !TIMESTAMP_FIELDS.includes(column.name) && column.name !== trash,
   )
 }
 

@@ -12,6 +12,7 @@ import {
   type QueryField,
   type ResolvedRelation,
 } from '../api/query/definition.ts'
+import { softDeleteColumn, softDeletes } from '../api/rest/soft-delete.ts'
 import { ValidationError } from '../core/errors.ts'
 import { mapEntry } from '../core/map-entry.ts'
 import type { Database } from '../db/index.ts'
@@ -228,6 +229,8 @@ export async function listRecords(
     where: eq(drizzleColumn(model, tenant.column), tenant.value),
     key: `tenant:${String(tenant.value)}`,
   }
+  // Soft-deleted records (a `deleted_at` column) are hidden, as the REST list hides them.
+  const trash = softDeleteColumn(model.table)
   let envelope: Awaited<ReturnType<typeof runListQuery>>
   try {
     envelope = await runListQuery(scoped, toUrl(input), {
@@ -237,6 +240,7 @@ export async function listRecords(
       // The row filters of the model and of each included one see the caller.
       caller: policyCaller(caller),
       signal,
+      softDelete: trash && softDeletes(trash),
     })
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error

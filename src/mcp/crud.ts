@@ -1,7 +1,8 @@
-import { and, getTableName, sql } from 'drizzle-orm'
+import { and, type Column, getTableName, type SQL, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core'
 import type { SQLiteTable, SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
 import { createRecordCounter, type RecordCounter } from '../api/index.ts'
+import { notTrashed, softDeleteColumn } from '../api/rest/soft-delete.ts'
 import type { Logger } from '../core/index.ts'
 import type { Database, PostgresDatabase, SqliteDatabase } from '../db/index.ts'
 import {
@@ -181,7 +182,12 @@ export function createCrud(options: CrudOptions): Crud {
       const values = parseData(model, data, access.updatable, 'update')
       const tenant = tenantOf(model, access, caller)
       if (tenant && values.has(tenant.column)) checkTenantValue(tenant, values.get(tenant.column))
-      const where = and(rowCondition(model, key, id, tenant), rowsOf(access, caller))!
+      const trash = softDeleteColumn(model.table)
+      const where = and(
+        rowCondition(model, key, id, tenant),
+        rowsOf(access, caller),
+        trash && notTrashed(trash),
+      )!
       await authorizeCall(policy, model, {
         caller,
         action: 'crud_update',
@@ -223,12 +229,16 @@ export function createCrud(options: CrudOptions): Crud {
       const model = find(name)
       const key = requirePrimaryKey(model)
       const access = checkCall(policy, model, { caller, action: 'crud_delete' })
+      const trash = softDeleteColumn(model.table)
       const where = and(
         rowCondition(model, key, id, tenantOf(model, access, caller)),
         rowsOf(access, caller),
+        trash && notTrashed(trash),
       )!
       await authorizeCall(policy, model, { caller, action: 'crud_delete', id })
       const deleted = await run(`delete ${model.resource}`, async () => {
+        // A model with `deleted_at` is deleted softly, as the REST destroy does.
+        if (trash) return softDelete(database, model, trash, where)
         if (database.dialect === 'postgres') {
           const rows = await pgDb(database)
             .delete(model.table as PgTable)
@@ -246,6 +256,31 @@ export function createCrud(options: CrudOptions): Crud {
       return { message: 'Deleted', id }
     },
   }
+}
+
+/** Sets `deleted_at` (the database's clock on Postgres, the app's on SQLite); the rows changed. */
+async function softDelete(
+  database: Database,
+  model: McpModel,
+  trash: Column,
+  where: SQL,
+): Promise<number> {
+  const column = model.columns.find((c) => c.name === trash.name)
+  const now = column && readClock(database.dialect)(column)
+  const set = { [column?.key ?? trash.name]: now ?? new Date() }
+  if (database.dialect === 'postgres') {
+    const rows = await pgDb(database)
+      .update(model.table as PgTable)
+      .set(set as PgUpdateSetSource<PgTable>)
+      .where(where)
+      .returning()
+    return rows.length
+  }
+  return database.db
+    .update(model.table as SQLiteTable)
+    .set(set as SQLiteUpdateSetSource<SQLiteTable>)
+    .where(where)
+    .run().changes
 }
 
 /** Parsed values by column name, as the `authorize` hook sees them. */

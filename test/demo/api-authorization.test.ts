@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../../examples/demo/src/auth.ts'
 import { users } from '../../examples/demo/src/schema.ts'
 import { createApiKey } from '../../src/api/index.ts'
+import { keyDigest } from '../../src/core/index.ts'
 import { type DemoUnderTest, signIn, startDemo } from './support.ts'
 
 /**
@@ -14,6 +15,7 @@ describe('the demo API: scoped keys and credential fields', () => {
   let demo: DemoUnderTest
   let reader: string
   let admin: string
+  let adminId: number
   let userId: number
   const email = 'demo@example.com'
   const original = 'correct horse battery'
@@ -22,7 +24,9 @@ describe('the demo API: scoped keys and credential fields', () => {
     demo = await startDemo()
     reader = (await createApiKey(demo.ctx.database, { name: 'reader', scopes: ['posts:read'] }))
       .rawKey
-    admin = (await createApiKey(demo.ctx.database, { name: 'admin', scopes: ['*'] })).rawKey
+    const created = await createApiKey(demo.ctx.database, { name: 'admin', scopes: ['*'] })
+    admin = created.rawKey
+    adminId = created.record.id
     const db = demo.ctx.database.db as import('../../src/db/index.ts').PostgresDb
     const [user] = await db.select().from(users).where(eq(users.email, email))
     userId = user!.id
@@ -92,5 +96,28 @@ describe('the demo API: scoped keys and credential fields', () => {
     expect(stored).toMatch(/^scrypt\$/)
     expect(await canSignIn('a brand new passphrase')).toBe(true)
     expect(await canSignIn(original)).toBe(false)
+  })
+  it('answers a retried POST with an Idempotency-Key from the shared store', async () => {
+    const post = () =>
+      demo.app.request('/api/v1/posts', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${admin}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'demo-retry-1',
+        },
+        body: JSON.stringify({ title: 'Once', body: 'Only once', author_id: userId }),
+      })
+    const first = await post()
+    expect(first.status).toBe(201)
+    const retry = await post()
+    expect(retry.status).toBe(201)
+    expect(retry.headers.get('idempotent-replayed')).toBe('true')
+    expect(await retry.json()).toEqual(await first.json())
+    // The answer lives in the demo's shared store (Redis when REDIS_URL is set), as a digest.
+    const stored = await demo.ctx.shared.kv.get(
+      `kiln:idempotency:${keyDigest(`${adminId}\ndemo-retry-1`)}`,
+    )
+    expect(stored).toBeDefined()
   })
 })

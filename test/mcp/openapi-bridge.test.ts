@@ -125,15 +125,15 @@ describe('the OpenAPI bridge', () => {
       required: ['id'],
       properties: { id: { type: 'integer' } },
     })
+    // One record, or an array of them (a bulk create).
+    const record = {
+      type: 'object',
+      required: ['title', 'body'],
+      properties: { title: { type: 'string', minLength: 1, maxLength: 200 } },
+    }
     expect(tools.post_posts!.inputSchema).toMatchObject({
       required: ['body'],
-      properties: {
-        body: {
-          type: 'object',
-          required: ['title', 'body'],
-          properties: { title: { type: 'string', minLength: 1, maxLength: 200 } },
-        },
-      },
+      properties: { body: { oneOf: [record, { type: 'array', items: record }] } },
     })
     expect(JSON.stringify(tools)).not.toContain('$ref')
   })

@@ -7,7 +7,7 @@ import { AUTO_EXCLUDED_FIELDS, isExcludedField, when } from '../../src/api/index
 import { runMakeApi } from '../../src/cli/commands/make-api.ts'
 import { CliError } from '../../src/cli/index.ts'
 import { libraryMigrationsDir } from '../../src/db/index.ts'
-import { scaffoldApp } from '../api/rest/generated-app.ts'
+import { scaffoldApp, TRASH } from '../api/rest/generated-app.ts'
 
 const run = promisify(execFile)
 const repo = resolve(import.meta.dirname, '../..')
@@ -485,6 +485,11 @@ describe('generated code passes the typecheck and the linter', () => {
     const long = makeApp('lint', SECRETS_SCHEMA)
     await runMakeApi({ cwd: long.root, all: true, yes: true, print: () => {} })
     apps.push(long, await scaffoldApp('postgres'), await scaffoldApp('sqlite'))
+    // A UUID key and soft delete (deleted_at): the bulk and restore handlers of such a model.
+    apps.push(
+      await scaffoldApp('postgres', { app: TRASH.postgres }),
+      await scaffoldApp('sqlite', { app: TRASH.sqlite }),
+    )
   })
   afterAll(() => {
     for (const app of apps) app.cleanup()

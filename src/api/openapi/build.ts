@@ -3,6 +3,14 @@ import { z } from 'zod'
 import { routeScopes } from '../auth/scope-guard.ts'
 import { type ListQueryDefinition, relationUnderPolicy } from '../query/definition.ts'
 import { aggregateOperation } from './aggregate.ts'
+import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
+import {
+  bulkOperation,
+  idempotencyKeyParameter,
+  oneOrMany,
+  restoreOperation,
+  trashedParameters,
+} from './bulk-operations.ts'
 import { type RouteDescription, routeDescription } from './describe-route.ts'
 import { listQueryParameters } from './list-parameters.ts'
 import type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
@@ -206,7 +214,11 @@ function describeOperation(
       operationId: `list${pascal(tag)}`,
       summary: `List ${plural}`,
       parameters: resource?.query
-        ? [...pageParameters, ...listQueryParameters(resource.query)]
+        ? [
+            ...pageParameters,
+            ...listQueryParameters(resource.query),
+            ...trashedParameters(resource.query),
+          ]
         : pageParameters,
       responses: {
         '200': response(`A page of ${plural}.`, {
@@ -228,16 +240,39 @@ function describeOperation(
     }
   }
   if (kind === 'collection' && method === 'post') {
+    const created = recordSchema ?? { type: 'object' }
     return {
       ...base,
       operationId: `create${model}`,
       summary: `Create ${singular}`,
-      ...(resource?.create ? { requestBody: body(`Create${model}Request`) } : {}),
+      description: `One record as an object, or up to ${MAX_BULK_RECORDS} as an array (all or none), answered as \`{data: [...]}\`.`,
+      parameters: [idempotencyKeyParameter],
+      ...(resource?.create
+        ? {
+            requestBody: {
+              required: true,
+              content: jsonOf(oneOrMany(ref(`Create${model}Request`))),
+            },
+          }
+        : {}),
       responses: {
-        '201': response(`The created ${singular}.`, recordSchema ?? { type: 'object' }),
+        '201': response(`The created ${singular}, or ${plural}.`, {
+          oneOf: [created, resource ? manyRecords(ref(model)) : { type: 'object' }],
+        }),
         ...errors('400', '401', '415', '422', '429'),
+        '409': errorResponse('A request with this Idempotency-Key is still in progress.'),
       },
     }
+  }
+  if (kind === 'collection' && resource && (method === 'patch' || method === 'delete')) {
+    return bulkOperation(method, {
+      tag,
+      model,
+      singular,
+      plural,
+      idSchema: pathParameter('id', resource).schema,
+      update: resource.update ? toSchema(resource.update, 'input') : undefined,
+    })
   }
   if (kind === 'item' && method === 'get') {
     return {
@@ -275,6 +310,9 @@ function describeOperation(
   }
   if (resource?.query && method === 'get' && shape.params.length === 0 && isAggregate(shape))
     return aggregateOperation(tag, `aggregate${pascal(tag)}`, plural, resource.query)
+  if (resource && method === 'post' && shape.rest.join('/') === 'restore' && kind === 'other') {
+    return { ...base, ...restoreOperation(tag, model, singular) }
+  }
   const action = shape.rest.length > 0 ? words(shape.rest.join(' ')) : ''
   const subject = shape.params.length > 0 ? singular : plural
   const summary = action
@@ -551,6 +589,14 @@ const sharedSchemas: Record<string, JsonSchema> = {
     },
   },
 }
+
+const jsonOf = (schema: JsonSchema) => ({ 'application/json': { schema } })
+
+const manyRecords = (item: JsonSchema) => ({
+  type: 'object',
+  required: ['data'],
+  properties: { data: { type: 'array', items: item } },
+})
 
 const errorResponse = (description: string, schema = 'Error') => ({
   description,

@@ -3,6 +3,13 @@ import type { PostgresDb, SqliteDb } from '../../db/database.ts'
 import { budgetError, budgetedDb } from '../../db/query-budget.ts'
 import { DEFAULT_PER_PAGE } from '../rest/pagination.ts'
 import type { RecordCounter } from '../rest/record-counter.ts'
+import {
+  notTrashed,
+  type SoftDelete,
+  softDeleteColumn,
+  TRASHED_PARAM,
+  trashedCondition,
+} from '../rest/soft-delete.ts'
 import { type BoundCondition, countRecords } from './count.ts'
 import { encodeCursor } from './cursor.ts'
 import type {
@@ -37,6 +44,11 @@ export interface ListQueryContext extends PlanOptions {
    * query is cancelled on the server (PostgreSQL; docs/database.md, "The query budget").
    */
   signal?: AbortSignal | undefined
+  /**
+   * A soft-deleting resource (`softDeletes(posts.deletedAt, 'posts:write')`): trashed records
+   * are hidden unless `filter[trashed]=with|only` asks, from a key holding its scopes.
+   */
+  softDelete?: SoftDelete | undefined
 }
 
 export interface ListMeta {
@@ -77,9 +89,16 @@ export async function runListQuery(
   context: ListQueryContext,
 ): Promise<ListEnvelope> {
   const parsed = typeof url === 'string' ? new URL(url, 'http://localhost') : url
-  const plan = planListQuery(definition, parsed.searchParams, context)
-  const { db, counts } = context
-  const scope = withRowFilter(context.scope, definition.rows?.(context.caller))
+  const { db, counts, softDelete } = context
+  // `filter[trashed]` is the soft delete's own parameter, not a filter on a field.
+  const trashed = softDelete && trashedCondition(softDelete, parsed.searchParams, context.caller)
+  const params = softDelete ? new URLSearchParams(parsed.searchParams) : parsed.searchParams
+  if (softDelete) params.delete(TRASHED_PARAM)
+  const plan = planListQuery(definition, params, context)
+  const scope = withRowFilter(
+    withRowFilter(context.scope, trashed),
+    definition.rows?.(context.caller),
+  )
   const includes = plan.includes.map((relation) => rowsOfRelation(relation, context.caller))
   // Every value becomes a placeholder: the page's statement is prepared once per query shape.
   const placeholders = new Placeholders()
@@ -201,10 +220,16 @@ export function withRowFilter(
   return { where: and(scope.where, rows.where)!, key: `${scope.key}:${rows.key}` }
 }
 
-/** An included relation limited to the caller's rows of the related model (its row filter). */
+/**
+ * An included relation limited to the caller's rows of the related model (its row filter), and
+ * to its records not in the trash.
+ */
 function rowsOfRelation(relation: ResolvedRelation, caller: QueryCaller | undefined) {
   const rows = relation.rows?.(caller)
-  return rows ? { ...relation, where: and(relation.where, rows.where) } : relation
+  // A soft-deleting related model (`deleted_at`): its trashed records are left out, as its list does.
+  const trash = softDeleteColumn(relation.table)
+  if (!rows && !trash) return relation
+  return { ...relation, where: and(relation.where, rows?.where, trash && notTrashed(trash)) }
 }
 
 async function readPage(

@@ -43,7 +43,18 @@ export interface ModelRegistry {
   names(): string[]
 }
 
-const TIMESTAMP_COLUMNS = new Set(['created_at', 'updated_at', 'createdAt', 'updatedAt'])
+/**
+ * Columns the app writes, never a request: the timestamps, and `deleted_at`, which only a
+ * delete (soft) and a restore change.
+ */
+const TIMESTAMP_COLUMNS = new Set([
+  'created_at',
+  'updated_at',
+  'deleted_at',
+  'createdAt',
+  'updatedAt',
+  'deletedAt',
+])
 
 function dialectOf(table: Table): Dialect | 'other' {
   if (is(table, PgTable)) return 'postgres'

@@ -25,6 +25,8 @@ import {
 
 const run = promisify(execFile)
 
+type Json = Record<string, unknown>
+
 describeEachDatabase(
   'OpenAPI document of the generated API',
   (backend) => {
@@ -173,14 +175,50 @@ describeEachDatabase(
       expect(createUser.properties.password).toMatchObject({ minLength: 8 })
       expect(createUser.properties).not.toHaveProperty('password_hash')
       const post = doc.paths['/api/v1/posts']?.post
+      const createPost = { $ref: '#/components/schemas/CreatePostRequest' }
       expect(post?.requestBody).toEqual({
         required: true,
         content: {
-          'application/json': { schema: { $ref: '#/components/schemas/CreatePostRequest' } },
+          'application/json': {
+            schema: {
+              oneOf: [createPost, { type: 'array', items: createPost, minItems: 1, maxItems: 100 }],
+            },
+          },
         },
       })
       expect(Object.keys(post?.responses ?? {})).toEqual(
-        expect.arrayContaining(['201', '400', '401', '415', '422']),
+        expect.arrayContaining(['201', '400', '401', '409', '415', '422']),
+      )
+    })
+
+    it('bulk writes: an array on POST, PATCH and DELETE on the collection, Idempotency-Key', () => {
+      const collection = doc.paths['/api/v1/posts']!
+      expect(collection.post?.parameters).toEqual([
+        expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false }),
+      ])
+      const created = (collection.post!.responses['201'] as Json).content as Json
+      expect(JSON.stringify(created)).toContain('"type":"array"')
+      const patch = collection.patch!
+      expect(patch).toMatchObject({ operationId: 'updatePosts', 'x-scopes': ['posts:write'] })
+      const items = (
+        (patch.requestBody as Json).content as Record<string, { schema: { items: Json } }>
+      )['application/json']!.schema.items as {
+        required: string[]
+        properties: Record<string, unknown>
+      }
+      expect(items.required).toEqual(['id'])
+      expect(items.properties.id).toEqual({ type: 'integer', minimum: 1 })
+      expect(items.properties).toHaveProperty('title')
+      expect(Object.keys(patch.responses)).toEqual(
+        expect.arrayContaining(['200', '400', '403', '404', '422']),
+      )
+      const remove = collection.delete!
+      expect(remove).toMatchObject({ operationId: 'deletePosts', 'x-scopes': ['posts:write'] })
+      expect(remove.parameters).toEqual([
+        expect.objectContaining({ name: 'ids', in: 'query', required: true, explode: false }),
+      ])
+      expect(Object.keys(remove.responses)).toEqual(
+        expect.arrayContaining(['200', '403', '404', '409', '422']),
       )
     })
 

@@ -9,7 +9,7 @@ import {
   type RecordCounter,
 } from '../../../src/api/index.ts'
 import { runMakeApi } from '../../../src/cli/commands/make-api.ts'
-import { errorHandler, silentLogger } from '../../../src/core/index.ts'
+import { errorHandler, type KeyValueStore, silentLogger } from '../../../src/core/index.ts'
 import { type Database, migrate } from '../../../src/db/index.ts'
 import type { DatabaseBackend } from '../../support/databases.ts'
 
@@ -48,6 +48,18 @@ export const RENTALS = {
   sqlite: {
     schema: join(repo, 'test/fixtures/rentals/sqlite/schema.ts'),
     migrations: join(repo, 'test/fixtures/rentals/sqlite/migrations'),
+  },
+} as const
+
+/** Documents with a `deleted_at` column (soft delete); a UUID key on Postgres. */
+export const TRASH = {
+  postgres: {
+    schema: join(repo, 'test/fixtures/trash/postgres/schema.ts'),
+    migrations: join(repo, 'test/fixtures/trash/postgres/migrations'),
+  },
+  sqlite: {
+    schema: join(repo, 'test/fixtures/trash/sqlite/schema.ts'),
+    migrations: join(repo, 'test/fixtures/trash/sqlite/migrations'),
   },
 } as const
 
@@ -137,6 +149,8 @@ export async function startGeneratedApi(
     extend?: (api: Hono) => void
     /** The list totals' counter (the generated default: one of its own). */
     counts?: RecordCounter
+    /** Where Idempotency-Key answers are kept (the generated default: this process's memory). */
+    idempotencyStore?: KeyValueStore
   } = {},
 ): Promise<RunningApi> {
   const test = await backend.create()
@@ -157,6 +171,7 @@ export async function startGeneratedApi(
     hashPassword: testHashPassword,
     logger: silentLogger(),
     ...(options.counts ? { counts: options.counts } : {}),
+    ...(options.idempotencyStore ? { idempotencyStore: options.idempotencyStore } : {}),
   })
   options.extend?.(group)
   app.route('/', group)

@@ -7,11 +7,18 @@ import {
   apiGuard,
   createRecordCounter,
   currentKeyRoutes,
+  idempotency,
   type OpenApiResource,
   type RateLimiters,
   type RecordCounter,
 } from 'kilnjs/api'
-import { createLogger, errorHandler, type Logger } from 'kilnjs/core'
+import {
+  createLogger,
+  errorHandler,
+  type KeyValueStore,
+  type Logger,
+  MemoryKeyValueStore,
+} from 'kilnjs/core'
 import { type Database, type PostgresDb, postgresDb } from 'kilnjs/db'
 import { commentsController, commentsQuery } from './controllers/comments.js'
 import { messagesController, messagesQuery } from './controllers/messages.js'
@@ -36,6 +43,12 @@ export interface ApiDeps {
   /** Cached list totals; give every instance the same store (Redis) when you run several. */
   counts?: RecordCounter
   /**
+   * Where the first answers to POSTs with an `Idempotency-Key` are kept for 24 hours, so a
+   * retry gets the same answer: give every instance the same store (`shared.kv`, Redis when
+   * REDIS_URL is set). This process's memory by default.
+   */
+  idempotencyStore?: KeyValueStore
+  /**
    * Hashes the `password` a request gives (users) before it is stored: your login's own
    * hasher, so the stored hash is one your login can check. Raw hashes are never accepted.
    */
@@ -58,6 +71,7 @@ export interface ApiContext {
  * (`Cache-Control: private, no-cache`), with an `ETag` on GETs (304 when unchanged).
  * All of that is `apiGuard`, one middleware; apps that want the steps apart compose
  * `privateCache()`, `twoStageThrottle()`, `apiKeyAuth()` and `bodyLimit()` themselves.
+ * Then `idempotency()` answers a retried POST (same `Idempotency-Key`) with its first answer.
  * Errors answer JSON (401, 403, 404, 422, 429…) through kiln's error handler: mounting the
  * group with `app.route('/', apiRoutes(…))` is enough. `GET /api/v1/keys/self` tells a key
  * its own scopes (the MCP bridge lists only the operations the key may call).
@@ -67,6 +81,7 @@ export function apiRoutes({
   apiKeys,
   limiters,
   counts = createRecordCounter(),
+  idempotencyStore = new MemoryKeyValueStore(),
   hashPassword,
   logger = createLogger(),
 }: ApiDeps) {
@@ -75,6 +90,7 @@ export function apiRoutes({
     .basePath('/api/v1')
     .onError(errorHandler({ logger }))
     .use(apiGuard({ apiKeys, limiters, limiter: 'api', logger }))
+    .use(idempotency({ store: idempotencyStore }))
     .route('/keys', currentKeyRoutes())
     .route('/comments', commentsController(context))
     .route('/messages', messagesController(context))

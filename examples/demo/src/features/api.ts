@@ -23,8 +23,9 @@ export function demoApiKeys(ctx: DemoContext): DatabaseApiKeyProvider {
 
 /**
  * The generated REST API (`kilnjs make:api --all`, in ../api) under /api/v1, with its OpenAPI
- * document at /api/openapi.json and ReDoc at /api/docs. Rate limits and list totals live in
- * Redis when REDIS_URL is set, so every instance shares them.
+ * document at /api/openapi.json and ReDoc at /api/docs. Rate limits, list totals and the
+ * answers kept for `Idempotency-Key` retries live in Redis when REDIS_URL is set, so every
+ * instance shares them.
  */
 export function mountApi(app: Hono, ctx: DemoContext): void {
   const limiters = ctx.limiters
@@ -34,6 +35,7 @@ export function mountApi(app: Hono, ctx: DemoContext): void {
     apiKeys: demoApiKeys(ctx),
     limiters,
     counts,
+    idempotencyStore: ctx.shared.kv,
     // A user created or updated through the API signs in with the password it was given.
     hashPassword,
     logger: ctx.logger,

@@ -79,11 +79,18 @@ import {
   apiGuard,
   createRecordCounter,
   currentKeyRoutes,
+  idempotency,
   type OpenApiResource,
   type RateLimiters,
   type RecordCounter,
 } from 'kilnjs/api'
-import { createLogger, errorHandler, type Logger } from 'kilnjs/core'
+import {
+  createLogger,
+  errorHandler,
+  type KeyValueStore,
+  type Logger,
+  MemoryKeyValueStore,
+} from 'kilnjs/core'
 import { type Database, type ${dbType}, ${narrow} } from 'kilnjs/db'
 ${imports.join('\n')}
 
@@ -95,7 +102,13 @@ export interface ApiDeps {
   /** From \`createRateLimiters()\`: the group uses the limiter named \`api\`. */
   limiters: RateLimiters
   /** Cached list totals; give every instance the same store (Redis) when you run several. */
-  counts?: RecordCounter${hashField}
+  counts?: RecordCounter
+  /**
+   * Where the first answers to POSTs with an \`Idempotency-Key\` are kept for 24 hours, so a
+   * retry gets the same answer: give every instance the same store (\`shared.kv\`, Redis when
+   * REDIS_URL is set). This process's memory by default.
+   */
+  idempotencyStore?: KeyValueStore${hashField}
   /** Where server errors (5xx) are logged; standard output by default. */
   logger?: Logger
 }
@@ -113,6 +126,7 @@ export interface ApiContext {
  * (\`Cache-Control: private, no-cache\`), with an \`ETag\` on GETs (304 when unchanged).
  * All of that is \`apiGuard\`, one middleware; apps that want the steps apart compose
  * \`privateCache()\`, \`twoStageThrottle()\`, \`apiKeyAuth()\` and \`bodyLimit()\` themselves.
+ * Then \`idempotency()\` answers a retried POST (same \`Idempotency-Key\`) with its first answer.
  * Errors answer JSON (401, 403, 404, 422, 429…) through kiln's error handler: mounting the
  * group with \`app.route('/', apiRoutes(…))\` is enough. \`GET /api/v1/keys/self\` tells a key
  * its own scopes (the MCP bridge lists only the operations the key may call).
@@ -121,7 +135,8 @@ export function apiRoutes({
   database,
   apiKeys,
   limiters,
-  counts = createRecordCounter(),${passwords.length ? '\n  hashPassword,' : ''}
+  counts = createRecordCounter(),
+  idempotencyStore = new MemoryKeyValueStore(),${passwords.length ? '\n  hashPassword,' : ''}
   logger = createLogger(),
 }: ApiDeps) {
   const context: ApiContext = { db: ${narrow}(database), counts${passwords.length ? ', hashPassword' : ''} }
@@ -129,6 +144,7 @@ export function apiRoutes({
     .basePath('/api/v1')
     .onError(errorHandler({ logger }))
     .use(apiGuard({ apiKeys, limiters, limiter: 'api', logger }))
+    .use(idempotency({ store: idempotencyStore }))
     .route('/keys', currentKeyRoutes())
 ${byResource.map(routeLine).join('\n')}
 }

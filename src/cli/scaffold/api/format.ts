@@ -36,6 +36,7 @@ function segments(expr: string): string[] {
 /**
  * `prefix + expr + suffix` on one line when it fits, else a member chain broken one call per
  * line: the head (an identifier and its plain property accesses) stays on the first line.
+ * `broken` breaks it however short (a call taking an object with a spread, say).
  */
 export function chain(
   indent: string,
@@ -43,12 +44,13 @@ export function chain(
   expr: string,
   suffix: string,
   continuation = `${indent}  `,
+  broken = false,
 ): string {
   const line = `${indent}${prefix}${expr}${suffix}`
   const parts = segments(expr)
   // Like Prettier, a chain of more than two calls breaks when a call takes an arrow function.
   const calls = parts.filter((part) => part.includes('('))
-  const forced = calls.length > 2 && calls.some((part) => part.includes('=>'))
+  const forced = broken || (calls.length > 2 && calls.some((part) => part.includes('=>')))
   if (fits(line) && !forced) return line
   let head = parts.shift() ?? ''
   while (parts.length > 0 && !parts[0]!.includes('(')) head += `.${parts.shift()}`

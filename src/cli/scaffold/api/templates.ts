@@ -113,6 +113,13 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   const t = names.table
   const row = names.variable
   const id = idOf(pk, ctx.dialect)
+  // Soft delete: a `deleted_at` column hides a record instead of deleting it.
+  const deletedAt = model.columns.find((c) => c.name === 'deleted_at' || c.key === 'deletedAt')
+  const trashedAt = deletedAt && now(deletedAt, ctx.dialect, 'new Date()')
+  const live = (key: string) =>
+    deletedAt
+      ? `and(eq(${t}.${pk.key}, ${key}), isNull(${t}.${deletedAt.key}))`
+      : `eq(${t}.${pk.key}, ${key})`
   // The caller's rows only (the list query's `rows`): another record is a 404 to it.
   const where = 'byId(id, caller)'
   const updatedAt = timestampColumn(model, 'updated_at')
@@ -133,16 +140,6 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
       ? hashName
       : `${passwordColumn.key}: ${hashName}`
     : undefined
-  const hash = !passwordColumn
-    ? undefined
-    : optionalPassword
-      ? hashEntry
-      : `${passwordColumn.key}: await hashPassword(password)`
-  const createValues = [
-    '...input',
-    ...(hash ? [hash] : []),
-    ...stamped.map((column) => `${column.key}: ${now(column, ctx.dialect)}`),
-  ]
   const setValues = [
     '...input',
     ...(hashEntry ? [hashEntry] : []),
@@ -177,13 +174,18 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
     ...new Set(relations.map((relation) => relation.helper)),
     'defineListQuery',
     id.parse,
+    'parseBulkUpdate',
+    'parseCreateBody',
+    'parseIdList',
     'parseJsonBody',
-    'rejectBlockedDelete',
+    ...(deletedAt ? [] : ['rejectBlockedDelete']),
     'rejectConstraintViolation',
     'runAggregateQuery',
     'rowsWhere',
     'runListQuery',
     'scopeGuard',
+    ...(deletedAt ? ['softDeletes'] : []),
+    'writeEach',
   ].sort((a, b) => a.replace('type ', '').localeCompare(b.replace('type ', '')))
   const respond = (status = '') => {
     const line = `      return c.json({ data: ${names.toResource}(found(${row})) }${status})`
@@ -195,7 +197,16 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   const shownBlock = [
     "  /** The record `id` among the rows the caller may reach (the list query's `rows`). */",
     `  const byId = (id: ${id.tsType}, caller: ApiKeyInfo) =>`,
-    call('    ', 'and', [`eq(${t}.${pk.key}, id)`, `rowsWhere(${names.query}, caller)`], ''),
+    call(
+      '    ',
+      'and',
+      [
+        `eq(${t}.${pk.key}, id)`,
+        ...(deletedAt ? [`isNull(${t}.${deletedAt.key})`] : []),
+        `rowsWhere(${names.query}, caller)`,
+      ],
+      '',
+    ),
     '  /** The record as the caller may read it: by the prepared query when no row filter applies. */',
     `  const find = async (id: ${id.tsType}, caller: ApiKeyInfo) => {`,
     `    if (!${names.query}.rows) {`,
@@ -224,9 +235,44 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   // Postgres prepared statements are named per connection; SQLite's are anonymous.
   const prepareName = (action: string) =>
     ctx.dialect === 'postgres' ? `'kiln_${model.tableName}_${action}'` : ''
+  const run = ctx.dialect === 'postgres' ? 'execute' : 'all'
+  const hashCall = (optional: boolean) =>
+    optional
+      ? 'password === undefined ? undefined : await hashPassword(password)'
+      : 'await hashPassword(password)'
+  const createBody = bodyCall(
+    'parseCreateBody',
+    'const { inputs, many }',
+    [names.createRequest],
+    [
+      '...input',
+      ...(passwordColumn ? [`${passwordColumn.key}: ${hashCall(!!optionalPassword)}`] : []),
+      ...stamped.map((column) => `${column.key}: ${now(column, ctx.dialect)}`),
+    ],
+    input,
+  )
+  const bulkHandlers = bulkTemplate({
+    table: t,
+    where,
+    query: names.query,
+    toResource: names.toResource,
+    tableName: model.tableName,
+    changes: bodyCall(
+      'parseBulkUpdate',
+      'const changes',
+      [names.updateRequest, 'readId'],
+      ['...input', ...(passwordColumn ? [`${passwordColumn.key}: ${hashCall(true)}`] : [])],
+      input,
+    ),
+    set: touched ? `{ ...input, ${updatedAt!.key}: ${touched} }` : 'input',
+    trash: deletedAt && { key: deletedAt.key, now: trashedAt! },
+    pk: pk.key,
+    idExpr: id.expr,
+  })
   const tables = [...new Set([t, ...relations.flatMap((relation) => relation.tables)])].sort()
   const deps = ['db', 'counts', ...(passwordColumn ? ['hashPassword'] : [])].join(', ')
-  return `import { and, eq, sql } from 'drizzle-orm'
+  const drizzle = deletedAt ? 'and, eq, isNull, sql' : 'and, eq, sql'
+  return `import { ${drizzle} } from 'drizzle-orm'
 import { Hono } from 'hono'
 import {
 ${kiln.map((name) => `  ${name},`).join('\n')}
@@ -240,9 +286,25 @@ import type { ApiContext } from '../routes.js'
 const read = scopeGuard('${names.resource}:read')
 const write = scopeGuard('${names.resource}:write')
 
+/** The primary key as a path or a bulk request names it; one no record can have is a 404. */
+const readId = (raw: string) => ${id.expr.replace("c.req.param('id')", 'raw')}
+${
+  deletedAt
+    ? `
+/**
+ * Soft delete: DELETE sets \`${deletedAt.name}\`, and lists and \`show\` hide such records. Keys with
+ * these scopes list them with \`filter[trashed]=with\` or \`only\`; restore is \`POST /{id}/restore\`.
+ */
+const trashed = softDeletes(${t}.${deletedAt.key}, '${names.resource}:write')
+`
+    : ''
+}
 ${listQueryBlock(template, relations)}
 
-/** \`/api/v1/${names.resource}\`: index, aggregate, show, store, update (PUT or PATCH) and destroy. */
+/**
+ * \`/api/v1/${names.resource}\`: index, aggregate, show, store (one record or an array), update (PUT or
+ * PATCH), destroy${deletedAt ? ', restore' : ''}, and the bulk updateMany (PATCH \`/\`) and destroyMany (DELETE \`/?ids=\`).
+ */
 export function ${names.controller}({ ${deps} }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its
@@ -251,7 +313,7 @@ export function ${names.controller}({ ${deps} }: ApiContext) {
     db
       .select()
       .from(${t})
-      .where(eq(${t}.${pk.key}, sql.placeholder('id')))
+      .where(${live("sql.placeholder('id')")})
       .prepare(${prepareName('show')})
   let showQuery: ReturnType<typeof prepareShow> | undefined
 ${shownBlock}
@@ -260,19 +322,16 @@ ${shownBlock}
       // include= reads other resources under their own scopes: the key is the caller. A client
       // that hangs up cancels the query (signal).
       const caller = c.get('apiKey')
-${listCall(names.query)}
+${listCall(names.query, deletedAt ? ['softDelete: trashed'] : [])}
       return c.json(page)
     })
 ${aggregateRoute(names.query)}
-    .post('/', write, async function store(c) {
-${body(names.createRequest)}${optionalPassword ? passwordHash : ''}${readClock}
-      const [${row}] = await db
-        .insert(${t})
-${objectCall('        ', '.values', createValues)}
-        .returning()
-        .catch(rejectConstraintViolation)
+    .post('/', write, async function store(c) {${readClock}
+${createBody}
+${chain('      ', 'const rows = await ', `db.insert(${t}).values(inputs).returning().catch(rejectConstraintViolation)`, '')}
       await counts.invalidate('${model.tableName}')
-${respond(', 201')}
+      const data = rows.map(${names.toResource})
+      return c.json({ data: many ? data : found(data[0]) }, 201)
     })
     .get('/:id', read, async function show(c) {
       const id = ${id.expr}
@@ -291,17 +350,133 @@ ${respond()}
       const id = ${id.expr}
       const caller = c.get('apiKey')
       await checkIfMatch(c.req.raw, () => shown(id, caller))
-      const [${row}] = await db
+${
+  deletedAt
+    ? `      const [${row}] = await db
+        .update(${t})
+        .set({ ${deletedAt.key}: ${trashedAt} })
+        .where(${where})
+        .returning()
+        .catch(rejectConstraintViolation)`
+    : `      const [${row}] = await db
         .delete(${t})
         .where(${where})
         .returning()
-        .catch(rejectBlockedDelete)
+        .catch(rejectBlockedDelete)`
+}
       found(${row})
       await counts.invalidate('${model.tableName}')
       return c.json({ message: 'Deleted' })
     })
+${bulkHandlers}
 }
 `
+}
+
+/**
+ * `const x = await parseXxx(c.req.raw, Schema)`, with the function that turns each valid input
+ * into the values to write when there is more to it than the input (a hashed password,
+ * timestamps).
+ */
+function bodyCall(
+  parse: string,
+  target: string,
+  schema: string[],
+  values: string[],
+  input: string,
+): string {
+  const indent = '      '
+  const head = `${target} = await ${parse}`
+  if (values.length === 1) return call(indent, head, ['c.req.raw', ...schema], '')
+  const async = values.some((value) => value.includes('await ')) ? 'async ' : ''
+  const arrow = `${async}(${input}) => ({`
+  const object = values.map((value) => `${indent}    ${value},`).join('\n')
+  const hugged = `${indent}${head}(c.req.raw, ${schema.join(', ')}, ${arrow}`
+  if (hugged.length <= LINE_WIDTH)
+    return `${hugged}\n${object.replace(/^ {2}/gm, '')}\n${indent}}))`
+  const args = schema.map((arg) => `${indent}  ${arg},`)
+  return [
+    `${indent}${head}(`,
+    `${indent}  c.req.raw,`,
+    ...args,
+    `${indent}  ${arrow}`,
+    object,
+    `${indent}  }),`,
+    `${indent})`,
+  ].join('\n')
+}
+
+/** `updateMany` (PATCH `/`) and `destroyMany` (DELETE `/?ids=`): all or none, in one transaction. */
+function bulkTemplate(parts: {
+  table: string
+  where: string
+  /** The list query: its row filter keeps restore to the caller's rows. */
+  query: string
+  toResource: string
+  tableName: string
+  changes: string
+  set: string
+  /** The soft delete's column and the value a delete sets it to. */
+  trash?: { key: string; now: string } | undefined
+  pk: string
+  idExpr: string
+}): string {
+  const { table, where, toResource, tableName, changes, set, trash } = parts
+  const indent = '        '
+  const statement = `.update(${table}).set(${set}).where(${where}).returning()`
+  // An object with a spread is not a simple argument: the formatter breaks such a chain.
+  const update = chain(indent, 'tx', statement, ',', `${indent}  `, set !== 'input')
+  const removal = trash
+    ? `.update(${table}).set({ ${trash.key}: ${trash.now} }).where(${where}).returning()`
+    : `.delete(${table}).where(${where}).returning()`
+  const remove = chain(indent, 'tx', removal, ',')
+  return `    .patch('/', write, async function updateMany(c) {
+      const caller = c.get('apiKey')
+${changes}
+      const rows = await writeEach(db, changes, (tx, { id, input }) =>
+${update}
+      ).catch(rejectConstraintViolation)
+      return c.json({ data: rows.map(${toResource}) })
+    })
+    .delete('/', write, async function destroyMany(c) {
+      const caller = c.get('apiKey')
+      const ids = parseIdList(c.req.raw, readId)
+      await writeEach(db, ids, (tx, id) =>
+${remove}
+      ).catch(${trash ? 'rejectConstraintViolation' : 'rejectBlockedDelete'})
+      await counts.invalidate('${tableName}')
+      return c.json({ message: 'Deleted', count: ids.length })
+    })${trash ? restoreTemplate(parts, trash) : ''}`
+}
+
+/** `POST /{id}/restore`: clears the soft delete's column (a record not in the trash stays as is). */
+function restoreTemplate(
+  parts: {
+    table: string
+    query: string
+    toResource: string
+    tableName: string
+    pk: string
+    idExpr: string
+  },
+  trash: { key: string },
+): string {
+  const { table, query, toResource, tableName, pk, idExpr } = parts
+  const respond = `      return c.json({ data: ${toResource}(found(row)) })`
+  return `
+    .post('/:id/restore', write, async function restore(c) {
+      const id = ${idExpr}
+      const caller = c.get('apiKey')
+${call('      ', 'const where = and', [`eq(${table}.${pk}, id)`, `rowsWhere(${query}, caller)`], '')}
+      const [row] = await db
+        .update(${table})
+        .set({ ${trash.key}: null })
+        .where(where)
+        .returning()
+        .catch(rejectConstraintViolation)
+      await counts.invalidate('${tableName}')
+${respond.length <= LINE_WIDTH ? respond : `${call('      ', `const data = ${toResource}`, ['found(row)'], '')}\n      return c.json({ data })`}
+    })`
 }
 
 /** `.name(input)`, or `.name({ ...input, a: b })`, the object broken one entry per line when long. */
@@ -448,10 +623,10 @@ function words(name: string): string {
 }
 
 /** The index's `runListQuery` call, laid out as the formatter lays it out (its options hugged). */
-function listCall(query: string): string {
+function listCall(query: string, more: string[] = []): string {
   const indent = '      '
   const head = `${indent}const page = await runListQuery(${query}, c.req.url, {`
-  const options = ['db', 'counts', 'caller', 'signal: c.req.raw.signal']
+  const options = ['db', 'counts', 'caller', 'signal: c.req.raw.signal', ...more]
   const line = `${head} ${options.join(', ')} })`
   if (line.length <= LINE_WIDTH) return line
   if (head.length > LINE_WIDTH) {

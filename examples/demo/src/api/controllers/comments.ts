@@ -7,7 +7,10 @@ import {
   checkIfMatch,
   defineListQuery,
   found,
+  parseBulkUpdate,
+  parseCreateBody,
   parseId,
+  parseIdList,
   parseJsonBody,
   rejectBlockedDelete,
   rejectConstraintViolation,
@@ -15,6 +18,7 @@ import {
   runAggregateQuery,
   runListQuery,
   scopeGuard,
+  writeEach,
 } from 'kilnjs/api'
 import { comments, posts } from '../../schema.js'
 import { CreateCommentRequest, UpdateCommentRequest } from '../requests/comment.js'
@@ -24,6 +28,9 @@ import type { ApiContext } from '../routes.js'
 /** Scopes a key needs on these routes (`*` passes every check): change them per route here. */
 const read = scopeGuard('comments:read')
 const write = scopeGuard('comments:write')
+
+/** The primary key as a path or a bulk request names it; one no record can have is a 404. */
+const readId = (raw: string) => parseId(raw)
 
 /**
  * What `GET /api/v1/comments` lets a caller ask for: the fields records show (and `fields=`
@@ -44,7 +51,10 @@ export const commentsQuery = defineListQuery(comments, {
   resource: toCommentResource,
 })
 
-/** `/api/v1/comments`: index, aggregate, show, store, update (PUT or PATCH) and destroy. */
+/**
+ * `/api/v1/comments`: index, aggregate, show, store (one record or an array), update (PUT or
+ * PATCH), destroy, and the bulk updateMany (PATCH `/`) and destroyMany (DELETE `/?ids=`).
+ */
 export function commentsController({ db, counts }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its
@@ -94,14 +104,15 @@ export function commentsController({ db, counts }: ApiContext) {
       return c.json(groups)
     })
     .post('/', write, async function store(c) {
-      const input = await parseJsonBody(c.req.raw, CreateCommentRequest)
-      const [comment] = await db
+      const { inputs, many } = await parseCreateBody(c.req.raw, CreateCommentRequest)
+      const rows = await db
         .insert(comments)
-        .values(input)
+        .values(inputs)
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('comments')
-      return c.json({ data: toCommentResource(found(comment)) }, 201)
+      const data = rows.map(toCommentResource)
+      return c.json({ data: many ? data : found(data[0]) }, 201)
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
@@ -133,5 +144,26 @@ export function commentsController({ db, counts }: ApiContext) {
       found(comment)
       await counts.invalidate('comments')
       return c.json({ message: 'Deleted' })
+    })
+    .patch('/', write, async function updateMany(c) {
+      const caller = c.get('apiKey')
+      const changes = await parseBulkUpdate(c.req.raw, UpdateCommentRequest, readId)
+      const rows = await writeEach(db, changes, (tx, { id, input }) =>
+        tx
+          .update(comments)
+          .set({ ...input, updatedAt: sql`now()` })
+          .where(byId(id, caller))
+          .returning(),
+      ).catch(rejectConstraintViolation)
+      return c.json({ data: rows.map(toCommentResource) })
+    })
+    .delete('/', write, async function destroyMany(c) {
+      const caller = c.get('apiKey')
+      const ids = parseIdList(c.req.raw, readId)
+      await writeEach(db, ids, (tx, id) =>
+        tx.delete(comments).where(byId(id, caller)).returning(),
+      ).catch(rejectBlockedDelete)
+      await counts.invalidate('comments')
+      return c.json({ message: 'Deleted', count: ids.length })
     })
 }

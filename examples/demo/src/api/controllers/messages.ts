@@ -6,7 +6,10 @@ import {
   checkIfMatch,
   defineListQuery,
   found,
+  parseBulkUpdate,
+  parseCreateBody,
   parseId,
+  parseIdList,
   parseJsonBody,
   rejectBlockedDelete,
   rejectConstraintViolation,
@@ -14,6 +17,7 @@ import {
   runAggregateQuery,
   runListQuery,
   scopeGuard,
+  writeEach,
 } from 'kilnjs/api'
 import { messages } from '../../schema.js'
 import { CreateMessageRequest, UpdateMessageRequest } from '../requests/message.js'
@@ -23,6 +27,9 @@ import type { ApiContext } from '../routes.js'
 /** Scopes a key needs on these routes (`*` passes every check): change them per route here. */
 const read = scopeGuard('messages:read')
 const write = scopeGuard('messages:write')
+
+/** The primary key as a path or a bulk request names it; one no record can have is a 404. */
+const readId = (raw: string) => parseId(raw)
 
 /**
  * What `GET /api/v1/messages` lets a caller ask for: the fields records show (and `fields=`
@@ -53,7 +60,10 @@ export const messagesQuery = defineListQuery(messages, {
   resource: toMessageResource,
 })
 
-/** `/api/v1/messages`: index, aggregate, show, store, update (PUT or PATCH) and destroy. */
+/**
+ * `/api/v1/messages`: index, aggregate, show, store (one record or an array), update (PUT or
+ * PATCH), destroy, and the bulk updateMany (PATCH `/`) and destroyMany (DELETE `/?ids=`).
+ */
 export function messagesController({ db, counts }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its
@@ -103,14 +113,15 @@ export function messagesController({ db, counts }: ApiContext) {
       return c.json(groups)
     })
     .post('/', write, async function store(c) {
-      const input = await parseJsonBody(c.req.raw, CreateMessageRequest)
-      const [message] = await db
+      const { inputs, many } = await parseCreateBody(c.req.raw, CreateMessageRequest)
+      const rows = await db
         .insert(messages)
-        .values(input)
+        .values(inputs)
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('messages')
-      return c.json({ data: toMessageResource(found(message)) }, 201)
+      const data = rows.map(toMessageResource)
+      return c.json({ data: many ? data : found(data[0]) }, 201)
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
@@ -142,5 +153,26 @@ export function messagesController({ db, counts }: ApiContext) {
       found(message)
       await counts.invalidate('messages')
       return c.json({ message: 'Deleted' })
+    })
+    .patch('/', write, async function updateMany(c) {
+      const caller = c.get('apiKey')
+      const changes = await parseBulkUpdate(c.req.raw, UpdateMessageRequest, readId)
+      const rows = await writeEach(db, changes, (tx, { id, input }) =>
+        tx
+          .update(messages)
+          .set({ ...input, updatedAt: sql`now()` })
+          .where(byId(id, caller))
+          .returning(),
+      ).catch(rejectConstraintViolation)
+      return c.json({ data: rows.map(toMessageResource) })
+    })
+    .delete('/', write, async function destroyMany(c) {
+      const caller = c.get('apiKey')
+      const ids = parseIdList(c.req.raw, readId)
+      await writeEach(db, ids, (tx, id) =>
+        tx.delete(messages).where(byId(id, caller)).returning(),
+      ).catch(rejectBlockedDelete)
+      await counts.invalidate('messages')
+      return c.json({ message: 'Deleted', count: ids.length })
     })
 }

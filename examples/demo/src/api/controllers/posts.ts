@@ -8,7 +8,10 @@ import {
   defineListQuery,
   found,
   hasMany,
+  parseBulkUpdate,
+  parseCreateBody,
   parseId,
+  parseIdList,
   parseJsonBody,
   rejectBlockedDelete,
   rejectConstraintViolation,
@@ -16,6 +19,7 @@ import {
   runAggregateQuery,
   runListQuery,
   scopeGuard,
+  writeEach,
 } from 'kilnjs/api'
 import { comments, posts, users } from '../../schema.js'
 import { CreatePostRequest, UpdatePostRequest } from '../requests/post.js'
@@ -25,6 +29,9 @@ import type { ApiContext } from '../routes.js'
 /** Scopes a key needs on these routes (`*` passes every check): change them per route here. */
 const read = scopeGuard('posts:read')
 const write = scopeGuard('posts:write')
+
+/** The primary key as a path or a bulk request names it; one no record can have is a 404. */
+const readId = (raw: string) => parseId(raw)
 
 /**
  * What `GET /api/v1/posts` lets a caller ask for: the fields records show (and `fields=`
@@ -55,7 +62,10 @@ export const postsQuery = defineListQuery(posts, {
   resource: toPostResource,
 })
 
-/** `/api/v1/posts`: index, aggregate, show, store, update (PUT or PATCH) and destroy. */
+/**
+ * `/api/v1/posts`: index, aggregate, show, store (one record or an array), update (PUT or
+ * PATCH), destroy, and the bulk updateMany (PATCH `/`) and destroyMany (DELETE `/?ids=`).
+ */
 export function postsController({ db, counts }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its
@@ -105,14 +115,15 @@ export function postsController({ db, counts }: ApiContext) {
       return c.json(groups)
     })
     .post('/', write, async function store(c) {
-      const input = await parseJsonBody(c.req.raw, CreatePostRequest)
-      const [post] = await db
+      const { inputs, many } = await parseCreateBody(c.req.raw, CreatePostRequest)
+      const rows = await db
         .insert(posts)
-        .values(input)
+        .values(inputs)
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('posts')
-      return c.json({ data: toPostResource(found(post)) }, 201)
+      const data = rows.map(toPostResource)
+      return c.json({ data: many ? data : found(data[0]) }, 201)
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
@@ -144,5 +155,26 @@ export function postsController({ db, counts }: ApiContext) {
       found(post)
       await counts.invalidate('posts')
       return c.json({ message: 'Deleted' })
+    })
+    .patch('/', write, async function updateMany(c) {
+      const caller = c.get('apiKey')
+      const changes = await parseBulkUpdate(c.req.raw, UpdatePostRequest, readId)
+      const rows = await writeEach(db, changes, (tx, { id, input }) =>
+        tx
+          .update(posts)
+          .set({ ...input, updatedAt: sql`now()` })
+          .where(byId(id, caller))
+          .returning(),
+      ).catch(rejectConstraintViolation)
+      return c.json({ data: rows.map(toPostResource) })
+    })
+    .delete('/', write, async function destroyMany(c) {
+      const caller = c.get('apiKey')
+      const ids = parseIdList(c.req.raw, readId)
+      await writeEach(db, ids, (tx, id) =>
+        tx.delete(posts).where(byId(id, caller)).returning(),
+      ).catch(rejectBlockedDelete)
+      await counts.invalidate('posts')
+      return c.json({ message: 'Deleted', count: ids.length })
     })
 }

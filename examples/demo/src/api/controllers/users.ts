@@ -7,7 +7,10 @@ import {
   defineListQuery,
   found,
   hasMany,
+  parseBulkUpdate,
+  parseCreateBody,
   parseId,
+  parseIdList,
   parseJsonBody,
   rejectBlockedDelete,
   rejectConstraintViolation,
@@ -15,6 +18,7 @@ import {
   runAggregateQuery,
   runListQuery,
   scopeGuard,
+  writeEach,
 } from 'kilnjs/api'
 import { posts, users } from '../../schema.js'
 import { CreateUserRequest, UpdateUserRequest } from '../requests/user.js'
@@ -24,6 +28,9 @@ import type { ApiContext } from '../routes.js'
 /** Scopes a key needs on these routes (`*` passes every check): change them per route here. */
 const read = scopeGuard('users:read')
 const write = scopeGuard('users:write')
+
+/** The primary key as a path or a bulk request names it; one no record can have is a 404. */
+const readId = (raw: string) => parseId(raw)
 
 /**
  * What `GET /api/v1/users` lets a caller ask for: the fields records show (and `fields=`
@@ -44,7 +51,10 @@ export const usersQuery = defineListQuery(users, {
   resource: toUserResource,
 })
 
-/** `/api/v1/users`: index, aggregate, show, store, update (PUT or PATCH) and destroy. */
+/**
+ * `/api/v1/users`: index, aggregate, show, store (one record or an array), update (PUT or
+ * PATCH), destroy, and the bulk updateMany (PATCH `/`) and destroyMany (DELETE `/?ids=`).
+ */
 export function usersController({ db, counts, hashPassword }: ApiContext) {
   // Prepared on the first request, then reused: a request only binds its id. Not while the
   // routes are built: SQLite reads the table to prepare, and an app started before its
@@ -94,14 +104,22 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
       return c.json(groups)
     })
     .post('/', write, async function store(c) {
-      const { password, ...input } = await parseJsonBody(c.req.raw, CreateUserRequest)
-      const [user] = await db
+      const { inputs, many } = await parseCreateBody(
+        c.req.raw,
+        CreateUserRequest,
+        async ({ password, ...input }) => ({
+          ...input,
+          passwordHash: await hashPassword(password),
+        }),
+      )
+      const rows = await db
         .insert(users)
-        .values({ ...input, passwordHash: await hashPassword(password) })
+        .values(inputs)
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('users')
-      return c.json({ data: toUserResource(found(user)) }, 201)
+      const data = rows.map(toUserResource)
+      return c.json({ data: many ? data : found(data[0]) }, 201)
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
@@ -134,5 +152,34 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
       found(user)
       await counts.invalidate('users')
       return c.json({ message: 'Deleted' })
+    })
+    .patch('/', write, async function updateMany(c) {
+      const caller = c.get('apiKey')
+      const changes = await parseBulkUpdate(
+        c.req.raw,
+        UpdateUserRequest,
+        readId,
+        async ({ password, ...input }) => ({
+          ...input,
+          passwordHash: password === undefined ? undefined : await hashPassword(password),
+        }),
+      )
+      const rows = await writeEach(db, changes, (tx, { id, input }) =>
+        tx
+          .update(users)
+          .set({ ...input, updatedAt: sql`now()` })
+          .where(byId(id, caller))
+          .returning(),
+      ).catch(rejectConstraintViolation)
+      return c.json({ data: rows.map(toUserResource) })
+    })
+    .delete('/', write, async function destroyMany(c) {
+      const caller = c.get('apiKey')
+      const ids = parseIdList(c.req.raw, readId)
+      await writeEach(db, ids, (tx, id) =>
+        tx.delete(users).where(byId(id, caller)).returning(),
+      ).catch(rejectBlockedDelete)
+      await counts.invalidate('users')
+      return c.json({ message: 'Deleted', count: ids.length })
     })
 }

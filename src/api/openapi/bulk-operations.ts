@@ -1,0 +1,171 @@
+import type { ListQueryDefinition } from '../query/definition.ts'
+import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
+import { IDEMPOTENCY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from '../rest/idempotency.ts'
+import { softDeleteColumn, TRASHED_PARAM } from '../rest/soft-delete.ts'
+import type { JsonSchema, OpenApiOperation, OpenApiParameter } from './types.ts'
+
+/** What the bulk operations of a resource are described from. */
+export interface BulkContext {
+  tag: string
+  model: string
+  /** `post`, `posts`: for summaries. */
+  singular: string
+  plural: string
+  /** The `{id}` schema of the record routes. */
+  idSchema: JsonSchema
+  /** The update body's schema (`UpdatePostRequest`), when the resource has one. */
+  update: JsonSchema | undefined
+}
+
+/** `Idempotency-Key` on POST: a retry with the same key answers the first answer. */
+export const idempotencyKeyParameter: OpenApiParameter = {
+  name: IDEMPOTENCY_HEADER,
+  in: 'header',
+  required: false,
+  description:
+    'Any string of 1 to 255 visible ASCII characters, new for each operation. A retry with the same key (and the same body) answers the first answer (status and body, with `Idempotent-Replayed: true`) for 24 hours without running again; the same key with another body is a 422, a retry while the first runs a 409.',
+  schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+}
+
+/** A body of one record (`{...}`) or of up to `MAX_BULK_RECORDS` of them (`[{...}, …]`). */
+export function oneOrMany(item: JsonSchema): JsonSchema {
+  return { oneOf: [item, { type: 'array', items: item, minItems: 1, maxItems: MAX_BULK_RECORDS }] }
+}
+
+/**
+ * `PATCH /{resource}` (an array of `{id, ...changes}`) and `DELETE /{resource}?ids=1,2,3`:
+ * all or none, 404 naming the index of an id no record has.
+ */
+export function bulkOperation(method: 'patch' | 'delete', context: BulkContext): OpenApiOperation {
+  const { tag, model, plural, idSchema } = context
+  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+  const errors = (...codes: string[]) =>
+    Object.fromEntries(codes.map((code) => [code, { $ref: `#/components/responses/${code}` }]))
+  if (method === 'delete') {
+    return {
+      tags: [tag],
+      operationId: `delete${pascalPlural(tag)}`,
+      summary: `Delete ${plural} by id`,
+      description: `Deletes every record named, in one transaction: all or none. At most ${MAX_BULK_RECORDS} ids.`,
+      parameters: [
+        {
+          name: 'ids',
+          in: 'query',
+          required: true,
+          description: 'The ids, comma-separated (`ids=1,2,3`).',
+          style: 'form',
+          explode: false,
+          schema: { type: 'array', items: idSchema, minItems: 1, maxItems: MAX_BULK_RECORDS },
+        },
+      ],
+      responses: {
+        '200': {
+          description: `The ${plural} were deleted.`,
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['message', 'count'],
+                properties: { message: { type: 'string' }, count: { type: 'integer' } },
+              },
+            },
+          },
+        },
+        ...errors('400', '401', '404', '409', '422', '429'),
+      },
+    }
+  }
+  const changes = withId(context.update, idSchema)
+  return {
+    tags: [tag],
+    operationId: `update${pascalPlural(tag)}`,
+    summary: `Update ${plural} by id`,
+    description: `Applies each item's changes to the record its \`id\` names, in one transaction: all or none. At most ${MAX_BULK_RECORDS} items, each changing at least one field.`,
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: { type: 'array', items: changes, minItems: 1, maxItems: MAX_BULK_RECORDS },
+        },
+      },
+    },
+    responses: {
+      '200': {
+        description: `The updated ${plural}, in the order of the items.`,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['data'],
+              properties: { data: { type: 'array', items: ref(model) } },
+            },
+          },
+        },
+      },
+      ...errors('400', '401', '404', '415', '422', '429'),
+    },
+  }
+}
+
+/** The update body's schema with the record's `id` added, required. */
+function withId(update: JsonSchema | undefined, idSchema: JsonSchema): JsonSchema {
+  const base = (update ?? { type: 'object' }) as {
+    properties?: Record<string, unknown>
+    required?: string[]
+  }
+  return {
+    ...base,
+    properties: { id: idSchema, ...(base.properties ?? {}) },
+    required: ['id', ...(base.required ?? []).filter((name) => name !== 'id')],
+  }
+}
+
+function pascalPlural(tag: string): string {
+  return tag
+    .split(/[_\-\s]+/)
+    .filter(Boolean)
+    .map((part) => part[0]!.toUpperCase() + part.slice(1))
+    .join('')
+}
+
+/** `filter[trashed]` on the list of a soft-deleting resource (one with a `deleted_at` column). */
+export function trashedParameters(query: ListQueryDefinition | undefined): OpenApiParameter[] {
+  if (!query || !softDeleteColumn(query.table)) return []
+  return [
+    {
+      name: TRASHED_PARAM,
+      in: 'query',
+      required: false,
+      description:
+        'Soft-deleted records are hidden; `with` lists them too, `only` lists only them. Needs the scopes the controller gives `softDeletes` (the write scope as generated).',
+      schema: { type: 'string', enum: ['with', 'only'] },
+    },
+  ]
+}
+
+/** `POST /{resource}/{id}/restore` of a soft-deleting resource. */
+export function restoreOperation(tag: string, model: string, singular: string): OpenApiOperation {
+  return {
+    tags: [tag],
+    operationId: `restore${model}`,
+    summary: `Restore ${singular}`,
+    description: `Takes the ${singular} out of the trash (clears \`deleted_at\`); one not in the trash stays as it is.`,
+    responses: {
+      '200': {
+        description: `The restored ${singular}.`,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['data'],
+              properties: { data: { $ref: `#/components/schemas/${model}` } },
+            },
+          },
+        },
+      },
+      ...Object.fromEntries(
+        ['401', '404', '429'].map((code) => [code, { $ref: `#/components/responses/${code}` }]),
+      ),
+    },
+  }
+}
