@@ -19,6 +19,10 @@ import { RefusedError } from './tool-error.ts'
  */
 export const DATA_TOOL_NAMES = ['crud_create', 'crud_list', 'crud_update', 'crud_delete'] as const
 export type DataToolName = (typeof DATA_TOOL_NAMES)[number]
+/** The tools that write: the ones a policy can put behind a person's approval. */
+export type WriteToolName = Exclude<DataToolName, 'crud_list'>
+/** What needs a person's approval when the policy says nothing: deleting a record. */
+export const DEFAULT_APPROVAL: readonly WriteToolName[] = Object.freeze(['crud_delete'] as const)
 
 /** Who calls the tools: the access token's subject, tenant and scopes, or nobody (local stdio). */
 export interface McpCaller {
@@ -65,6 +69,12 @@ export interface McpModelAccess {
    * one by one (`['api_key_prefix']`). Nothing credential-like is reachable otherwise.
    */
   expose?: readonly string[]
+  /**
+   * The writing tools whose calls on this model run only once the signed-in user approved that
+   * exact change (docs/mcp.md, Approvals). Default: the access options' `approval`, itself
+   * `['crud_delete']` by default; `[]` for none.
+   */
+  approval?: readonly WriteToolName[]
 }
 
 export interface AuthorizeRequest {
@@ -100,6 +110,11 @@ export interface McpAccessOptions {
   requireTenant?: boolean
   /** The scopes that the reading and the writing tools need when the caller has scopes. */
   scopes?: { read: string; write: string }
+  /**
+   * The writing tools that wait for the signed-in user's approval on every model that does
+   * not say otherwise. Default `['crud_delete']`; `[]` for none.
+   */
+  approval?: readonly WriteToolName[]
 }
 
 export const DEFAULT_TOOL_SCOPES = Object.freeze({ read: 'mcp:read', write: 'mcp:write' })
@@ -123,6 +138,8 @@ export interface ModelAccess {
   updatable: readonly McpColumn[]
   tenantColumn: McpColumn | undefined
   global: boolean
+  /** The tools allowed on this model whose calls need the user's approval. */
+  approval: ReadonlySet<DataToolName>
 }
 
 export interface AccessPolicy {
@@ -168,6 +185,15 @@ export function resolveAccess(
     if (!listed && unlisted === 'none') continue
     const defaults = !listed && unlisted === 'all' ? DATA_TOOL_NAMES : (['crud_list'] as const)
     const tools = new Set<DataToolName>(listed?.tools ?? defaults)
+    const approval = new Set<DataToolName>()
+    for (const tool of listed?.approval ?? options.approval ?? DEFAULT_APPROVAL) {
+      if (!DATA_TOOL_NAMES.includes(tool) || tool === ('crud_list' as DataToolName)) {
+        throw new TypeError(
+          `mcp access: approval of ${model.resource}: "${tool}" is not a write tool`,
+        )
+      }
+      if (tools.has(tool)) approval.add(tool)
+    }
     const credentials = { expose: listed?.expose }
     for (const name of listed?.expose ?? []) {
       if (!model.columns.some((column) => column.name === name)) {
@@ -200,6 +226,7 @@ export function resolveAccess(
       updatable: writable.filter((column) => !column.primaryKey),
       tenantColumn,
       global,
+      approval,
     })
   }
   return {
@@ -210,6 +237,11 @@ export function resolveAccess(
     requireTenant: options.requireTenant === true,
     scopes: options.scopes ?? DEFAULT_TOOL_SCOPES,
   }
+}
+
+/** True when a call of `tool` on `model` runs only once the user approved it. */
+export function needsApproval(policy: AccessPolicy, model: McpModel, tool: DataToolName): boolean {
+  return policy.of(model)?.approval.has(tool) === true
 }
 
 /** The caller as a row filter sees it (`PolicyCaller`): undefined for the local stdio server. */

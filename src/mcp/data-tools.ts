@@ -12,6 +12,14 @@ import {
 } from './access.ts'
 import { DATA_TOOL_ANNOTATIONS } from './annotations.ts'
 import {
+  APPROVAL_ID_ARGUMENT,
+  type ApprovalOptions,
+  type ApprovalStore,
+  createApprovalGate,
+  guarded,
+} from './approvals/index.ts'
+import { recordHeldCall } from './audit/audited-crud.ts'
+import {
   accessPolicyOf,
   type CrudOptions,
   createCrud,
@@ -25,11 +33,19 @@ import { runTool } from './tool-result.ts'
 
 export { DATA_TOOL_NAMES }
 
-export type DataToolsOptions = CrudOptions
+export interface DataToolsOptions extends CrudOptions {
+  /**
+   * Where calls that need the user's approval (the policy's `approval`) are kept, and the page
+   * that approves them (docs/mcp.md, Approvals).
+   */
+  approvals?: ApprovalOptions | undefined
+}
 
 /** The data tools of one app, resolved once: register them on any number of servers. */
 export interface DataTools {
   readonly policy: AccessPolicy
+  /** The calls waiting for the user's approval, for the approval page (`approvalPages`). */
+  readonly approvals: ApprovalStore
   /** What the tools let an assistant do, for the consent page (`oauthServer({ describeAccess })`). */
   describeAccess(): GrantableAccess
   /**
@@ -49,6 +65,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
   // One counter for every session's tools (each `register` makes a Crud).
   const counts = options.counts ?? createRecordCounter()
   const schemas = buildSchemas(policy)
+  const gate = createApprovalGate(policy, options.models, options.approvals)
   const logger = options.logger
   logUnreachable(policy, options, logger)
   const onUnexpected = (error: unknown) =>
@@ -70,6 +87,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
   const described = describeAccess(policy)
   return {
     policy,
+    approvals: gate.store,
     describeAccess: () => described,
     register(server, caller) {
       const crud = createCrud({ ...options, access: policy, caller, counts })
@@ -77,6 +95,23 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
       const listed = toolsFor(policy, caller)
       const allowed = (name: DataToolName) => listed.has(name)
       registerModelResources(server, policy, caller)
+      // The writing tools go through the approval gate first (approvals/gate.ts).
+      const audit = options.audit
+      const approve = guarded(
+        gate,
+        server,
+        caller,
+        audit &&
+          ((tool, args, started, outcome, message) =>
+            recordHeldCall(
+              { trail: audit, caller, models: options.models },
+              tool,
+              args,
+              started,
+              outcome,
+              message,
+            )),
+      )
       if (allowed('crud_create')) {
         server.registerTool(
           'crud_create',
@@ -89,7 +124,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             annotations: DATA_TOOL_ANNOTATIONS.crud_create,
             scopeChallenge: write,
           },
-          (args) => runTool(() => crud.create(args), onUnexpected),
+          approve('crud_create', (args) => runTool(() => crud.create(args), onUnexpected)),
         )
       }
       if (allowed('crud_list')) {
@@ -128,7 +163,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             annotations: DATA_TOOL_ANNOTATIONS.crud_update,
             scopeChallenge: write,
           },
-          (args) => runTool(() => crud.update(args), onUnexpected),
+          approve('crud_update', (args) => runTool(() => crud.update(args), onUnexpected)),
         )
       }
       if (allowed('crud_delete')) {
@@ -141,7 +176,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
             annotations: DATA_TOOL_ANNOTATIONS.crud_delete,
             scopeChallenge: write,
           },
-          (args) => runTool(() => crud.delete(args), onUnexpected),
+          approve('crud_delete', (args) => runTool(() => crud.delete(args), onUnexpected)),
         )
       }
     },
@@ -189,10 +224,22 @@ function buildSchemas(policy: AccessPolicy) {
   const data = z
     .record(z.string(), z.unknown())
     .describe('Field values keyed by column name (snake_case, as crud_list returns them)')
+  // On the tools some model puts behind approval: the retry of the link flow names it.
+  const approval = (tool: DataToolName) =>
+    policy.visibleModels.some((m) => policy.of(m)!.approval.has(tool))
+      ? { [APPROVAL_ID_ARGUMENT]: approvalId }
+      : {}
+  const approvalId = z
+    .string()
+    .optional()
+    .describe(
+      'Only when retrying a call the user approved on the approval page: the approval_id ' +
+        'that the first call returned, with exactly the same other arguments',
+    )
   return {
-    create: convertedOnce(z.object({ model, data })),
-    update: convertedOnce(z.object({ model, id, data })),
-    remove: convertedOnce(z.object({ model, id })),
+    create: convertedOnce(z.object({ model, data, ...approval('crud_create') })),
+    update: convertedOnce(z.object({ model, id, data, ...approval('crud_update') })),
+    remove: convertedOnce(z.object({ model, id, ...approval('crud_delete') })),
     aggregate: convertedOnce(aggregateSchema(model)),
     list: convertedOnce(
       z.object({

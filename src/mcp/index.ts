@@ -10,7 +10,21 @@ export {
   type McpModelAccess,
   type McpQueries,
   resolveAccess,
+  type WriteToolName,
 } from './access.ts'
+export {
+  APPROVAL_ID_ARGUMENT,
+  APPROVAL_TTL_MS,
+  type Approval,
+  type ApprovalGate,
+  type ApprovalOptions,
+  type ApprovalPagesOptions,
+  type ApprovalStatus,
+  ApprovalStore,
+  approvalPages,
+  createApprovalGate,
+  type GateOutcome,
+} from './approvals/index.ts'
 export { type AuditTrail, type AuditTrailOptions, createAuditTrail } from './audit/audit-trail.ts'
 export {
   accessPolicyOf,

@@ -135,6 +135,7 @@ describe.skipIf(!hasChromium && !isCI)('granting an assistant less than it asked
       'posts:read',
       'posts:create',
       'posts:update',
+      'posts:delete',
     ])
     // Read posts, nothing else.
     for (const value of offered.filter((value) => value !== 'posts:read')) {

@@ -159,13 +159,15 @@ function mountMcpIfMissing(demo: DemoUnderTest): void {
 
 /**
  * Every table of the database as `name count checksum`, one line each. `api_keys.last_used_at`
- * is left out: accepted requests touch it off the request path, at most once a minute.
+ * is left out: accepted requests touch it off the request path, at most once a minute. So is
+ * `kiln_mcp_audit`: every tool call, a refused one too, is recorded there off the request path.
  */
 export async function tableSnapshot(demo: DemoUnderTest): Promise<string> {
   const { db } = demo.ctx.database
   const tables = (await db.execute(
     sql`select table_name as name from information_schema.tables
-        where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name`,
+        where table_schema = current_schema() and table_type = 'BASE TABLE'
+          and table_name <> 'kiln_mcp_audit' order by table_name`,
   )) as unknown as { rows: Array<{ name: string }> }
   const parts = tables.rows.map(
     ({ name }) =>

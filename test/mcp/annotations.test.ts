@@ -112,6 +112,8 @@ describeEachDatabase('tool annotations tell the truth: the data tools', (backend
       database,
       models,
       access: {
+        // What each tool does once it runs; approvals (approvals.test.ts) hold it before that.
+        approval: [],
         models: {
           notes: { tools: ['crud_list', 'crud_create', 'crud_update', 'crud_delete'] },
         },

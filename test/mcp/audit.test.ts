@@ -36,6 +36,9 @@ const caller: McpCaller = {
 }
 
 const access: McpAccessOptions = {
+  // The calls themselves are under test here; approvals.test.ts and approvals-store.test.ts
+  // record the calls the approval gate holds.
+  approval: [],
   models: {
     notes: { tools: ['crud_list', 'crud_create', 'crud_update', 'crud_delete'] },
     users: { tools: ['crud_list'], global: true },

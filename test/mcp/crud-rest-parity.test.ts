@@ -61,7 +61,7 @@ describeEachDatabase('data tools beside the generated REST API', (backend) => {
     const tools = createDataTools({
       database: api.database,
       models: createModelRegistry(schema, backend.dialect),
-      access: { unlisted: 'all' },
+      access: { unlisted: 'all', approval: [] },
       counts,
       logger: silentLogger(),
     })
@@ -226,7 +226,7 @@ describeEachDatabase('data tools beside the generated REST API', (backend) => {
         const tools = createDataTools({
           database: api.database,
           models: createModelRegistry(schema, backend.dialect),
-          access: { unlisted: 'all' },
+          access: { unlisted: 'all', approval: [] },
           counts: createRecordCounter({ store, ttlMs: 3_600_000 }),
           logger: silentLogger(),
         })

@@ -19,7 +19,13 @@ describeEachDatabase('MCP data tools over the in-memory transport', (backend) =>
   /** Every tool on every model, as the local stdio server allows. */
   async function connect(caller?: McpCaller): Promise<Client> {
     const server = createMcpServer({
-      data: { database, models, caller, access: { unlisted: 'all' }, logger: silentLogger() },
+      data: {
+        database,
+        models,
+        caller,
+        access: { unlisted: 'all', approval: [] },
+        logger: silentLogger(),
+      },
     })
     const client = await connectInMemory(server)
     clients.push(client)

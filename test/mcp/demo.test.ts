@@ -106,6 +106,7 @@ describe('the demo app /mcp endpoint', () => {
       expect(tools.map((tool) => tool.name).sort()).toEqual([
         'crud_aggregate',
         'crud_create',
+        'crud_delete',
         'crud_list',
         'crud_update',
       ])

@@ -15,6 +15,8 @@ import { createTestTables, insertUser, resetTestTables, schemaFor } from './supp
 
 const ACCESS: McpAccessOptions = {
   unlisted: 'none',
+  // The grant alone is under test here; approvals have their own suite (approvals.test.ts).
+  approval: [],
   models: {
     users: { tools: ['crud_list'] },
     notes: { tools: ['crud_list', 'crud_create', 'crud_update', 'crud_delete'] },

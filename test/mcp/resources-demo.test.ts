@@ -134,7 +134,7 @@ describe('the demo /mcp: model resources and completions', () => {
         expect(posts.properties).not.toHaveProperty('author')
         expect(posts['x-kiln']).toMatchObject({
           resource: 'posts',
-          tools: ['crud_create', 'crud_list', 'crud_update'],
+          tools: ['crud_create', 'crud_list', 'crud_update', 'crud_delete'],
           updatable: ['title', 'body', 'published', 'author_id'],
           relations: {
             comments: { kind: 'has-many', model: 'comments', local: 'id', remote: 'post_id' },

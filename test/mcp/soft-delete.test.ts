@@ -31,7 +31,8 @@ describeEachDatabase('MCP data tools on a model with deleted_at (soft delete)', 
     const tools = createDataTools({
       database,
       models: createModelRegistry(schema, database.dialect),
-      access: { unlisted: 'all' },
+      // Soft delete itself; approvals hold a deletion before it (approvals*.test.ts).
+      access: { unlisted: 'all', approval: [] },
       logger: silentLogger(),
     })
     client = await connectInMemory(createMcpServer({ dataTools: { tools } }))

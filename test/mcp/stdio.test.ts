@@ -5,6 +5,7 @@ import { Client as ClientV2 } from '@modelcontextprotocol/client'
 import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runMakeMessaging } from '../../src/cli/commands/make-messaging.ts'
@@ -98,7 +99,15 @@ for (const [name, app] of Object.entries(apps)) {
       transport.stderr?.on('data', (chunk) => {
         stderr += chunk
       })
-      client = new Client({ name: 'kiln-stdio-test', version: '1.0.0' })
+      // A client that can ask its user: deletions need approval, and it approves them.
+      client = new Client(
+        { name: 'kiln-stdio-test', version: '1.0.0' },
+        { capabilities: { elicitation: {} } },
+      )
+      client.setRequestHandler(ElicitRequestSchema, async () => ({
+        action: 'accept',
+        content: { approve: true },
+      }))
       await client.connect(transport)
     }, 120_000)
 
@@ -279,6 +288,92 @@ for (const [name, app] of Object.entries(apps)) {
         } finally {
           await second.close()
         }
+      }
+    }, 420_000)
+
+    it('asks before crud_delete in both eras: approved deletes, declined does not; a client that cannot ask is refused', async () => {
+      const inserted = sql`INSERT INTO users (email, name, password_hash)
+        VALUES ('approver@example.com', 'Approver', 'h4sh') RETURNING id`
+      const [row] =
+        opened.database.dialect === 'postgres'
+          ? (await opened.database.db.execute(inserted)).rows
+          : opened.database.db.all(inserted)
+      const authorId = Number((row as { id: number }).id)
+      const spawn = () =>
+        new StdioClientTransportV2({
+          command: process.execPath,
+          args: [join(repoRoot, 'bin/kiln.js'), 'mcp'],
+          cwd: root,
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? root, ...opened.env },
+          stderr: 'ignore',
+        })
+      const exists = async (id: unknown) =>
+        (
+          await ok<{ total: number }>(client, 'crud_list', {
+            model: 'posts',
+            filters: { id: Number(id) },
+          })
+        ).total === 1
+      for (const mode of [{ pin: '2026-07-28' }, 'legacy'] as const) {
+        let answer: 'accept' | 'decline' = 'decline'
+        const asked: string[] = []
+        const second = new ClientV2(
+          { name: 'kiln-stdio-approver', version: '1.0.0' },
+          {
+            capabilities: { elicitation: { form: {} } },
+            versionNegotiation: { mode, probe: { timeoutMs: 180_000 } },
+          },
+        )
+        second.setRequestHandler('elicitation/create', async (request) => {
+          asked.push(String((request.params as { message?: string }).message))
+          return answer === 'accept'
+            ? { action: 'accept', content: { approve: true } }
+            : { action: 'decline' }
+        })
+        await second.connect(spawn())
+        try {
+          expect(second.getProtocolEra()).toBe(mode === 'legacy' ? 'legacy' : 'modern')
+          const post = await ok(second, 'crud_create', {
+            model: 'posts',
+            data: { title: 'Approve me', body: 'b', author_id: authorId },
+          })
+          const declined = await call(second, 'crud_delete', { model: 'posts', id: post.id })
+          expect(declined).toMatchObject({
+            isError: true,
+            text: `The user declined: Delete posts record ${post.id}. Nothing was changed.`,
+          })
+          expect(await exists(post.id)).toBe(true)
+          answer = 'accept'
+          expect(await ok(second, 'crud_delete', { model: 'posts', id: post.id })).toEqual({
+            message: 'Deleted',
+            id: post.id,
+          })
+          expect(await exists(post.id)).toBe(false)
+          expect(asked).toEqual([
+            `Delete posts record ${post.id}`,
+            `Delete posts record ${post.id}`,
+          ])
+        } finally {
+          await second.close()
+        }
+      }
+      // No signed-in user and no way to ask: refused, nothing deleted.
+      const mute = new ClientV2(
+        { name: 'kiln-stdio-mute', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' }, probe: { timeoutMs: 180_000 } } },
+      )
+      await mute.connect(spawn())
+      try {
+        const post = await ok(mute, 'crud_create', {
+          model: 'posts',
+          data: { title: 'Keep me', body: 'b', author_id: authorId },
+        })
+        const refused = await call(mute, 'crud_delete', { model: 'posts', id: post.id })
+        expect(refused.isError).toBe(true)
+        expect(refused.text).toMatch(/needs the user's approval, and this client cannot ask for it/)
+        expect(await exists(post.id)).toBe(true)
+      } finally {
+        await mute.close()
       }
     }, 420_000)
 

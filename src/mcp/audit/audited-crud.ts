@@ -22,37 +22,23 @@ const MAX_TEXT = 500
  * it took. Recording only buffers an entry: the call never waits for the audit insert.
  */
 export function auditedCrud(crud: Crud, options: AuditedCrudOptions): Crud {
-  const { trail, caller, models } = options
+  const { trail, models } = options
   const clock = options.clock ?? systemClock
 
   async function audited<T>(
     tool: DataToolName | 'crud_aggregate',
-    input: { model: string; id?: string | number; data?: Record<string, unknown> },
+    input: AuditedInput,
     work: () => Promise<T>,
     idsOf: (result: T, key: string | undefined) => (string | number)[],
   ): Promise<T> {
     const started = clock.now()
     const model = typeof input.model === 'string' ? findModel(models, input.model) : undefined
     const key = model ? primaryKeyOf(model)?.name : undefined
-    const data = isRecord(input.data) ? input.data : undefined
     const entry = (
       outcome: AuditEntry['outcome'],
       ids: (string | number)[],
       message: string | null,
-    ): AuditEntry => ({
-      at: new Date(started),
-      userId: caller?.userId ?? null,
-      tenantId: caller?.tenantId ?? null,
-      clientId: caller?.clientId || null,
-      tool,
-      model: (model?.resource ?? String(input.model)).slice(0, MAX_TEXT),
-      recordIds: ids,
-      fields: data ? Object.keys(data) : [],
-      outcome,
-      durationMs: clock.now() - started,
-      message: message === null ? null : message.slice(0, MAX_TEXT),
-      values: trail.recordsValues && data ? withoutCredentials(data) : null,
-    })
+    ): AuditEntry => auditEntry(options, tool, input, started, outcome, ids, message)
     const given = input.id === undefined ? [] : [input.id]
     let result: T
     try {
@@ -103,6 +89,56 @@ export function auditedCrud(crud: Crud, options: AuditedCrudOptions): Crud {
         () => [],
       ),
   }
+}
+
+type AuditedInput = { model: string; id?: string | number; data?: Record<string, unknown> }
+
+/** One entry of the trail: who called, which tool on which model and records, and how it ended. */
+function auditEntry(
+  options: AuditedCrudOptions,
+  tool: DataToolName | 'crud_aggregate',
+  input: AuditedInput,
+  started: number,
+  outcome: AuditEntry['outcome'],
+  ids: (string | number)[],
+  message: string | null,
+): AuditEntry {
+  const { trail, caller, models } = options
+  const clock = options.clock ?? systemClock
+  const model = typeof input.model === 'string' ? findModel(models, input.model) : undefined
+  const data = isRecord(input.data) ? input.data : undefined
+  return {
+    at: new Date(started),
+    userId: caller?.userId ?? null,
+    tenantId: caller?.tenantId ?? null,
+    clientId: caller?.clientId || null,
+    tool,
+    model: (model?.resource ?? String(input.model)).slice(0, MAX_TEXT),
+    recordIds: ids,
+    fields: data ? Object.keys(data) : [],
+    outcome,
+    durationMs: clock.now() - started,
+    message: message === null ? null : message.slice(0, MAX_TEXT),
+    values: trail.recordsValues && data ? withoutCredentials(data) : null,
+  }
+}
+
+/**
+ * Records a call that did not reach the operations: held by the approval gate, waiting for the
+ * user (`awaiting_approval`) or refused there (declined, expired, used, another call's).
+ */
+export function recordHeldCall(
+  options: AuditedCrudOptions,
+  tool: DataToolName,
+  input: Record<string, unknown>,
+  started: number,
+  outcome: 'awaiting_approval' | 'refused',
+  message: string,
+): void {
+  const given = typeof input.id === 'string' || typeof input.id === 'number' ? [input.id] : []
+  options.trail.record(
+    auditEntry(options, tool, input as AuditedInput, started, outcome, given, message),
+  )
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

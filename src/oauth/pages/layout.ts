@@ -22,6 +22,7 @@ label.choice{display:inline;font-weight:400;margin:0 .5rem 0 0}
 h2{font-size:1.1rem;margin:0 0 .25rem}
 .apps{list-style:none;padding:0}
 .apps>li{border-top:1px solid #e4e4e7;padding:1rem 0}
+th{text-align:left;padding-right:1rem;vertical-align:top}
 h3{font-size:1rem;margin:.75rem 0 .25rem}
 table.activity{width:100%;border-collapse:collapse;font-size:.85rem}
 table.activity th,table.activity td{text-align:left;padding:.2rem .4rem .2rem 0;vertical-align:top;border-bottom:1px solid #f4f4f5}

@@ -30,7 +30,7 @@ export interface McpTestApp {
 export async function serveMcpTestApp(
   database: Database,
   models: ModelRegistry,
-  access: McpAccessOptions = { unlisted: 'all' },
+  access: McpAccessOptions = { unlisted: 'all', approval: [] },
 ): Promise<McpTestApp> {
   await migrate(database, { logger: { info() {}, warn() {} } as never })
   const sessions = new Map<string, OAuthSession>()

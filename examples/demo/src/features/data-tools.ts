@@ -11,8 +11,9 @@ const built = new WeakMap<DemoContext, DataTools>()
 /**
  * The demo's data tools, built once per context: `/mcp` registers them, and the consent page
  * offers what they allow (`describeAccess`). An assistant a user approved acts as that user:
- * it reads posts and comments, writes posts as their author and comments, and sees nothing of
- * the users table.
+ * it reads posts and comments, writes posts as their author and comments, deletes their own
+ * posts once they approve each deletion (at /approvals/<id>, or in the client when it can
+ * ask), and sees nothing of the users table.
  */
 export function demoDataTools(ctx: DemoContext): DataTools {
   let tools = built.get(ctx)
@@ -28,6 +29,12 @@ export function demoDataTools(ctx: DemoContext): DataTools {
       // The REST list's counts (same store): writes through either surface refresh `total`.
       counts: createRecordCounter({ store: ctx.shared.kv }),
       logger: ctx.logger,
+      // Pending approvals in the shared store (Redis when REDIS_URL is set): any instance can
+      // show the page, and any instance can run the approved retry.
+      approvals: {
+        store: ctx.shared.kv,
+        pageUrl: (id) => `${ctx.config.appUrl}/approvals/${id}`,
+      },
       // What each model shows, filters, sorts, searches and includes: the REST list queries'
       // rules, declared once beside the controllers. The access below says only which tools.
       queries: { posts: postsQuery, comments: commentsQuery },
@@ -35,8 +42,10 @@ export function demoDataTools(ctx: DemoContext): DataTools {
         unlisted: 'none',
         models: {
           posts: {
-            tools: ['crud_list', 'crud_create', 'crud_update'],
+            tools: ['crud_list', 'crud_create', 'crud_update', 'crud_delete'],
             write: ['title', 'body', 'published', 'author_id'],
+            // The default, said here: a deletion waits for the author's approval.
+            approval: ['crud_delete'],
           },
           comments: {
             tools: ['crud_list', 'crud_create'],

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono'
-import { createMcpServer, mcpEndpoint } from 'kilnjs/mcp'
+import { approvalPages, createMcpServer, mcpEndpoint } from 'kilnjs/mcp'
 import type { DemoContext } from '../context.ts'
 import { demoDataTools } from './data-tools.ts'
 import type { DemoAppOptions } from './index.ts'
@@ -13,6 +13,22 @@ import { demoOAuth } from './oauth.ts'
 export function mountMcp(app: Hono, ctx: DemoContext, options: DemoAppOptions = {}): void {
   const { validator, resourceMetadataUrl } = demoOAuth(ctx)
   const tools = demoDataTools(ctx)
+  // Where the signed-in author approves or denies a deletion an assistant asked for.
+  app.route(
+    '/',
+    approvalPages({
+      store: tools.approvals,
+      appUrl: ctx.config.appUrl,
+      appName: ctx.config.appName,
+      loginPath: '/login',
+      allowedOrigins: { hosts: ctx.config.allowedHosts },
+      logger: ctx.logger,
+      session: async (request) => {
+        const session = await ctx.sessions.current(request)
+        return session && { userId: session.userId, csrfToken: session.csrfToken }
+      },
+    }),
+  )
   app.route(
     '/mcp',
     mcpEndpoint({

@@ -50,7 +50,13 @@ import {
 ${core.map((name) => `  ${name},`).join('\n')}
 } from 'kilnjs/core'
 import { createModelRegistry, type ${databaseType} } from 'kilnjs/db'
-import { createDataTools, createMcpServer, type McpAccessOptions, mcpEndpoint } from 'kilnjs/mcp'
+import {
+  approvalPages,
+  createDataTools,
+  createMcpServer,
+  type McpAccessOptions,
+  mcpEndpoint,
+} from 'kilnjs/mcp'
 import { createBearerValidator, loadOAuthConfig, oauthServer } from 'kilnjs/oauth'
 import * as schema from '${input.schemaImport}'
 
@@ -69,6 +75,8 @@ export interface McpContext {
  * crud_create, crud_update and crud_delete write (e.g. \`tools: ['crud_list', 'crud_create'],
  * write: ['title', 'body']\`); \`read\` narrows the fields it sees. Credential columns (password
  * hashes, tokens) are left out unless you name them. \`authorize\` can refuse single calls.
+ * A crud_delete runs only once the signed-in user approved it (\`approval\`, default
+ * \`['crud_delete']\`): in their client when it can ask, else on /approvals/<id>.
  */
 export const mcpAccess: McpAccessOptions = {
   unlisted: 'none',
@@ -96,6 +104,7 @@ export const verifyCredentials: VerifyCredentials = async () => undefined
  * - \`/.well-known/…\`, \`/register\`, \`/authorize\`, \`/token\`, \`/revoke\`, \`/device\`,
  *   \`/connected-apps\`: where assistants register and a signed-in person approves them;
  * - \`/mcp\`: the data tools under \`mcpAccess\`, for the tokens this server issued.
+ * - \`/approvals/<id>\`: where the signed-in user approves a call that needs it (a deletion).
  * Reads MCP_TOKEN_SECRET (required in production) and APP_URL once, here.
  */
 export function mountMcp(app: Hono, context: McpContext): void {
@@ -147,7 +156,20 @@ ${users ? loginWithUserTable(users) : ''}  const sessions = createSessionStore({
     models: createModelRegistry(schema, '${dialect}'),
     access: mcpAccess,
     logger,
+    // Calls waiting for the user's approval: in the shared store, decided on /approvals/<id>.
+    approvals: { store: shared.kv, pageUrl: (id) => \`\${oauth.issuer}/approvals/\${id}\` },
   })
+  app.route(
+    '/',
+    approvalPages({
+      store: tools.approvals,
+      appUrl: oauth.issuer,
+      appName: config.appName,
+      allowedOrigins: { hosts: config.allowedHosts },
+      logger,
+      session: (request) => sessions.current(request),
+    }),
+  )
   app.route(
     '/mcp',
     mcpEndpoint({

@@ -1,0 +1,18 @@
+export { type ChangeDescription, describeChange } from './change.ts'
+export {
+  APPROVAL_ID_ARGUMENT,
+  APPROVAL_INPUT_KEY,
+  type ApprovalGate,
+  type ApprovalOptions,
+  createApprovalGate,
+  type GateOutcome,
+} from './gate.ts'
+export { guarded } from './guard.ts'
+export { type ApprovalPagesOptions, approvalPages } from './pages.ts'
+export {
+  APPROVAL_TTL_MS,
+  type Approval,
+  type ApprovalBinding,
+  type ApprovalStatus,
+  ApprovalStore,
+} from './store.ts'
