@@ -1,7 +1,7 @@
 import type { SQL } from 'drizzle-orm'
 import type { ListQueryDefinition } from '../api/index.ts'
-import type { CredentialOptions, PolicyCaller, RowFilter } from '../db/index.ts'
 import { softDeleteColumn } from '../api/rest/soft-delete.ts'
+import type { CredentialOptions, PolicyCaller, RowFilter } from '../db/index.ts'
 import type { AccessGrant, GrantAction, GrantableAccess } from '../oauth/index.ts'
 import {
   findModel,

@@ -246,7 +246,7 @@ function bulkCreate(
   )?.[1]?.content?.['application/json']?.schema
   // The answer: `oneOf: [{data: item}, {data: [item]}]`.
   const answers = success?.oneOf as JsonSchema[] | undefined
-  if (!answers || answers.length !== 2) return undefined
+  if (answers?.length !== 2) return undefined
   const [one, many] = answers as [JsonSchema, JsonSchema]
   return {
     one: { body: tsType(forms[0], ''), success: tsType(one, '') },
@@ -257,7 +257,7 @@ function bulkCreate(
 /** `[item, array]` when `schema` is `oneOf: [item, { type: 'array', items: item }]`. */
 function oneOrManyOf(schema: JsonSchema | undefined): [JsonSchema, JsonSchema] | undefined {
   const forms = schema?.oneOf as JsonSchema[] | undefined
-  if (!forms || forms.length !== 2) return undefined
+  if (forms?.length !== 2) return undefined
   const [one, many] = forms as [JsonSchema, JsonSchema]
   if (many.type !== 'array' || JSON.stringify(many.items) !== JSON.stringify(one)) return undefined
   return [one, many]

@@ -2,8 +2,8 @@ import { getTableName } from 'drizzle-orm'
 import { z } from 'zod'
 import { routeScopes } from '../auth/scope-guard.ts'
 import { type ListQueryDefinition, relationUnderPolicy } from '../query/definition.ts'
-import { aggregateOperation } from './aggregate.ts'
 import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
+import { aggregateOperation } from './aggregate.ts'
 import {
   bulkOperation,
   idempotencyKeyParameter,

@@ -235,7 +235,6 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   // Postgres prepared statements are named per connection; SQLite's are anonymous.
   const prepareName = (action: string) =>
     ctx.dialect === 'postgres' ? `'kiln_${model.tableName}_${action}'` : ''
-  const run = ctx.dialect === 'postgres' ? 'execute' : 'all'
   const hashCall = (optional: boolean) =>
     optional
       ? 'password === undefined ? undefined : await hashPassword(password)'
