@@ -119,6 +119,49 @@ export function budgetedDb<Db extends object>(db: Db, options: QueryBudgetOption
 /** 57014: `canceling statement due to statement timeout` or `… due to user request`. */
 const QUERY_CANCELED = '57014'
 
+/** Most a cancel waits for its own connection: past that, the statement timeout ends the query. */
+const CANCEL_CONNECT_MS = 2_000
+
+/**
+ * Sends PostgreSQL's CancelRequest for what `client`'s backend runs now, on a new connection to
+ * the same server (or pooler: PgBouncer forwards it), and resolves once it is written.
+ */
+function sendCancelRequest(pool: pg.Pool, client: pg.PoolClient): Promise<void> {
+  const { processID, secretKey, connectionParameters } = client as unknown as {
+    processID: number | null
+    secretKey: number | null
+    connectionParameters: { host: string; port: number }
+  }
+  if (processID === null || secretKey === null) return Promise.resolve()
+  const Client = (pool as unknown as { Client: typeof pg.Client }).Client
+  const { connection } = new Client(pool.options) as unknown as {
+    connection: {
+      connect(port: number | string, host?: string): void
+      cancel(processID: number, secretKey: number): void
+      on(event: string, listener: (...args: unknown[]) => void): void
+      end(): void
+      stream: { destroy(): void }
+    }
+  }
+  const { host, port } = connectionParameters
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      connection.stream.destroy()
+      resolve()
+    }
+    const timer = setTimeout(done, CANCEL_CONNECT_MS)
+    connection.on('connect', () => {
+      connection.cancel(processID, secretKey)
+      // The server closes the connection once it has read the request.
+      connection.on('end', done)
+    })
+    connection.on('error', done)
+    if (host.startsWith('/')) connection.connect(`${host}/.s.PGSQL.${port}`)
+    else connection.connect(port, host)
+  })
+}
+
 async function budgetedQuery(
   pool: pg.Pool,
   timeoutMs: number,
@@ -131,9 +174,10 @@ async function budgetedQuery(
   let cancelled: Promise<unknown> | undefined
   let pid: number | undefined
   const onAbort = () => {
-    // Through `pool.query` (another connection): the backend is ours until the transaction
-    // ends, and the connection goes back to the pool only once this cancel is answered.
-    if (pid !== undefined) cancelled ??= pool.query('select pg_cancel_backend($1)', [pid])
+    // A CancelRequest on a connection of its own (the protocol's way, as psql's Ctrl-C): never
+    // a pooled connection, which every one of them might be waiting for. The backend is ours
+    // until the transaction ends; the connection goes back only once the cancel was sent.
+    if (pid !== undefined) cancelled ??= sendCancelRequest(pool, client)
   }
   signal?.addEventListener('abort', onAbort, { once: true })
   // The three are queued at once: the client sends each as soon as the one before is

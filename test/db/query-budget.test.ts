@@ -213,6 +213,50 @@ describeEachDatabase(
         await patient.close()
       }
     }, 30_000)
+
+    it('cancels on a connection of its own: hang-ups that hold every pooled connection', async () => {
+      // Two slow pages hold both pooled connections; neither cancel may wait for a third.
+      const full = await createDatabase(url, {
+        poolMax: 2,
+        pipelineConnections: 0,
+        statementTimeoutMs: 60_000,
+        logger: { info: () => {} },
+      })
+      const counts = createRecordCounter()
+      const slowApp = new Hono()
+      slowApp.onError(errorHandler({ logger: createLogger({ level: 'silent' }) }))
+      slowApp.get('/docs', async (c) =>
+        c.json(
+          await runListQuery(docsQuery, c.req.url, {
+            db: full.db,
+            counts,
+            signal: c.req.raw.signal,
+          }),
+        ),
+      )
+      const slowServer = serve({ fetch: slowApp.fetch, hostname: '127.0.0.1', port: 0 })
+      await new Promise((resolve) => slowServer.once('listening', resolve))
+      try {
+        const slowPort = (slowServer.address() as AddressInfo).port
+        const requests = [1, 2].map(() => {
+          const req = request({ host: '127.0.0.1', port: slowPort, path: encodeURI(SLOW_PATH) })
+          req.on('error', () => {})
+          req.end()
+          return req
+        })
+        await until(async () => (await running()) === 2, 5_000)
+        const hungUp = performance.now()
+        for (const req of requests) req.destroy()
+        await until(async () => (await running()) === 0, 3_000)
+        expect(performance.now() - hungUp).toBeLessThan(3_000)
+        await until(async () => (await leftInTransaction()) === 0, 1_000)
+        const after = await slowApp.request('/docs?fields=id&per_page=2')
+        expect(after.status).toBe(200)
+      } finally {
+        await new Promise((resolve) => slowServer.close(resolve))
+        await full.close()
+      }
+    }, 30_000)
   },
   { only: ['postgres'] },
 )
