@@ -56,8 +56,13 @@ export async function openAppDatabase(options: OpenAppDatabaseOptions = {}): Pro
   let database: Database
   try {
     // A command sends its queries one after another, and the running app's PGlite socket
-    // serves one connection: nothing to pipeline.
-    database = await createDatabase(target.url, { poolMax: target.poolMax, pipelineConnections: 0 })
+    // serves one connection: nothing to pipeline. Notes go to stderr: stdout is the command's
+    // output (`kilnjs audit --json`).
+    database = await createDatabase(target.url, {
+      poolMax: target.poolMax,
+      pipelineConnections: 0,
+      logger: { info: (message) => process.stderr.write(`${message}\n`) },
+    })
   } catch (error) {
     throw new CliError(`Could not open ${target.description}: ${reason(error)}`, { cause: error })
   }

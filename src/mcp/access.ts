@@ -11,6 +11,7 @@ import {
   type McpModelSource,
   TIMESTAMP_FIELDS,
 } from './models.ts'
+import { columnsOfRequest, type McpRequests, type RequestSchema } from './request-schemas.ts'
 import { RefusedError } from './tool-error.ts'
 
 /**
@@ -136,6 +137,8 @@ export interface ModelAccess {
   rows: RowFilter | undefined
   creatable: readonly McpColumn[]
   updatable: readonly McpColumn[]
+  /** The REST request schemas, when the app gave them: writes are checked by them too. */
+  requests: { create?: RequestSchema | undefined; update?: RequestSchema | undefined }
   tenantColumn: McpColumn | undefined
   global: boolean
   /** The tools allowed on this model whose calls need the user's approval. */
@@ -161,6 +164,7 @@ export function resolveAccess(
   source: McpModelSource,
   options: McpAccessOptions = {},
   queries: McpQueries = {},
+  requests: McpRequests = {},
 ): AccessPolicy {
   const unlisted = options.unlisted ?? 'none'
   const queryOf = new Map<McpModel, ListQueryDefinition>()
@@ -171,6 +175,12 @@ export function resolveAccess(
       throw new TypeError(`mcp queries: ${name} is the list query of ${query.tableName}`)
     }
     queryOf.set(model, query)
+  }
+  const requestsOf = new Map<McpModel, McpRequests[string]>()
+  for (const [name, schemas] of Object.entries(requests)) {
+    const model = findModel(source, name)
+    if (!model) throw new TypeError(`mcp requests: unknown model "${name}"`)
+    requestsOf.set(model, schemas)
   }
   const byModel = new Map<McpModel, McpModelAccess>()
   for (const [name, access] of Object.entries(options.models ?? {})) {
@@ -209,7 +219,19 @@ export function resolveAccess(
     const readable = query
       ? model.columns.filter((column) => query.fields.some((field) => field.name === column.name))
       : pick(model, listed?.read, readableColumns(model, credentials), 'read')
+    const request = requestsOf.get(model) ?? {}
+    if ((request.create || request.update) && listed?.write) {
+      throw new TypeError(
+        `mcp access: ${model.resource}.write: its writable fields are its request schemas' (requests.${model.resource}); change them there`,
+      )
+    }
     const writable = pick(model, listed?.write, writableColumns(model, credentials), 'write')
+    const ofRequest = (kind: 'create' | 'update', fallback: McpColumn[]) => {
+      const schema = request[kind]
+      return schema
+        ? columnsOfRequest(model, schema, writableColumns(model, credentials), kind)
+        : fallback
+    }
     const tenantColumn = model.columns.find((column) => column.name === tenantName)
     const global = listed?.global === true
     if (options.requireTenant && !tenantColumn && !global) {
@@ -222,8 +244,15 @@ export function resolveAccess(
       readable,
       query,
       rows: query?.rows,
-      creatable: writable.filter((column) => !(column.primaryKey && isGenerated(column))),
-      updatable: writable.filter((column) => !column.primaryKey),
+      creatable: ofRequest(
+        'create',
+        writable.filter((column) => !(column.primaryKey && isGenerated(column))),
+      ),
+      updatable: ofRequest(
+        'update',
+        writable.filter((column) => !column.primaryKey),
+      ).filter((column) => !column.primaryKey),
+      requests: request,
       tenantColumn,
       global,
       approval,

@@ -36,6 +36,7 @@ import {
 import { type ListInput, type ListResult, listRecords } from './crud-list.ts'
 import { guardDatabase } from './database-errors.ts'
 import { type McpColumn, type McpModel, type McpModelSource, TIMESTAMP_FIELDS } from './models.ts'
+import { checkRequest, type McpRequests } from './request-schemas.ts'
 import { ToolError } from './tool-error.ts'
 
 export type { FilterValue } from './crud-list.ts'
@@ -57,6 +58,12 @@ export interface CrudOptions {
    * through REST; `access` then says only which tools, and `authorize`.
    */
   queries?: McpQueries | undefined
+  /**
+   * The app's REST request schemas by model (`{ posts: { create: CreatePostRequest, update:
+   * UpdatePostRequest } }`): a model that has them is written with their fields and checks,
+   * the same as through REST; `access` then names no `write` for it.
+   */
+  requests?: McpRequests | undefined
   /**
    * The counter behind `crud_list`'s `total`: give it the REST group's (`counts`, or a
    * `createRecordCounter` on the same store, Redis for several instances), so writes through
@@ -88,11 +95,16 @@ export interface Crud {
 
 /** The access policy of the options, resolved once per options object. */
 export function accessPolicyOf(
-  options: Pick<CrudOptions, 'models' | 'access' | 'queries'>,
+  options: Pick<CrudOptions, 'models' | 'access' | 'queries' | 'requests'>,
 ): AccessPolicy {
   const access = options.access
   if (access && 'of' in access && typeof access.of === 'function') return access as AccessPolicy
-  return resolveAccess(options.models, access as McpAccessOptions | undefined, options.queries)
+  return resolveAccess(
+    options.models,
+    access as McpAccessOptions | undefined,
+    options.queries,
+    options.requests,
+  )
 }
 
 /**
@@ -116,6 +128,7 @@ export function createCrud(options: CrudOptions): Crud {
     async create({ model: name, data }) {
       const model = find(name)
       const access = checkCall(policy, model, { caller, action: 'crud_create' })
+      if (access.requests.create) checkRequest(model, access.requests.create, data)
       const values = parseData(model, data, access.creatable, 'create')
       await authorizeCall(policy, model, { caller, action: 'crud_create', data: fieldsOf(values) })
       const tenant = tenantOf(model, access, caller)
@@ -179,6 +192,7 @@ export function createCrud(options: CrudOptions): Crud {
       if (key.name in data)
         throw new ToolError(`${key.name} is the primary key and cannot be changed`)
       const access = checkCall(policy, model, { caller, action: 'crud_update' })
+      if (access.requests.update) checkRequest(model, access.requests.update, data)
       const values = parseData(model, data, access.updatable, 'update')
       const tenant = tenantOf(model, access, caller)
       if (tenant && values.has(tenant.column)) checkTenantValue(tenant, values.get(tenant.column))

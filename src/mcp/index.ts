@@ -82,6 +82,7 @@ export {
   toolName,
 } from './openapi-bridge.ts'
 export type { McpLimit, McpRateLimitOptions } from './rate-limit.ts'
+export type { McpRequests, RequestSchema } from './request-schemas.ts'
 export { type CreateMcpServerOptions, createMcpServer, type McpServer } from './server.ts'
 export { serveStdio } from './stdio.ts'
 export {

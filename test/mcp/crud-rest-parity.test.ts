@@ -78,6 +78,65 @@ describeEachDatabase('data tools beside the generated REST API', (backend) => {
     return { status: response.status, body: (await response.json()) as Json }
   }
 
+  describe('writes under the REST request schemas (requests)', () => {
+    async function toolsWithRequests(write?: string[]) {
+      const schema = await import(`${scaffolded.root}/src/schema.ts`)
+      const requests = await import(`${scaffolded.root}/src/api/requests/tool.ts`)
+      return createDataTools({
+        database: api.database,
+        models: createModelRegistry(schema, backend.dialect),
+        requests: {
+          tools: { create: requests.CreateToolRequest, update: requests.UpdateToolRequest },
+        },
+        access: {
+          models: { tools: { tools: ['crud_list', 'crud_create', 'crud_update'], write } },
+          approval: [],
+        },
+        counts,
+        logger: silentLogger(),
+      })
+    }
+
+    it('crud_create and crud_update refuse what the REST routes refuse, changing nothing', async () => {
+      const strict = await connectInMemory(
+        createMcpServer({ dataTools: { tools: await toolsWithRequests() } }),
+      )
+      try {
+        // An empty name passes the column's type but not the request's rule (min 1).
+        const viaRest = await rest('POST', '/api/v1/tools', { name: '', daily_rate: 2 })
+        expect(viaRest.status).toBe(422)
+        const before = await rest('GET', '/api/v1/tools?count=exact')
+        const created = await call(strict, 'crud_create', {
+          model: 'tools',
+          data: { name: '', daily_rate: 2 },
+        })
+        expect(created.isError).toBe(true)
+        expect(created.text).toMatch(/^Invalid data for tools: name: /)
+        const made = await ok<Json>(strict, 'crud_create', {
+          model: 'tools',
+          data: { name: 'Plane', daily_rate: 2 },
+        })
+        const updated = await call(strict, 'crud_update', {
+          model: 'tools',
+          id: made.id as number,
+          data: { name: '' },
+        })
+        expect(updated.isError).toBe(true)
+        expect(updated.text).toMatch(/^Invalid data for tools: name: /)
+        const after = await rest('GET', '/api/v1/tools?count=exact')
+        expect((after.body.meta as Json).total).toBe(((before.body.meta as Json).total as number) + 1)
+      } finally {
+        await strict.close()
+      }
+    })
+
+    it('a model with request schemas names no write list of its own', async () => {
+      await expect(toolsWithRequests(['name'])).rejects.toThrow(
+        /tools\.write: its writable fields are its request schemas'/,
+      )
+    })
+  })
+
   describe('numeric values', () => {
     it('crud_create refuses what REST refuses, with the same message', async () => {
       for (const value of ['1e3', true, null, 'twelve']) {

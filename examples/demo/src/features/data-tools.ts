@@ -3,6 +3,8 @@ import { createRecordCounter } from 'kilnjs/api'
 import { type Authorize, createAuditTrail, createDataTools, type DataTools } from 'kilnjs/mcp'
 import { commentsQuery } from '../api/controllers/comments.ts'
 import { postsQuery } from '../api/controllers/posts.ts'
+import { CreateCommentRequest } from '../api/requests/comment.ts'
+import { CreatePostRequest, UpdatePostRequest } from '../api/requests/post.ts'
 import type { DemoContext } from '../context.ts'
 import { posts } from '../schema.ts'
 
@@ -38,18 +40,22 @@ export function demoDataTools(ctx: DemoContext): DataTools {
       // What each model shows, filters, sorts, searches and includes: the REST list queries'
       // rules, declared once beside the controllers. The access below says only which tools.
       queries: { posts: postsQuery, comments: commentsQuery },
+      // What each model takes on create and update, and the checks on its values: the REST
+      // request schemas, the same way. The access below says only which tools, and for whom.
+      requests: {
+        posts: { create: CreatePostRequest, update: UpdatePostRequest },
+        comments: { create: CreateCommentRequest },
+      },
       access: {
         unlisted: 'none',
         models: {
           posts: {
             tools: ['crud_list', 'crud_create', 'crud_update', 'crud_delete'],
-            write: ['title', 'body', 'published', 'author_id'],
             // The default, said here: a deletion waits for the author's approval.
             approval: ['crud_delete'],
           },
           comments: {
             tools: ['crud_list', 'crud_create'],
-            write: ['post_id', 'author_name', 'body'],
           },
         },
         authorize: ownPostsOnly(ctx),
