@@ -128,8 +128,9 @@ export function createCrud(options: CrudOptions): Crud {
     async create({ model: name, data }) {
       const model = find(name)
       const access = checkCall(policy, model, { caller, action: 'crud_create' })
-      if (access.requests.create) checkRequest(model, access.requests.create, data)
       const values = parseData(model, data, access.creatable, 'create')
+      // Then the REST request's own checks on the values (lengths, formats, required fields).
+      if (access.requests.create) checkRequest(model, access.requests.create, data)
       await authorizeCall(policy, model, { caller, action: 'crud_create', data: fieldsOf(values) })
       const tenant = tenantOf(model, access, caller)
       if (tenant) values.set(tenant.column, checkTenantValue(tenant, values.get(tenant.column)))
@@ -192,8 +193,8 @@ export function createCrud(options: CrudOptions): Crud {
       if (key.name in data)
         throw new ToolError(`${key.name} is the primary key and cannot be changed`)
       const access = checkCall(policy, model, { caller, action: 'crud_update' })
-      if (access.requests.update) checkRequest(model, access.requests.update, data)
       const values = parseData(model, data, access.updatable, 'update')
+      if (access.requests.update) checkRequest(model, access.requests.update, data)
       const tenant = tenantOf(model, access, caller)
       if (tenant && values.has(tenant.column)) checkTenantValue(tenant, values.get(tenant.column))
       const trash = softDeleteColumn(model.table)

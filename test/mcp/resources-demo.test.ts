@@ -135,7 +135,8 @@ describe('the demo /mcp: model resources and completions', () => {
         expect(posts['x-kiln']).toMatchObject({
           resource: 'posts',
           tools: ['crud_create', 'crud_list', 'crud_update', 'crud_delete'],
-          updatable: ['title', 'body', 'published', 'author_id'],
+          // The fields of the REST update request (requests.posts.update).
+          updatable: ['title', 'body', 'published', 'token_count', 'author_id'],
           relations: {
             comments: { kind: 'has-many', model: 'comments', local: 'id', remote: 'post_id' },
           },
