@@ -124,7 +124,9 @@ describeEachDatabase('data tools beside the generated REST API', (backend) => {
         expect(updated.isError).toBe(true)
         expect(updated.text).toMatch(/^Invalid data for tools: name: /)
         const after = await rest('GET', '/api/v1/tools?count=exact')
-        expect((after.body.meta as Json).total).toBe(((before.body.meta as Json).total as number) + 1)
+        expect((after.body.meta as Json).total).toBe(
+          ((before.body.meta as Json).total as number) + 1,
+        )
       } finally {
         await strict.close()
       }
