@@ -6,7 +6,12 @@ import { pgTable, serial, text } from 'drizzle-orm/pg-core'
 import { Hono } from 'hono'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createRecordCounter, defineListQuery, runListQuery } from '../../src/api/index.ts'
+import {
+  createRecordCounter,
+  defineListQuery,
+  runAggregateQuery,
+  runListQuery,
+} from '../../src/api/index.ts'
 import { planListQuery } from '../../src/api/query/plan.ts'
 import { pageMayBeSlow } from '../../src/api/query/run.ts'
 import { createLogger, errorHandler } from '../../src/core/index.ts'
@@ -89,6 +94,14 @@ describeEachDatabase(
           }),
         ),
       )
+      app.get('/docs/aggregate', async (c) =>
+        c.json(
+          await runAggregateQuery(docsQuery, c.req.url, {
+            db: database.db,
+            signal: c.req.raw.signal,
+          }),
+        ),
+      )
     }, 60_000)
 
     afterAll(async () => {
@@ -115,6 +128,24 @@ describeEachDatabase(
       )
       return rows.length
     }
+
+    it('an aggregate over the same filter keeps the same budget: 503, its shape logged, no value', async () => {
+      lines.length = 0
+      const response = await app.request(`/docs/aggregate?count=*&filter[body][contains]=${NEEDLE}`)
+      expect(response.status).toBe(503)
+      const body = (await response.json()) as { error: string }
+      expect(body).toEqual({ error: expect.stringContaining(`${BUDGET_MS} ms budget`) })
+      const entry = lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((line) => line.code === 'query_timeout')
+      expect(entry, lines.join('\n')).toBeDefined()
+      const text = JSON.stringify(entry)
+      expect(text).toContain('budget_docs aggregate')
+      expect(text).toContain('body.contains')
+      expect(text).not.toContain('aaaa')
+      expect(await running()).toBe(0)
+      expect(await leftInTransaction()).toBe(0)
+    }, 30_000)
 
     it('answers 503 with a JSON error by the budget, and logs the query shape without its values', async () => {
       lines.length = 0

@@ -1,5 +1,6 @@
 import { and, avg, count, max, min, type SQL, sum } from 'drizzle-orm'
 import type { PostgresDb, SqliteDb } from '../../db/database.ts'
+import { budgetError, budgetedDb } from '../../db/query-budget.ts'
 import type { ListQueryDefinition, QueryCaller, QueryField } from './definition.ts'
 import { type QueryInput, QueryProblems, readListQuery, splitList } from './grammar.ts'
 import { type FilterClause, planFilters } from './plan.ts'
@@ -56,6 +57,8 @@ export interface AggregateContext {
   caller?: QueryCaller | undefined
   /** A condition every counted row must meet (a tenant), as `ListQueryContext.scope`. */
   scope?: { where: SQL; key: string } | undefined
+  /** The request's signal (`c.req.raw.signal`): a client that hangs up cancels the query. */
+  signal?: AbortSignal | undefined
 }
 
 /**
@@ -159,8 +162,11 @@ export async function runAggregateQuery(
     })
   }
   const limit = definition.limits.maxGroups
+  // An aggregate scans every row the filters leave: it runs under the database's budget, as a
+  // slow list page does (a statement timeout, a cancel on hang-up), logged by its shape.
+  const shape = `${definition.tableName} aggregate ${Object.keys(selection).join(',')} group_by:${plan.groupBy.map((f) => f.name).join(',')} filters:${filterShape(parsed.searchParams)}`
   // biome-ignore lint/suspicious/noExplicitAny: one code path builds queries for both dialects' Drizzle databases
-  const db = context.db as any
+  const db = budgetedDb(context.db, { signal: context.signal, shape }) as any
   let query = db.select(selection).from(definition.table).where(where)
   if (plan.groupBy.length > 0) {
     query = query
@@ -168,10 +174,32 @@ export async function runAggregateQuery(
       .orderBy(...orderOf(plan.groupBy.map((field) => ({ field, desc: false }))))
       .limit(limit + 1)
   }
-  const rows = (await query) as Array<Record<string, unknown>>
+  let rows: Array<Record<string, unknown>>
+  try {
+    rows = (await query) as Array<Record<string, unknown>>
+  } catch (error) {
+    // Bare: Drizzle's wrapper of the budget's error holds the query's values.
+    throw budgetError(error) ?? error
+  }
   const truncated = rows.length > limit
   const data = rows.slice(0, limit).map((row) => toGroup(plan, row))
   return { data, meta: { groups: data.length, truncated } }
+}
+
+/** The filter parameters' names, never their values: `filter[body][contains]` → `body.contains`. */
+function filterShape(params: URLSearchParams): string {
+  const names = new Set<string>()
+  for (const key of params.keys()) {
+    if (key.startsWith('filter[') || key === 'search') {
+      names.add(
+        key
+          .replace(/^filter/, '')
+          .replace(/\]\[/g, '.')
+          .replace(/[[\]]/g, ''),
+      )
+    }
+  }
+  return [...names].sort().join(',')
 }
 
 function toGroup(plan: AggregatePlan, row: Record<string, unknown>): AggregateGroup {

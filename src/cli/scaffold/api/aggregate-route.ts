@@ -7,7 +7,7 @@ import { call, LINE_WIDTH } from './format.ts'
 export function aggregateRoute(query: string): string {
   return [
     "    .get('/aggregate', read, async function aggregate(c) {",
-    "      // The caller's row filter applies to aggregates as to the list.",
+    "      // The caller's row filter applies to aggregates as to the list; a hang-up cancels it.",
     "      const caller = c.get('apiKey')",
     aggregateCall(query),
     '      return c.json(groups)',
@@ -19,11 +19,12 @@ export function aggregateRoute(query: string): string {
 function aggregateCall(query: string): string {
   const indent = '      '
   const head = `${indent}const groups = await runAggregateQuery(${query}, c.req.url, {`
-  const line = `${head} db, caller })`
+  const options = ['db', 'caller', 'signal: c.req.raw.signal']
+  const line = `${head} ${options.join(', ')} })`
   if (line.length <= LINE_WIDTH) return line
   if (head.length > LINE_WIDTH) {
-    const args = [query, 'c.req.url', '{ db, caller }']
+    const args = [query, 'c.req.url', `{ ${options.join(', ')} }`]
     return call(indent, 'const groups = await runAggregateQuery', args, '')
   }
-  return `${head}\n${['db', 'caller'].map((name) => `${indent}  ${name},`).join('\n')}\n${indent}})`
+  return `${head}\n${options.map((option) => `${indent}  ${option},`).join('\n')}\n${indent}})`
 }

@@ -107,9 +107,13 @@ export function messagesController({ db, counts }: ApiContext) {
       return c.json(page)
     })
     .get('/aggregate', read, async function aggregate(c) {
-      // The caller's row filter applies to aggregates as to the list.
+      // The caller's row filter applies to aggregates as to the list; a hang-up cancels it.
       const caller = c.get('apiKey')
-      const groups = await runAggregateQuery(messagesQuery, c.req.url, { db, caller })
+      const groups = await runAggregateQuery(messagesQuery, c.req.url, {
+        db,
+        caller,
+        signal: c.req.raw.signal,
+      })
       return c.json(groups)
     })
     .post('/', write, async function store(c) {
