@@ -324,9 +324,11 @@ describe.each(backends)('storage contract on the $name disk', (backend) => {
         clearInterval(sampler)
       }
       expect(await storage.size('big/file.bin')).toBe(total)
-      // Holding the file would grow RSS by at least 100 MiB; streaming stays well below.
+      // Holding the file would grow RSS by at least 100 MiB; streaming stays below. The bound
+      // leaves room for the 64 KiB chunks not yet collected (61 MiB once seen on a busy
+      // machine with the S3 stand-in in this process), not for the file.
       const growth = peak - baseline
-      expect(growth).toBeLessThan(48 * 1024 * 1024)
+      expect(growth).toBeLessThan(80 * 1024 * 1024)
     }, 120_000)
   }
 })

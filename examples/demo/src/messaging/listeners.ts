@@ -13,6 +13,13 @@ function storable(value: string, maxLength?: number): string {
   return maxLength === undefined ? clean : clean.slice(0, maxLength)
 }
 
+/** A provider error code as the integer column holds it, or null when it is not one. */
+function storableCode(code: unknown): number | null {
+  return Number.isInteger(code) && Math.abs(code as number) <= 2_147_483_647
+    ? (code as number)
+    : null
+}
+
 /** Stores each inbound text message once (a redelivery changes nothing). */
 export class StoreInboundMessage implements Listener<MessagingTextReceived> {
   constructor(private readonly db: PostgresDb) {}
@@ -57,7 +64,7 @@ export class StoreDeliveryStatus implements Listener<MessagingStatusUpdate> {
         direction: 'outbound',
         phone: event.recipient === undefined ? null : storable(event.recipient, 20),
         status: event.status,
-        errorCode: event.errors[0]?.code ?? null,
+        errorCode: storableCode(event.errors[0]?.code),
         statusAt: event.timestamp,
       })
       .onConflictDoUpdate({
