@@ -159,7 +159,9 @@ describe.skipIf(!postgresUrl)('createDatabase behind PgBouncer in transaction mo
     const direct = new pg.Client({ connectionString: server.url })
     await direct.connect()
     const { rows } = await direct.query(
-      `select count(*)::int as n from pg_locks where locktype = 'advisory'`,
+      // pg_locks spans the cluster: other suites migrate their own databases meanwhile.
+      `select count(*)::int as n from pg_locks l join pg_database d on d.oid = l.database
+        where l.locktype = 'advisory' and d.datname = current_database()`,
     )
     await direct.end()
     expect(rows[0].n).toBe(0)
