@@ -1,5 +1,5 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/server'
-import type { DataToolName } from './access.ts'
+import type { DataToolName } from './data/access.ts'
 
 /**
  * What each of kiln's tools does to the world, as MCP tool annotations. Every tool states all

@@ -3,8 +3,8 @@ import { McpServer } from '@modelcontextprotocol/server'
 /** The SDK's server, which an app's own tools are registered on (`server.registerTool`). */
 export type { McpServer }
 
-import type { McpCaller } from './access.ts'
-import { type DataTools, type DataToolsOptions, registerDataTools } from './data-tools.ts'
+import type { McpCaller } from './data/access.ts'
+import { type DataTools, type DataToolsOptions, registerDataTools } from './data/data-tools.ts'
 
 export interface CreateMcpServerOptions {
   /** Server name announced to clients (default `kiln`). */

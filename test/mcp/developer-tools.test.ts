@@ -230,7 +230,7 @@ class Sub extends Base implements Listener<Fourth> { async handle() {} }
         join(here, '../..'),
       )
       const files = CODE_TEMPLATES.map((t) =>
-        join(here, `../../src/mcp/templates/${t.category}/${t.name}.ts`),
+        join(here, `../../src/mcp/developer/templates/${t.category}/${t.name}.ts`),
       )
       const program = ts.createProgram(files, { ...parsed.options, noEmit: true })
       const diagnostics = ts

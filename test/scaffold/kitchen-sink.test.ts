@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { operationsFromDocument } from '../../src/mcp/openapi-bridge.ts'
+import { operationsFromDocument } from '../../src/mcp/bridge/openapi-bridge.ts'
 import {
   KITCHEN_SINK,
   type RunningApi,

@@ -18,9 +18,9 @@ import {
   type McpCaller,
   needsApproval,
   type WriteToolName,
-} from '../access.ts'
-import { resolveModel } from '../crud-input.ts'
-import type { McpModelSource } from '../models.ts'
+} from '../data/access.ts'
+import { resolveModel } from '../data/crud-input.ts'
+import type { McpModelSource } from '../data/models.ts'
 import { ToolError } from '../tool-error.ts'
 import { errorResult } from '../tool-result.ts'
 import { describeChange } from './change.ts'

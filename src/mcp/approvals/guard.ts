@@ -5,7 +5,7 @@ import type {
   ServerContext,
 } from '@modelcontextprotocol/server'
 import { systemClock } from '../../core/clock.ts'
-import type { McpCaller, WriteToolName } from '../access.ts'
+import type { McpCaller, WriteToolName } from '../data/access.ts'
 import { APPROVAL_ID_ARGUMENT, type ApprovalGate } from './gate.ts'
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { type Clock, systemClock } from '../../core/clock.ts'
 import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
-import type { McpCaller, WriteToolName } from '../access.ts'
+import type { McpCaller, WriteToolName } from '../data/access.ts'
 
 /** How long an approval (or a question asked through the protocol) stays usable: 10 minutes. */
 export const APPROVAL_TTL_MS = 10 * 60_000

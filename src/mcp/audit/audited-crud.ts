@@ -1,8 +1,8 @@
 import { type Clock, systemClock } from '../../core/clock.ts'
 import type { AuditEntry } from '../../db/index.ts'
-import type { DataToolName, McpCaller } from '../access.ts'
-import type { Crud } from '../crud.ts'
-import { findModel, isSensitiveField, type McpModelSource, primaryKeyOf } from '../models.ts'
+import type { DataToolName, McpCaller } from '../data/access.ts'
+import type { Crud } from '../data/crud.ts'
+import { findModel, isSensitiveField, type McpModelSource, primaryKeyOf } from '../data/models.ts'
 import { auditOutcomeOf, ToolError } from '../tool-error.ts'
 import type { AuditTrail } from './audit-trail.ts'
 

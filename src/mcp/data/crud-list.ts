@@ -5,17 +5,18 @@ import {
   type RecordCounter,
   type RelationSpec,
   runListQuery,
-} from '../api/index.ts'
+} from '../../api/index.ts'
 import {
   buildListQuery,
   describeFields,
   type QueryField,
   type ResolvedRelation,
-} from '../api/query/definition.ts'
-import { softDeleteColumn, softDeletes } from '../api/rest/soft-delete.ts'
-import { ValidationError } from '../core/errors.ts'
-import { mapEntry } from '../core/map-entry.ts'
-import type { Database } from '../db/index.ts'
+} from '../../api/query/definition.ts'
+import { softDeleteColumn, softDeletes } from '../../api/rest/soft-delete.ts'
+import { ValidationError } from '../../core/errors.ts'
+import { mapEntry } from '../../core/map-entry.ts'
+import type { Database } from '../../db/index.ts'
+import { ToolError } from '../tool-error.ts'
 import {
   type AccessPolicy,
   authorizeCall,
@@ -31,7 +32,6 @@ import {
   tenantOf,
 } from './crud-input.ts'
 import type { McpModel } from './models.ts'
-import { ToolError } from './tool-error.ts'
 
 export type FilterScalar = string | number | boolean | null
 /** `value` (equality, `null` for IS NULL) or `{ operator: value }`; lists for in / not_in / between. */

@@ -1,5 +1,5 @@
+import { ToolError } from '../tool-error.ts'
 import type { McpColumn, McpModel } from './models.ts'
-import { ToolError } from './tool-error.ts'
 
 /**
  * A REST request schema as the tools read it: a zod schema (a strict object, possibly

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { DEFAULT_QUERY_LIMITS, FILTER_OPERATORS } from '../api/index.ts'
+import { DEFAULT_QUERY_LIMITS, FILTER_OPERATORS } from '../../api/index.ts'
 
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()])
 

@@ -1,5 +1,5 @@
 import type ts from 'typescript'
-import { requireOptional } from '../core/optional-package.ts'
+import { requireOptional } from '../../core/optional-package.ts'
 
 export interface ListenerImplementation {
   /** The event type argument as written: `MessagingTextReceived`. */

@@ -1,6 +1,6 @@
 import { type CallToolResult, Server, type Tool } from '@modelcontextprotocol/server'
-import { redactSecrets, Secret } from '../core/secret.ts'
-import { httpMethodAnnotations } from './annotations.ts'
+import { redactSecrets, Secret } from '../../core/secret.ts'
+import { httpMethodAnnotations } from '../annotations.ts'
 import {
   isObject,
   type JsonObject,

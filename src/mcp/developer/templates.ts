@@ -72,13 +72,13 @@ export const CODE_TEMPLATES: readonly CodeTemplateInfo[] = [
 
 /**
  * Where the template sources are: beside this module when running from source, else the
- * package's `src/mcp/templates` (a compiled build has no .ts files of its own).
+ * package's `src/mcp/developer/templates` (a compiled build has no .ts files of its own).
  */
 function templatePath(info: CodeTemplateInfo): string {
   const relativePath = `${info.category}/${info.name}.ts`
   const candidates = [
     new URL(`./templates/${relativePath}`, import.meta.url),
-    new URL(`../../src/mcp/templates/${relativePath}`, import.meta.url),
+    new URL(`../../../src/mcp/developer/templates/${relativePath}`, import.meta.url),
   ].map((url) => fileURLToPath(url))
   const found = candidates.find((path) => existsSync(path))
   if (!found) throw new Error(`The code template ${relativePath} is missing from this installation`)

@@ -1,8 +1,9 @@
 import type { SQL } from 'drizzle-orm'
-import type { ListQueryDefinition } from '../api/index.ts'
-import { softDeleteColumn } from '../api/rest/soft-delete.ts'
-import type { CredentialOptions, PolicyCaller, RowFilter } from '../db/index.ts'
-import type { AccessGrant, GrantAction, GrantableAccess } from '../oauth/index.ts'
+import type { ListQueryDefinition } from '../../api/index.ts'
+import { softDeleteColumn } from '../../api/rest/soft-delete.ts'
+import type { CredentialOptions, PolicyCaller, RowFilter } from '../../db/index.ts'
+import type { AccessGrant, GrantAction, GrantableAccess } from '../../oauth/index.ts'
+import { RefusedError } from '../tool-error.ts'
 import {
   findModel,
   isSensitiveField,
@@ -12,7 +13,6 @@ import {
   TIMESTAMP_FIELDS,
 } from './models.ts'
 import { columnsOfRequest, type McpRequests, type RequestSchema } from './request-schemas.ts'
-import { RefusedError } from './tool-error.ts'
 
 /**
  * The data tools an allow-list of a model may name (`crud_aggregate` goes with `crud_list`, under

@@ -13,8 +13,8 @@ import {
   originPolicy,
   originRefusal,
   readBodyBytes,
-} from '../core/http/index.ts'
-import { type Logger, PayloadTooLargeError } from '../core/index.ts'
+} from '../../core/http/index.ts'
+import { type Logger, PayloadTooLargeError } from '../../core/index.ts'
 import {
   type AccessTokenClaims,
   type BearerEnv,
@@ -22,8 +22,9 @@ import {
   getAccessToken,
   oauthCors,
   type ValidateBearer,
-} from '../oauth/index.ts'
-import { DEFAULT_TOOL_SCOPES, type McpCaller } from './access.ts'
+} from '../../oauth/index.ts'
+import { DEFAULT_TOOL_SCOPES, type McpCaller } from '../data/access.ts'
+import { type McpRateLimitOptions, mcpRateLimit } from './rate-limit.ts'
 import {
   acceptsEventStream,
   closingWhenDone,
@@ -31,8 +32,7 @@ import {
   isPlainLegacyCall,
   isPlainModernCall,
   isToolCall,
-} from './http-request.ts'
-import { type McpRateLimitOptions, mcpRateLimit } from './rate-limit.ts'
+} from './request.ts'
 
 export interface McpHttpHandlerOptions {
   /** Builds the MCP server that answers one request, acting as `caller`. */

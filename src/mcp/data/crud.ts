@@ -1,10 +1,13 @@
 import { and, type Column, getTableName, type SQL, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core'
 import type { SQLiteTable, SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
-import { createRecordCounter, type RecordCounter } from '../api/index.ts'
-import { notTrashed, softDeleteColumn } from '../api/rest/soft-delete.ts'
-import type { Logger } from '../core/index.ts'
-import type { Database, PostgresDatabase, SqliteDatabase } from '../db/index.ts'
+import { createRecordCounter, type RecordCounter } from '../../api/index.ts'
+import { notTrashed, softDeleteColumn } from '../../api/rest/soft-delete.ts'
+import type { Logger } from '../../core/index.ts'
+import type { Database, PostgresDatabase, SqliteDatabase } from '../../db/index.ts'
+import type { AuditTrail } from '../audit/audit-trail.ts'
+import { auditedCrud } from '../audit/audited-crud.ts'
+import { ToolError } from '../tool-error.ts'
 import {
   type AccessPolicy,
   authorizeCall,
@@ -15,8 +18,6 @@ import {
   resolveAccess,
   rowsOf,
 } from './access.ts'
-import type { AuditTrail } from './audit/audit-trail.ts'
-import { auditedCrud } from './audit/audited-crud.ts'
 import { type AggregateInput, type AggregateResult, aggregateRecords } from './crud-aggregate.ts'
 import {
   checkTenantValue,
@@ -37,7 +38,6 @@ import { type ListInput, type ListResult, listRecords } from './crud-list.ts'
 import { guardDatabase } from './database-errors.ts'
 import { type McpColumn, type McpModel, type McpModelSource, TIMESTAMP_FIELDS } from './models.ts'
 import { checkRequest, type McpRequests } from './request-schemas.ts'
-import { ToolError } from './tool-error.ts'
 
 export type { FilterValue } from './crud-list.ts'
 export type { JsonRecord, ListInput, ListResult, McpCaller }

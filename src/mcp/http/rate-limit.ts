@@ -1,9 +1,13 @@
 import { hash } from 'node:crypto'
 import type { Context, MiddlewareHandler } from 'hono'
-import { createRateLimiters, editResponseHeaders, type RateLimiters } from '../core/http/index.ts'
-import type { LimitResult } from '../core/http/rate-limiters.ts'
-import type { Logger } from '../core/logger.ts'
-import type { McpCaller } from './access.ts'
+import {
+  createRateLimiters,
+  editResponseHeaders,
+  type RateLimiters,
+} from '../../core/http/index.ts'
+import type { LimitResult } from '../../core/http/rate-limiters.ts'
+import type { Logger } from '../../core/logger.ts'
+import type { McpCaller } from '../data/access.ts'
 
 /** A number of requests per window. */
 export interface McpLimit {

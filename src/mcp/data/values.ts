@@ -1,7 +1,7 @@
 import type { z } from 'zod'
-import { decimal, decimalOptionsOf, int64 } from '../api/rest/column-values.ts'
-import { BODY_FIELD, fieldErrors } from '../api/rest/validation.ts'
-import { validationMessage } from '../api/rest/validation-messages.ts'
+import { decimal, decimalOptionsOf, int64 } from '../../api/rest/column-values.ts'
+import { BODY_FIELD, fieldErrors } from '../../api/rest/validation.ts'
+import { validationMessage } from '../../api/rest/validation-messages.ts'
 import type { McpColumn } from './models.ts'
 
 /** A value that does not fit its column; the message names what was expected. */

@@ -1,5 +1,6 @@
 import { and, type Column, eq, getTableColumns, type SQL, sql } from 'drizzle-orm'
-import type { Dialect } from '../db/index.ts'
+import type { Dialect } from '../../db/index.ts'
+import { ToolError } from '../tool-error.ts'
 import type { McpCaller, ModelAccess } from './access.ts'
 import {
   findModel,
@@ -8,7 +9,6 @@ import {
   type McpModelSource,
   primaryKeyOf,
 } from './models.ts'
-import { ToolError } from './tool-error.ts'
 import { coerceValue, FieldValueError, toJsonValue } from './values.ts'
 
 /**

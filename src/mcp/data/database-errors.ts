@@ -1,11 +1,11 @@
-import type { Logger } from '../core/index.ts'
+import type { Logger } from '../../core/index.ts'
 import {
   classifyDatabaseError,
   type DatabaseDataError,
   type DatabaseErrorKind,
-} from '../db/database-errors.ts'
-import { QueryTimeoutError } from '../db/query-budget.ts'
-import { ToolError } from './tool-error.ts'
+} from '../../db/database-errors.ts'
+import { QueryTimeoutError } from '../../db/query-budget.ts'
+import { ToolError } from '../tool-error.ts'
 
 /** What a tool says for each kind of data error (never the statement or its parameters). */
 const MESSAGES: Record<DatabaseErrorKind, string> = {

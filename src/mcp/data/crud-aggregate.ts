@@ -1,15 +1,15 @@
 import { eq } from 'drizzle-orm'
 import { z } from 'zod'
-import { type AggregateEnvelope, runAggregateQuery } from '../api/index.ts'
-import { ValidationError } from '../core/errors.ts'
-import type { Database } from '../db/index.ts'
+import { type AggregateEnvelope, runAggregateQuery } from '../../api/index.ts'
+import { ValidationError } from '../../core/errors.ts'
+import type { Database } from '../../db/index.ts'
+import { READ_ONLY_TOOL_ANNOTATIONS } from '../annotations.ts'
+import { ToolError } from '../tool-error.ts'
 import { type AccessPolicy, authorizeCall, type McpCaller, type ModelAccess } from './access.ts'
-import { READ_ONLY_TOOL_ANNOTATIONS } from './annotations.ts'
 import { drizzleColumn, tenantOf } from './crud-input.ts'
 import { checkFilterFields, type FilterValue, filterParams, listQueryOf } from './crud-list.ts'
 import { filtersSchema } from './filter-schema.ts'
 import type { McpModel } from './models.ts'
-import { ToolError } from './tool-error.ts'
 
 export interface AggregateInput {
   model: string

@@ -1,7 +1,17 @@
 import type { McpServer, ScopeChallengeHandler } from '@modelcontextprotocol/server'
 import { z } from 'zod'
-import { COUNT_STRATEGIES, createRecordCounter, DEFAULT_QUERY_LIMITS } from '../api/index.ts'
-import type { GrantableAccess } from '../oauth/index.ts'
+import { COUNT_STRATEGIES, createRecordCounter, DEFAULT_QUERY_LIMITS } from '../../api/index.ts'
+import type { GrantableAccess } from '../../oauth/index.ts'
+import { DATA_TOOL_ANNOTATIONS } from '../annotations.ts'
+import {
+  APPROVAL_ID_ARGUMENT,
+  type ApprovalOptions,
+  type ApprovalStore,
+  createApprovalGate,
+  guarded,
+} from '../approvals/index.ts'
+import { recordHeldCall } from '../audit/audited-crud.ts'
+import { runTool } from '../tool-result.ts'
 import {
   type AccessPolicy,
   DATA_TOOL_NAMES,
@@ -10,15 +20,6 @@ import {
   type McpCaller,
   toolsFor,
 } from './access.ts'
-import { DATA_TOOL_ANNOTATIONS } from './annotations.ts'
-import {
-  APPROVAL_ID_ARGUMENT,
-  type ApprovalOptions,
-  type ApprovalStore,
-  createApprovalGate,
-  guarded,
-} from './approvals/index.ts'
-import { recordHeldCall } from './audit/audited-crud.ts'
 import {
   accessPolicyOf,
   type CrudOptions,
@@ -29,7 +30,6 @@ import {
 import { aggregateSchema, aggregateTool } from './crud-aggregate.ts'
 import { filtersSchema } from './filter-schema.ts'
 import { registerModelResources } from './resources.ts'
-import { runTool } from './tool-result.ts'
 
 export { DATA_TOOL_NAMES }
 

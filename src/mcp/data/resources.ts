@@ -4,8 +4,9 @@ import {
   ResourceTemplate,
   type Variables,
 } from '@modelcontextprotocol/server'
-import { operatorsOf, valueSchema } from '../api/openapi/list-parameters.ts'
-import type { QueryField } from '../api/query/definition.ts'
+import { operatorsOf, valueSchema } from '../../api/openapi/list-parameters.ts'
+import type { QueryField } from '../../api/query/definition.ts'
+import { ToolError } from '../tool-error.ts'
 import {
   type AccessPolicy,
   checkCall,
@@ -18,7 +19,6 @@ import {
 import { completeField, completeModel } from './completions.ts'
 import { listGrammarOf } from './crud-list.ts'
 import { findModel, type McpModel } from './models.ts'
-import { ToolError } from './tool-error.ts'
 
 /**
  * The URI scheme of kiln's model resources: `kiln://models/{model}` is a model (its resource

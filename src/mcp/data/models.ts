@@ -5,7 +5,7 @@ import {
   type CredentialOptions,
   type Dialect,
   isCredentialField,
-} from '../db/index.ts'
+} from '../../db/index.ts'
 
 /**
  * What the data tools need to know about a column: the model registry's `ColumnInfo`
