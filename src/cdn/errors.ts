@@ -3,7 +3,6 @@ import { KilnError } from '../core/errors.ts'
 /** A purge path that no adapter can send (empty, a control character, a misplaced `*`…). */
 export class InvalidPurgePath extends KilnError {
   override readonly code = 'invalid_purge_path'
-  override readonly status = 400
 }
 
 export interface FailedBatch {
@@ -20,7 +19,6 @@ export interface FailedBatch {
  */
 export class PurgeFailed extends KilnError {
   override readonly code = 'cdn_purge_failed'
-  override readonly status = 502
   readonly failures: FailedBatch[]
   readonly batches: number
 

@@ -1,11 +1,42 @@
+import { type KilnErrorCode, messageOf, statusOf } from './error-catalogue.ts'
+
+export {
+  ERROR_CATALOGUE,
+  type ErrorCatalogueEntry,
+  type KilnErrorCode,
+  messageOf,
+  statusOf,
+} from './error-catalogue.ts'
+
 /**
- * Failures on incoming data. Each subclass has a stable `code` and an HTTP `status`;
- * `errorHandler` (./http-errors.ts) is the one place that turns them into responses.
- * Programmer misuse is not a KilnError: it is a TypeError thrown at start-up.
+ * The brand of every `KilnError`, in the global symbol registry: an error made by another copy
+ * of kiln (an app module loaded with its own `node_modules`) carries the same one, where
+ * `instanceof` and a class name would not tell.
+ */
+const KILN_ERROR: unique symbol = Symbol.for('kiln.error')
+
+/**
+ * Whether `value` is a `KilnError`, from this copy of kiln or another. Decide on its `code`
+ * (a `KilnErrorCode`), never on its class name or message.
+ */
+export function isKilnError(value: unknown): value is KilnError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { [KILN_ERROR]?: unknown })[KILN_ERROR] === true
+  )
+}
+
+/**
+ * Failures on incoming data. Each subclass has a stable `code` from the catalogue
+ * (./error-catalogue.ts), which gives its HTTP `status` and its default message; the error
+ * renders itself (`body`, `headers`, `toResponse`), and `errorHandler` (./http-errors.ts) is
+ * the one place an app's errors become responses. Programmer misuse is not a KilnError: it is
+ * a TypeError thrown at start-up.
  */
 export class KilnError extends Error {
-  readonly code: string = 'kiln_error'
-  readonly status: number = 500
+  declare readonly [KILN_ERROR]: true
+  readonly code: KilnErrorCode = 'internal_error'
   /** Extra JSON fields merged into the response body. */
   readonly details: Record<string, unknown> | undefined
 
@@ -14,46 +45,88 @@ export class KilnError extends Error {
     this.name = new.target.name
     this.details = options?.details
   }
+
+  /** The HTTP status, from the catalogue entry of `code`. */
+  get status(): number {
+    return statusOf(this.code)
+  }
+
+  /** The JSON body: `{ error, ...details }`; a server error's details stay in the log. */
+  body(): Record<string, unknown> {
+    return this.status >= 500 ? { error: this.message } : { error: this.message, ...this.details }
+  }
+
+  /** Headers the answer carries whoever renders it (`Retry-After`, `Allow`). */
+  headers(): Record<string, string> {
+    return {}
+  }
+
+  /**
+   * The error as a JSON response: its status, `headers()` then `headers`, and `body()` unless
+   * a protocol wraps it in its own envelope (`body`).
+   */
+  toResponse(headers: Record<string, string> = {}, body: unknown = this.body()): Response {
+    return new Response(JSON.stringify(body), {
+      status: this.status,
+      headers: { 'Content-Type': 'application/json', ...this.headers(), ...headers },
+    })
+  }
 }
+Object.defineProperty(KilnError.prototype, KILN_ERROR, { value: true })
 
 export class BadRequestError extends KilnError {
-  override readonly code = 'bad_request'
-  override readonly status = 400
+  override readonly code: KilnErrorCode = 'bad_request'
+}
+
+/** The body is not JSON: 400 `Invalid JSON`. */
+export class InvalidJsonError extends KilnError {
+  override readonly code = 'invalid_json'
+  constructor(message = messageOf('invalid_json')) {
+    super(message)
+  }
 }
 
 export class UnauthenticatedError extends KilnError {
   override readonly code = 'unauthenticated'
-  override readonly status = 401
-  constructor(message = 'Unauthenticated', options?: { cause?: unknown }) {
+  constructor(message = messageOf('unauthenticated'), options?: { cause?: unknown }) {
     super(message, options)
   }
 }
 
 export class ForbiddenError extends KilnError {
   override readonly code = 'forbidden'
-  override readonly status = 403
 }
 
 export class NotFoundError extends KilnError {
   override readonly code = 'not_found'
-  override readonly status = 404
-  constructor(message = 'Not Found', options?: { cause?: unknown }) {
+  constructor(message = messageOf('not_found'), options?: { cause?: unknown }) {
     super(message, options)
+  }
+}
+
+/** The method is not served here; `Allow` names those that are. */
+export class MethodNotAllowedError extends KilnError {
+  override readonly code = 'method_not_allowed'
+  readonly allow: string[]
+  constructor(allow: string[], message = messageOf('method_not_allowed')) {
+    super(message)
+    this.allow = allow
+  }
+  override headers(): Record<string, string> {
+    return { Allow: this.allow.join(', ') }
   }
 }
 
 export class PayloadTooLargeError extends KilnError {
   override readonly code = 'payload_too_large'
-  override readonly status = 413
-  constructor(message = 'Payload Too Large') {
+  constructor(message = messageOf('payload_too_large')) {
     super(message)
   }
 }
 
 export class UnsupportedMediaTypeError extends KilnError {
   override readonly code = 'unsupported_media_type'
-  override readonly status = 415
-  constructor(message = 'Unsupported Media Type') {
+  constructor(message = messageOf('unsupported_media_type')) {
     super(message)
   }
 }
@@ -64,9 +137,8 @@ export class UnsupportedMediaTypeError extends KilnError {
  */
 export class RequestAbortedError extends KilnError {
   override readonly code = 'request_aborted'
-  override readonly status = 400
   constructor(options?: { cause?: unknown; message?: string }) {
-    super(options?.message ?? 'Bad Request: the request body was not received in full', options)
+    super(options?.message ?? messageOf('request_aborted'), options)
   }
 }
 
@@ -74,10 +146,9 @@ export type FieldErrors = Record<string, string[]>
 
 export class ValidationError extends KilnError {
   override readonly code = 'validation_failed'
-  override readonly status = 422
   readonly errors: FieldErrors
 
-  constructor(errors: FieldErrors, message = 'Validation failed') {
+  constructor(errors: FieldErrors, message = messageOf('validation_failed')) {
     super(message, { details: { errors } })
     this.errors = errors
   }
@@ -85,12 +156,15 @@ export class ValidationError extends KilnError {
 
 export class TooManyRequestsError extends KilnError {
   override readonly code = 'too_many_requests'
-  override readonly status = 429
   readonly retryAfterSeconds: number
 
-  constructor(retryAfterSeconds: number, message = 'Too Many Requests') {
+  constructor(retryAfterSeconds: number, message = messageOf('too_many_requests')) {
     super(message)
     this.retryAfterSeconds = retryAfterSeconds
+  }
+
+  override headers(): Record<string, string> {
+    return { 'Retry-After': String(this.retryAfterSeconds) }
   }
 }
 
@@ -99,12 +173,17 @@ export class TooManyRequestsError extends KilnError {
  * budget): 503, logged as a server error.
  */
 export class ServiceUnavailableError extends KilnError {
-  override readonly code: string = 'service_unavailable'
-  override readonly status = 503
+  override readonly code: KilnErrorCode = 'service_unavailable'
 }
 
 /** A real dependency (database, Redis, a provider API) failed. Logged with its cause. */
 export class DependencyError extends KilnError {
   override readonly code = 'dependency_failed'
-  override readonly status = 500
 }
+
+/**
+ * A value does not fit its field (a string where a number goes, an integer out of range): the
+ * signal the REST query parser and the MCP data tools catch to answer their own 422 or tool
+ * error. Not a KilnError: it never reaches a response as is.
+ */
+export class FieldValueError extends Error {}

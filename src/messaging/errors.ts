@@ -1,9 +1,8 @@
-import { KilnError } from '../core/errors.ts'
+import { KilnError, type KilnErrorCode } from '../core/errors.ts'
 
 /** Sending failed. Subclasses say why; `code` is kiln's stable string, never the provider's number. */
 export class MessagingError extends KilnError {
-  override readonly code: string = 'messaging_failed'
-  override readonly status: number = 502
+  override readonly code: KilnErrorCode = 'messaging_failed'
 }
 
 export interface ProviderErrorFields {
@@ -26,7 +25,7 @@ export interface ProviderErrorFields {
  * decide on `providerCode`, not on the HTTP status.
  */
 export class MessagingApiError extends MessagingError implements ProviderErrorFields {
-  override readonly code: string = 'messaging_api_error'
+  override readonly code: KilnErrorCode = 'messaging_api_error'
   readonly providerCode: number | undefined
   readonly providerSubcode: number | undefined
   readonly providerType: string | undefined
@@ -47,7 +46,7 @@ export class MessagingApiError extends MessagingError implements ProviderErrorFi
 
 /** 130429 (throughput) or 131056 (pair rate limit), still failing after the bounded retries. */
 export class MessagingThrottledError extends MessagingApiError {
-  override readonly code: string = 'messaging_throttled'
+  override readonly code: KilnErrorCode = 'messaging_throttled'
 }
 
 /**
@@ -55,12 +54,12 @@ export class MessagingThrottledError extends MessagingApiError {
  * template message can reach them now: send `Template(...)` instead of `Text(...)`.
  */
 export class ReengagementRequiredError extends MessagingApiError {
-  override readonly code: string = 'messaging_reengagement_required'
+  override readonly code: KilnErrorCode = 'messaging_reengagement_required'
 }
 
 /** 190: the access token expired or was revoked. Mint a new permanent token; retrying won't help. */
 export class AccessTokenExpiredError extends MessagingApiError {
-  override readonly code: string = 'messaging_token_expired'
+  override readonly code: KilnErrorCode = 'messaging_token_expired'
 }
 
 /**
@@ -68,5 +67,5 @@ export class AccessTokenExpiredError extends MessagingApiError {
  * accepted, and the provider has no idempotency key, so a retry could send it twice.
  */
 export class MessagingTimeoutError extends MessagingError {
-  override readonly code: string = 'messaging_timeout'
+  override readonly code: KilnErrorCode = 'messaging_timeout'
 }

@@ -1,5 +1,11 @@
 import { Hono } from 'hono'
-import { ForbiddenError, KilnError } from '../core/errors.ts'
+import {
+  ForbiddenError,
+  InvalidJsonError,
+  isKilnError,
+  KilnError,
+  messageOf,
+} from '../core/errors.ts'
 import { readBodyBytes } from '../core/http/body-limit.ts'
 import type { Logger, Redactor } from '../core/logger.ts'
 import type { Queue } from '../core/queue/queue.ts'
@@ -29,25 +35,17 @@ export interface MessagingWebhookOptions {
 /** The signature does not match the body: 401 `Invalid signature`. */
 export class InvalidSignatureError extends KilnError {
   override readonly code = 'invalid_signature'
-  override readonly status = 401
   constructor() {
-    super('Invalid signature')
+    super(messageOf('invalid_signature'))
   }
 }
 
 /** The body is not JSON: 400 `Invalid JSON`. */
-export class InvalidJsonError extends KilnError {
-  override readonly code = 'invalid_json'
-  override readonly status = 400
-  constructor() {
-    super('Invalid JSON')
-  }
-}
+export { InvalidJsonError }
 
 /** Queuing failed: 500 `Queue error: <detail>`; the provider retries the delivery. */
 export class WebhookQueueError extends KilnError {
   override readonly code = 'queue_error'
-  override readonly status = 500
 }
 
 /**
@@ -131,12 +129,12 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
   })
 
   app.onError(function messagingWebhookError(err, c) {
-    if (err instanceof KilnError) {
+    if (isKilnError(err)) {
       if (err.status >= 500) logger?.error({ err: err.cause ?? err }, err.message)
       return c.text(err.message, err.status as 400)
     }
     logger?.error({ err }, 'messaging webhook failed')
-    return c.text('Internal Server Error', 500)
+    return c.text(messageOf('internal_error'), 500)
   })
 
   return app

@@ -1,4 +1,6 @@
-import { KilnError } from '../core/errors.ts'
+import { KilnError, type KilnErrorCode } from '../core/errors.ts'
+import { htmlResponse } from './http/page-response.ts'
+import { renderErrorPage } from './pages/error-page.ts'
 
 /**
  * Every error code the authorization server and the resource middleware answer with, as the
@@ -25,22 +27,13 @@ export type OAuthErrorCode =
   | 'invalid_token'
   | 'insufficient_scope'
 
-const STATUS: Partial<Record<OAuthErrorCode, number>> = {
-  invalid_client: 401,
-  invalid_token: 401,
-  insufficient_scope: 403,
-  server_error: 500,
-  temporarily_unavailable: 503,
-}
-
 /**
  * A protocol error answered as JSON `{ error, error_description }` (token, registration,
- * device authorization) or as a `WWW-Authenticate` challenge (resource routes).
- * `src/oauth/http/error-response.ts` is the one place these become responses.
+ * device authorization) or as a `WWW-Authenticate` challenge (resource routes); its status
+ * is its code's in the catalogue. `src/oauth/http/error-response.ts` installs the handler.
  */
 export class OAuthError extends KilnError {
   override readonly code: OAuthErrorCode
-  override readonly status: number
   /** The scope a resource route needed (`insufficient_scope`). */
   readonly scope: string | undefined
   /** The auth scheme the client tried, echoed in `WWW-Authenticate` on a 401. @see RFC 6749 §5.2 */
@@ -53,9 +46,22 @@ export class OAuthError extends KilnError {
   ) {
     super(description)
     this.code = code
-    this.status = STATUS[code] ?? 400
     this.scope = options?.scope
     this.challenge = options?.challenge
+  }
+
+  /** RFC 6749 §5.2: `{ error, error_description }`, never cached. */
+  override body(): Record<string, unknown> {
+    return { error: this.code, error_description: this.message }
+  }
+
+  /** A failed client authentication names the scheme the client tried. */
+  override headers(): Record<string, string> {
+    return {
+      'Cache-Control': 'no-store',
+      Pragma: 'no-cache',
+      ...(this.challenge ? { 'WWW-Authenticate': `${this.challenge} realm="oauth"` } : {}),
+    }
   }
 }
 
@@ -66,7 +72,6 @@ export class OAuthError extends KilnError {
  */
 export class OAuthRedirectError extends KilnError {
   override readonly code: OAuthErrorCode
-  override readonly status = 302
   readonly redirectUri: string
   readonly state: string | undefined
 
@@ -80,6 +85,24 @@ export class OAuthRedirectError extends KilnError {
     this.redirectUri = target.redirectUri
     this.state = target.state
   }
+
+  /** Always a redirect, whatever the code. */
+  override get status(): number {
+    return 302
+  }
+
+  /** The redirect back to the client. @see RFC 6749 §4.1.2.1, RFC 9207 */
+  toRedirect(issuer: string): Response {
+    const url = new URL(this.redirectUri)
+    url.searchParams.set('error', this.code)
+    url.searchParams.set('error_description', this.message)
+    if (this.state !== undefined) url.searchParams.set('state', this.state)
+    url.searchParams.set('iss', issuer)
+    return new Response(null, {
+      status: 302,
+      headers: { Location: url.toString(), 'Cache-Control': 'no-store' },
+    })
+  }
 }
 
 /**
@@ -87,14 +110,18 @@ export class OAuthRedirectError extends KilnError {
  * client, a redirect URI that is not registered, a bad CSRF token, an expired request.
  */
 export class OAuthPageError extends KilnError {
-  override readonly code: string
-  override readonly status: number
+  override readonly code: KilnErrorCode
   readonly title: string
 
-  constructor(status: number, title: string, message: string, code = 'invalid_request') {
+  /** The status is the code's: `invalid_request` 400, `forbidden` 403, `not_found` 404, … */
+  constructor(code: KilnErrorCode, title: string, message: string) {
     super(message)
-    this.status = status
-    this.title = title
     this.code = code
+    this.title = title
+  }
+
+  /** The page, with kiln's page security headers. */
+  override toResponse(): Response {
+    return htmlResponse(renderErrorPage({ title: this.title, message: this.message }), this.status)
   }
 }

@@ -3,7 +3,6 @@ import { KilnError } from '../core/errors.ts'
 /** The file does not exist on the disk (or the path names a directory). */
 export class FileNotFound extends KilnError {
   override readonly code = 'file_not_found'
-  override readonly status = 404
   readonly path: string
 
   constructor(path: string, options?: { cause?: unknown }) {
@@ -15,7 +14,6 @@ export class FileNotFound extends KilnError {
 /** The path is absolute, escapes the disk root, holds a NUL byte or conflicts with a directory. */
 export class InvalidPath extends KilnError {
   override readonly code = 'invalid_path'
-  override readonly status = 400
 
   constructor(reason: string) {
     super(`Invalid path: ${reason}`)
@@ -25,7 +23,6 @@ export class InvalidPath extends KilnError {
 /** No disk of that name is configured. */
 export class UnknownDisk extends KilnError {
   override readonly code = 'unknown_disk'
-  override readonly status = 404
   readonly disk: string
 
   constructor(disk: string, known: string[]) {
@@ -37,11 +34,9 @@ export class UnknownDisk extends KilnError {
 /** The disk cannot do this (a URL without a URL base, a temporary URL without signing, …). */
 export class Unsupported extends KilnError {
   override readonly code = 'storage_unsupported'
-  override readonly status = 501
 }
 
 /** A real I/O failure of the underlying filesystem or object store. Logged with its cause. */
 export class StorageIo extends KilnError {
   override readonly code = 'storage_io'
-  override readonly status = 500
 }

@@ -1,4 +1,4 @@
-import { ForbiddenError } from '../../core/errors.ts'
+import { FieldValueError, ForbiddenError } from '../../core/errors.ts'
 import { missingScopeMessage } from '../auth/api-key-auth.ts'
 import { missingScopes } from '../provider/scopes.ts'
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, readPageNumber } from '../rest/pagination.ts'
@@ -26,7 +26,7 @@ import {
   RANGE_OPERATORS,
   TEXT_OPERATORS,
 } from './limits.ts'
-import { FieldValueError, fieldKindOf, parseFieldValue } from './values.ts'
+import { fieldKindOf, parseFieldValue } from './values.ts'
 
 export interface FilterClause {
   field: QueryField

@@ -1,3 +1,4 @@
+import { FieldValueError } from '../../core/errors.ts'
 import type { ColumnInfo } from '../../db/models/columns.ts'
 
 /**
@@ -72,9 +73,6 @@ export function structureOf(column: ColumnInfo): FieldStructure | undefined {
 export function isNumericKind(kind: FieldKind): boolean {
   return kind === 'integer' || kind === 'number' || kind === 'decimal' || kind === 'bigint'
 }
-
-/** A value that does not fit its field; the message says what was expected. */
-export class FieldValueError extends Error {}
 
 const INTEGER = /^-?[0-9]{1,20}$/
 const NUMBER = /^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,3})?$/

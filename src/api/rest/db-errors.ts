@@ -4,7 +4,6 @@ import { classifyDatabaseError, type DatabaseDataError } from '../../db/database
 /** 409: the request conflicts with the records as they are (e.g. still referenced). */
 export class ConflictError extends KilnError {
   override readonly code = 'conflict'
-  override readonly status = 409
 }
 
 /**

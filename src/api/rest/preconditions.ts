@@ -4,7 +4,6 @@ import { entityTag } from './http-cache.ts'
 /** 412: an `If-Match` precondition failed, the record changed since the client read it. */
 export class PreconditionFailedError extends KilnError {
   override readonly code = 'precondition_failed'
-  override readonly status = 412
 }
 
 /**

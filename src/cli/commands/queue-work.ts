@@ -3,6 +3,7 @@ import { basename, dirname, resolve } from 'node:path'
 import type { Command } from 'commander'
 import { z } from 'zod'
 import { parseEnv } from '../../core/config/index.ts'
+import { isKilnError } from '../../core/errors.ts'
 import { createLogger, type Logger } from '../../core/logger.ts'
 import type { WorkerDefinition } from '../../core/queue/worker-definition.ts'
 import { loadKilnConfig } from '../../db/index.ts'
@@ -91,9 +92,10 @@ async function loadWorkerDefinition(configOption: string | undefined): Promise<W
   try {
     definition = await create()
   } catch (error) {
-    // The module has its own copy of kiln's classes, so ConfigError is recognised by name.
+    // The module may have its own copy of kiln's classes: a ConfigError is recognised by the
+    // brand and code, whichever copy threw it.
     const message =
-      error instanceof Error && error.name === 'ConfigError' ? error.message : firstLine(error)
+      isKilnError(error) && error.code === 'config_invalid' ? error.message : firstLine(error)
     throw new CliError(`Could not start the worker: ${message}`, { cause: error })
   }
   if (!isWorkerDefinition(definition)) {

@@ -1,13 +1,16 @@
 import { z } from 'zod'
+import { KilnError, messageOf } from '../errors.ts'
 
 /**
  * Configuration is invalid. The message names every bad variable and what it expects,
  * never the values (some are secrets), and is meant to be printed as is: no stack trace.
+ * A `KilnError` (`config_invalid`), so a copy of kiln loaded by an app's module is recognised.
  */
-export class ConfigError extends Error {
+export class ConfigError extends KilnError {
+  override readonly code = 'config_invalid'
   readonly problems: Record<string, string>
 
-  constructor(problems: Record<string, string>, heading = 'Invalid configuration') {
+  constructor(problems: Record<string, string>, heading = messageOf('config_invalid')) {
     const entries = Object.entries(problems).map(([name, expected]) => `${name}: ${expected}`)
     // One problem reads best as one line; several as a list under the heading.
     super(
@@ -15,8 +18,12 @@ export class ConfigError extends Error {
         ? `${heading}: ${entries[0]}`
         : `${heading}:\n${entries.map((line) => `  ${line}`).join('\n')}`,
     )
-    this.name = 'ConfigError'
     this.problems = problems
+  }
+
+  /** The variables' names are for the operator: a request that meets one answers a bare 500. */
+  override body(): Record<string, unknown> {
+    return { error: messageOf('internal_error') }
   }
 }
 

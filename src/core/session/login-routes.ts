@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { type Context, Hono } from 'hono'
+import {
+  BadRequestError,
+  ForbiddenError,
+  type KilnError,
+  TooManyRequestsError,
+  UnauthenticatedError,
+} from '../errors.ts'
 import { bodyLimit } from '../http/body-limit.ts'
 import { constantTimeEqual } from '../http/constant-time.ts'
 import { formOriginPolicy, originRefusal } from '../http/origin-guard.ts'
@@ -138,38 +145,39 @@ export function loginRoutes(options: LoginRoutesOptions): Hono {
     const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '')
     const email = field('email').trim().toLowerCase().slice(0, 320)
     const returnTo = safeReturnTo(field('return_to')) ?? '/'
-    const fail = (error: string, status: number, retryAfter?: number) => {
-      if (retryAfter !== undefined) c.header('Retry-After', String(Math.max(retryAfter, 1)))
-      return page(c, { returnTo, email, error }, status)
+    // The form again, with the error's message, status and headers (`Retry-After`).
+    const fail = (error: KilnError) => {
+      for (const [name, value] of Object.entries(error.headers())) c.header(name, value)
+      return page(c, { returnTo, email, error: error.message }, error.status)
     }
     const attempt = limitRequest(c, limiters, email)
     const byIp = await limiters.consume('login-ip', attempt)
     if (!byIp.allowed) {
       refused('too many attempts from this address', attempt)
-      return fail('Too many attempts. Wait a minute and try again.', 429, byIp.resetSeconds)
+      const wait = Math.max(byIp.resetSeconds, 1)
+      return fail(new TooManyRequestsError(wait, 'Too many attempts. Wait a minute and try again.'))
     }
     if (crossSite(c)) {
       refused('posted from another origin', attempt)
-      return fail('This form was sent from another site. Sign in on this page.', 403)
+      return fail(new ForbiddenError('This form was sent from another site. Sign in on this page.'))
     }
     const cookieToken = readCookie(c.req.header('cookie'), csrfCookie.name) ?? ''
     if (!constantTimeEqual(field('csrf_token'), cookieToken)) {
-      return fail('Your form expired. Please try again.', 400)
+      return fail(new BadRequestError('Your form expired. Please try again.'))
     }
     // Counted before the check: concurrent guesses each see their own count.
     const failures = await limiters.consume('login-email-ip', attempt)
     if (!failures.allowed) {
       refused('locked out', attempt)
+      const wait = Math.max(failures.resetSeconds, 1)
       return fail(
-        'Too many attempts. Wait a few minutes and try again.',
-        429,
-        failures.resetSeconds,
+        new TooManyRequestsError(wait, 'Too many attempts. Wait a few minutes and try again.'),
       )
     }
     const userId = await verifyCredentials({ email, password: field('password') })
     if (userId === undefined) {
       refused('wrong email or password', attempt)
-      return fail('Invalid email or password.', 401)
+      return fail(new UnauthenticatedError('Invalid email or password.'))
     }
     await limiters.reset('login-email-ip', attempt)
     const { cookie } = await sessions.create(userId)

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url'
 import { CliError } from '../../cli/cli-error.ts'
 import { importOptional, isMissingPackage } from '../../core/optional-package.ts'
 import { type KilnConfig, kilnConfigSchema } from '../kiln-config.ts'
-import { createModelRegistry, type ModelRegistry } from './registry.ts'
+import { createModelRegistry, type ModelRegistry, ModelRegistryError } from './registry.ts'
 
 export interface LoadedKilnConfig {
   config: KilnConfig
@@ -125,9 +125,7 @@ export async function loadModelRegistry(loaded: LoadedKilnConfig): Promise<Model
   try {
     return createModelRegistry(schemaModule, loaded.config.dialect)
   } catch (error) {
-    if (error instanceof TypeError) {
-      throw new CliError(error.message.replace(/^createModelRegistry: /, ''), { cause: error })
-    }
+    if (error instanceof ModelRegistryError) throw new CliError(error.reason, { cause: error })
     throw error
   }
 }

@@ -101,6 +101,19 @@ function describeTable(exportName: string, table: PgTable | SQLiteTable, dialect
 const DIALECT_LABEL = { postgres: 'Postgres (pg-core)', sqlite: 'SQLite (sqlite-core)' }
 
 /**
+ * A schema module `createModelRegistry` cannot read: a TypeError naming the function, whose
+ * `reason` (the message without that prefix) is what the kiln command prints.
+ */
+export class ModelRegistryError extends TypeError {
+  readonly reason: string
+  constructor(reason: string) {
+    super(`createModelRegistry: ${reason}`)
+    this.name = 'ModelRegistryError'
+    this.reason = reason
+  }
+}
+
+/**
  * Reads the Drizzle tables a schema module exports (relations, views and other exports are
  * ignored) and describes each as a model. Every table must belong to `dialect`; a table of
  * another dialect, or two tables that would get the same model name, is a TypeError.
@@ -110,7 +123,7 @@ export function createModelRegistry(
   dialect: Dialect,
 ): ModelRegistry {
   if (dialect !== 'postgres' && dialect !== 'sqlite') {
-    throw new TypeError(`createModelRegistry: dialect must be 'postgres' or 'sqlite'`)
+    throw new ModelRegistryError(`dialect must be 'postgres' or 'sqlite'`)
   }
   const models: ModelInfo[] = []
   const seen = new Set<unknown>()
@@ -123,15 +136,15 @@ export function createModelRegistry(
         tableDialect === 'other'
           ? 'a table of another dialect'
           : `a ${DIALECT_LABEL[tableDialect]} table`
-      throw new TypeError(
-        `createModelRegistry: export "${exportName}" is ${found}, but the app's dialect is ${DIALECT_LABEL[dialect]}`,
+      throw new ModelRegistryError(
+        `export "${exportName}" is ${found}, but the app's dialect is ${DIALECT_LABEL[dialect]}`,
       )
     }
     const info = describeTable(exportName, value as PgTable | SQLiteTable, dialect)
     const clash = models.find((model) => model.name === info.name)
     if (clash) {
-      throw new TypeError(
-        `createModelRegistry: tables "${clash.tableName}" and "${info.tableName}" both map to the model name ${info.name}`,
+      throw new ModelRegistryError(
+        `tables "${clash.tableName}" and "${info.tableName}" both map to the model name ${info.name}`,
       )
     }
     models.push({ ...info, dialect, table: value } as ModelInfo)

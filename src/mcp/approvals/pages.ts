@@ -30,7 +30,7 @@ export interface ApprovalPagesOptions {
 }
 
 const NOT_FOUND = new OAuthPageError(
-  404,
+  'not_found',
   'No such approval',
   'This approval does not exist, has expired or was already used. Ask the assistant to try again.',
 )
@@ -80,13 +80,13 @@ export function approvalPages(options: ApprovalPagesOptions): Hono {
     const form = await readSessionForm(c, session)
     const decision = form.get('decision')
     if (decision !== 'approve' && decision !== 'deny') {
-      throw new OAuthPageError(400, 'Invalid request', 'Choose Approve or Deny.')
+      throw new OAuthPageError('invalid_request', 'Invalid request', 'Choose Approve or Deny.')
     }
     const approval = await store.get(id)
     if (!approval || approval.userId !== session.userId) throw NOT_FOUND
     const status = decision === 'approve' ? 'approved' : 'denied'
     if (!(await store.decide(id, session.userId, status))) {
-      throw new OAuthPageError(409, 'Already decided', 'This approval was already decided.')
+      throw new OAuthPageError('conflict', 'Already decided', 'This approval was already decided.')
     }
     logger.info(
       { userId: session.userId, clientId: approval.clientId, tool: approval.tool, status },

@@ -1,4 +1,5 @@
 import { and, type Column, eq, getTableColumns, type SQL, sql } from 'drizzle-orm'
+import { FieldValueError } from '../../core/errors.ts'
 import type { Dialect } from '../../db/index.ts'
 import { ToolError } from '../tool-error.ts'
 import type { McpCaller, ModelAccess } from './access.ts'
@@ -9,7 +10,7 @@ import {
   type McpModelSource,
   primaryKeyOf,
 } from './models.ts'
-import { coerceValue, FieldValueError, toJsonValue } from './values.ts'
+import { coerceValue, toJsonValue } from './values.ts'
 
 /**
  * The checks behind the data tools: model and field names against the model, values against

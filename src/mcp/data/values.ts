@@ -2,10 +2,8 @@ import type { z } from 'zod'
 import { decimal, decimalOptionsOf, int64 } from '../../api/rest/column-values.ts'
 import { BODY_FIELD, fieldErrors } from '../../api/rest/validation.ts'
 import { validationMessage } from '../../api/rest/validation-messages.ts'
+import { FieldValueError } from '../../core/errors.ts'
 import type { McpColumn } from './models.ts'
-
-/** A value that does not fit its column; the message names what was expected. */
-export class FieldValueError extends Error {}
 
 const INTEGER_TYPES =
   /^(integer|int|int2|int4|int8|smallint|bigint|serial|smallserial|bigserial|serial4|serial8)\b/i

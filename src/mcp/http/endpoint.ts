@@ -8,13 +8,21 @@ import {
 } from '@modelcontextprotocol/server'
 import { type Context, type Handler, Hono, type MiddlewareHandler } from 'hono'
 import {
+  ForbiddenError,
+  InvalidJsonError,
+  type KilnError,
+  MethodNotAllowedError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+} from '../../core/errors.ts'
+import {
   noSniff,
   type OriginGuardOptions,
   originPolicy,
   originRefusal,
   readBodyBytes,
 } from '../../core/http/index.ts'
-import { type Logger, PayloadTooLargeError } from '../../core/index.ts'
+import type { Logger } from '../../core/index.ts'
 import {
   type AccessTokenClaims,
   type BearerEnv,
@@ -64,11 +72,13 @@ export function callerFromAccessToken(c: Context): McpCaller {
   }
 }
 
-function jsonRpcError(status: number, code: number, message: string, headers = {}): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
-    status,
-    headers: { 'Content-Type': 'application/json', ...headers },
-  })
+/**
+ * An error as the transport answers it: its status and headers, the body a JSON-RPC error
+ * without an id (`-32700` for a body that is not JSON, `-32000` otherwise).
+ */
+function jsonRpcError(error: KilnError): Response {
+  const code = error.code === 'invalid_json' ? -32700 : -32000
+  return error.toResponse({}, { jsonrpc: '2.0', error: { code, message: error.message }, id: null })
 }
 
 /** Where the caller rides from the Hono handler to the server factory: `AuthInfo.extra`. */
@@ -135,15 +145,18 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
   return async function mcpHandler(c) {
     const request = c.req.raw
     if (request.method !== 'POST') {
-      return jsonRpcError(405, -32000, 'Method not allowed: this endpoint is stateless, use POST', {
-        Allow: 'POST',
-      })
+      return jsonRpcError(
+        new MethodNotAllowedError(
+          ['POST'],
+          'Method not allowed: this endpoint is stateless, use POST',
+        ),
+      )
     }
     if (!isJsonContentType(request.headers.get('content-type'))) {
       return jsonRpcError(
-        415,
-        -32000,
-        'Unsupported Media Type: Content-Type must be application/json',
+        new UnsupportedMediaTypeError(
+          'Unsupported Media Type: Content-Type must be application/json',
+        ),
       )
     }
     // The body is read once, within the limit, and handed to whichever era answers.
@@ -152,7 +165,7 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
       text = utf8.decode(await readBodyBytes(request, maxRequestBodySize))
     } catch (error) {
       if (error instanceof PayloadTooLargeError) {
-        return jsonRpcError(413, -32000, 'Request body too large')
+        return jsonRpcError(new PayloadTooLargeError('Request body too large'))
       }
       throw error
     }
@@ -160,7 +173,7 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     try {
       body = JSON.parse(text)
     } catch {
-      return jsonRpcError(400, -32700, 'Parse error: the request body is not valid JSON')
+      return jsonRpcError(new InvalidJsonError('Parse error: the request body is not valid JSON'))
     }
     const authInfo = authInfoOf(c, caller(c))
     if (options.resourceMetadataUrl) authInfo.resourceMetadataUrl = options.resourceMetadataUrl
@@ -226,7 +239,7 @@ function mcpOriginGuard(options: OriginGuardOptions): MiddlewareHandler {
   const policy = originPolicy(options)
   return async function mcpOriginGuardMiddleware(c, next) {
     const refusal = originRefusal(c.req.raw, policy)
-    if (refusal) return jsonRpcError(403, -32000, `Forbidden: ${refusal}`)
+    if (refusal) return jsonRpcError(new ForbiddenError(`Forbidden: ${refusal}`))
     await next()
   }
 }

@@ -111,7 +111,7 @@ export function authorizeDecisionHandler(ctx: OAuthContext): Handler {
     const session = await ctx.session(c.req.raw)
     if (!session) {
       throw new OAuthPageError(
-        401,
+        'unauthenticated',
         'Signed out',
         'Your session has ended. Sign in and start again from the application.',
       )
@@ -119,11 +119,11 @@ export function authorizeDecisionHandler(ctx: OAuthContext): Handler {
     const form = await readSessionForm(c, session)
     const decision = form.get('decision')
     if (decision !== 'approve' && decision !== 'deny') {
-      throw new OAuthPageError(400, 'Invalid request', 'Choose Approve or Deny.')
+      throw new OAuthPageError('invalid_request', 'Invalid request', 'Choose Approve or Deny.')
     }
     const requestId = form.get('request_id') ?? ''
     const expired = new OAuthPageError(
-      400,
+      'invalid_request',
       'Request expired',
       'This authorization request has expired or was already answered. Start again from the application.',
     )
@@ -137,7 +137,7 @@ export function authorizeDecisionHandler(ctx: OAuthContext): Handler {
       !constantTimeEqual(shown.csrfHash, sha256Hex(session.csrfToken))
     ) {
       throw new OAuthPageError(
-        403,
+        'forbidden',
         'Request refused',
         'This authorization request belongs to another session.',
       )
@@ -182,25 +182,23 @@ async function checkClient(
   const clientIds = query.getAll('client_id')
   if (clientIds.length !== 1 || !clientIds[0]) {
     throw new OAuthPageError(
-      400,
+      'unknown_client',
       'Unknown application',
       'The request does not name exactly one client_id.',
-      'invalid_client',
     )
   }
   const client = await resolveClient(ctx, clientIds[0], requester)
   if (!client) {
     throw new OAuthPageError(
-      400,
+      'unknown_client',
       'Unknown application',
       'This application is not registered here.',
-      'invalid_client',
     )
   }
   const redirectUris = query.getAll('redirect_uri')
   if (redirectUris.length > 1) {
     throw new OAuthPageError(
-      400,
+      'invalid_redirect_uri',
       'Invalid redirect',
       'The request names more than one redirect_uri.',
     )
@@ -209,12 +207,16 @@ async function checkClient(
   if (requested === undefined) {
     const only = client.redirectUris.length === 1 ? client.redirectUris[0] : undefined
     if (!only)
-      throw new OAuthPageError(400, 'Invalid redirect', 'The request needs a redirect_uri.')
+      throw new OAuthPageError(
+        'invalid_redirect_uri',
+        'Invalid redirect',
+        'The request needs a redirect_uri.',
+      )
     return { client, redirectUri: only, redirectUriSent: false }
   }
   if (!matchesRedirectUri(requested, client.redirectUris)) {
     throw new OAuthPageError(
-      400,
+      'invalid_redirect_uri',
       'Invalid redirect',
       'This redirect URI is not registered for the application.',
     )

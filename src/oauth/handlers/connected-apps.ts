@@ -58,7 +58,7 @@ function activityPageOf(
     number > MAX_ACTIVITY_PAGE
   ) {
     throw new OAuthPageError(
-      400,
+      'invalid_request',
       'Invalid request',
       `Name an application and a page number from 1 to ${MAX_ACTIVITY_PAGE}.`,
     )
@@ -104,7 +104,11 @@ export function disconnectAppHandler(ctx: OAuthContext): Handler {
     const form = await readSessionForm(c, session)
     const clientId = form.get('client_id') ?? ''
     if (!clientId || clientId.length > 2000) {
-      throw new OAuthPageError(400, 'Invalid request', 'Choose an application to revoke.')
+      throw new OAuthPageError(
+        'invalid_request',
+        'Invalid request',
+        'Choose an application to revoke.',
+      )
     }
     const ended = await grants.revokeClientForUser(session.userId, clientId)
     ctx.logger.info({ clientId, userId: session.userId, ended }, 'oauth: application revoked')

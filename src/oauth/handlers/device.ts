@@ -59,7 +59,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     }
     if (!allowed) {
       throw new OAuthPageError(
-        429,
+        'too_many_requests',
         'Too many attempts',
         'Too many wrong codes. Wait a few minutes and try again.',
       )
@@ -100,7 +100,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
       )
     }
     if (decision !== 'approve' && decision !== 'deny') {
-      throw new OAuthPageError(400, 'Invalid request', 'Choose Approve or Deny.')
+      throw new OAuthPageError('invalid_request', 'Invalid request', 'Choose Approve or Deny.')
     }
     const approved = decision === 'approve'
     const recorded = await ctx.devices.decide(

@@ -13,12 +13,13 @@ export async function readSessionForm(c: Context, session: OAuthSession): Promis
   try {
     form = await readForm(c)
   } catch (error) {
-    if (error instanceof OAuthError) throw new OAuthPageError(400, 'Invalid request', error.message)
+    if (error instanceof OAuthError)
+      throw new OAuthPageError('invalid_request', 'Invalid request', error.message)
     throw error
   }
   if (!constantTimeEqual(form.get('csrf_token') ?? '', session.csrfToken)) {
     throw new OAuthPageError(
-      403,
+      'forbidden',
       'Request refused',
       'The form has expired or did not come from this site. Go back and try again.',
     )

@@ -1,9 +1,8 @@
 import type { Context, ErrorHandler } from 'hono'
+import { UnauthenticatedError } from '../../core/errors.ts'
 import { errorHandler } from '../../core/http-errors.ts'
 import type { Logger } from '../../core/logger.ts'
 import { OAuthError, OAuthPageError, OAuthRedirectError } from '../errors.ts'
-import { renderErrorPage } from '../pages/error-page.ts'
-import { htmlResponse } from './page-response.ts'
 
 /** Quotes a value for an auth-param of `WWW-Authenticate`. @see RFC 9110 §5.6.4 */
 export function quoteHeaderValue(value: string): string {
@@ -29,43 +28,10 @@ export function bearerChallenge(params: {
   return `Bearer ${parts.join(', ')}`
 }
 
-/** JSON `{ error, error_description }` with `Cache-Control: no-store`. @see RFC 6749 §5.2 */
-export function oauthJsonError(error: OAuthError, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ error: error.code, error_description: error.message }), {
-    status: error.status,
-    headers: {
-      'Content-Type': 'application/json',
-      'Cache-Control': 'no-store',
-      Pragma: 'no-cache',
-      ...headers,
-    },
-  })
-}
-
-/** The redirect back to the client for an `/authorize` error. @see RFC 6749 §4.1.2.1, RFC 9207 */
-export function authorizeErrorRedirect(error: OAuthRedirectError, issuer: string): Response {
-  const url = new URL(error.redirectUri)
-  url.searchParams.set('error', error.code)
-  url.searchParams.set('error_description', error.message)
-  if (error.state !== undefined) url.searchParams.set('state', error.state)
-  url.searchParams.set('iss', issuer)
-  return new Response(null, {
-    status: 302,
-    headers: { Location: url.toString(), 'Cache-Control': 'no-store' },
-  })
-}
-
 /** The 401 of a resource route when no bearer token came. */
 export function missingTokenResponse(resourceMetadataUrl: string, scope?: string): Response {
-  return new Response(JSON.stringify({ error: 'Unauthenticated' }), {
-    status: 401,
-    headers: {
-      'Content-Type': 'application/json',
-      'WWW-Authenticate': bearerChallenge({
-        resourceMetadataUrl,
-        ...(scope ? { scope } : {}),
-      }),
-    },
+  return new UnauthenticatedError().toResponse({
+    'WWW-Authenticate': bearerChallenge({ resourceMetadataUrl, ...(scope ? { scope } : {}) }),
   })
 }
 
@@ -78,7 +44,7 @@ export function bearerErrorResponse(
   resourceMetadataUrl: string,
   scope?: string,
 ): Response {
-  return oauthJsonError(error, {
+  return error.toResponse({
     'WWW-Authenticate': bearerChallenge({
       resourceMetadataUrl,
       error,
@@ -95,16 +61,11 @@ export function bearerErrorResponse(
 export function oauthErrorHandler(options: { issuer: string; logger: Logger }): ErrorHandler {
   const fallback = errorHandler({ logger: options.logger })
   return function oauthErrors(err: Error, c: Context) {
-    if (err instanceof OAuthRedirectError) return authorizeErrorRedirect(err, options.issuer)
-    if (err instanceof OAuthPageError) {
-      return htmlResponse(renderErrorPage({ title: err.title, message: err.message }), err.status)
-    }
+    if (err instanceof OAuthRedirectError) return err.toRedirect(options.issuer)
+    if (err instanceof OAuthPageError) return err.toResponse()
     if (err instanceof OAuthError) {
       if (err.status >= 500) options.logger.error({ code: err.code }, err.message)
-      return oauthJsonError(
-        err,
-        err.challenge ? { 'WWW-Authenticate': `${err.challenge} realm="oauth"` } : {},
-      )
+      return err.toResponse()
     }
     return fallback(err, c)
   }
