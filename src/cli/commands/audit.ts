@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import pc from 'picocolors'
 import { type Clock, systemClock } from '../../core/clock.ts'
 import type { Env } from '../../core/config/index.ts'
+import { missingTable } from '../../core/missing-table.ts'
 import {
   AUDIT_OUTCOMES,
   type AuditOutcome,
@@ -131,18 +132,11 @@ function toJson(entry: AuditRecord) {
 }
 
 function auditCommandError(error: unknown, description: string): Error {
-  let current: unknown = error
-  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
-    if (
-      (current as { code?: unknown }).code === '42P01' ||
-      /no such table: kiln_mcp_audit|relation "kiln_mcp_audit" does not exist/.test(current.message)
-    ) {
-      return new CliError(
-        `${description} has no kiln_mcp_audit table yet: run \`kilnjs migrate\` first`,
-        { cause: error },
-      )
-    }
-    current = current.cause
+  if (missingTable(error) !== undefined) {
+    return new CliError(
+      `${description} has no kiln_mcp_audit table yet: run \`kilnjs migrate\` first`,
+      { cause: error },
+    )
   }
   return error instanceof Error ? error : new Error(String(error))
 }
