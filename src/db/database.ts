@@ -211,18 +211,17 @@ async function openPostgresBehind(
   const pooled = pooler === 'transaction'
   const poolMax = options.poolMax ?? 10
   const connections = pooled ? 0 : (options.pipelineConnections ?? 4)
-  // Checked here, before any connection is opened.
-  const gate = new QueryGate(
-    options.slowQueryConcurrency ?? defaultSlowQueryConcurrency(poolMax, connections),
-    options.slowQueryWaitMs ?? DEFAULT_SLOW_QUERY_WAIT_MS,
-  )
   const database = await openPostgres(
     url,
     poolMax,
     { connections, stalledAfterMs: options.pipelineStalledAfterMs },
     pooled,
     options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
-    gate,
+    {
+      concurrency:
+        options.slowQueryConcurrency ?? defaultSlowQueryConcurrency(poolMax, connections),
+      waitMs: options.slowQueryWaitMs ?? DEFAULT_SLOW_QUERY_WAIT_MS,
+    },
   )
   if (!pooled) return database
   const direct = options.directUrl === undefined ? undefined : revealSecret(options.directUrl)
@@ -243,7 +242,7 @@ async function openPostgres(
   pipeline: PipelineOptions,
   behindTransactionPooler: boolean,
   statementTimeoutMs: number,
-  gate: QueryGate,
+  slowQueries: { concurrency: number; waitMs: number },
 ): Promise<PostgresDatabase> {
   const [{ default: pg }, { drizzle: drizzlePg, NodePgSession, NodePgDatabase }] =
     await importOptional('pg', 'PostgreSQL (a postgres:// URL)', () =>
@@ -261,7 +260,7 @@ async function openPostgres(
     pipelineOneOffQueries(pool, pg.Client, pipeline)
     setPoolBudget(pool, {
       statementTimeoutMs,
-      gate,
+      gate: new QueryGate(slowQueries.concurrency, slowQueries.waitMs),
       Session: NodePgSession,
       Database: NodePgDatabase,
     })

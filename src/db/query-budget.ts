@@ -65,7 +65,7 @@ export const DEFAULT_SLOW_QUERY_WAIT_MS = 5_000
  * and the pipes together keep PostgreSQL as busy as the pool alone would without pipelining.
  */
 export function defaultSlowQueryConcurrency(poolMax: number, pipelineConnections: number): number {
-  return Math.max(1, poolMax - pipelineConnections)
+  return Math.max(1, Math.floor(poolMax - pipelineConnections))
 }
 
 /**
