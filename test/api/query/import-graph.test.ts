@@ -13,10 +13,7 @@ import { describe, expect, it } from 'vitest'
 const SRC = resolve(import.meta.dirname, '../../../src')
 
 /** Cycles inside a folder that exist today, each as its files (relative to src/), sorted. */
-const KNOWN_CYCLES = [
-  ['cli/scaffold/api/list-query.ts', 'cli/scaffold/api/templates.ts'],
-  ['mcp/completions.ts', 'mcp/resources.ts'],
-]
+const KNOWN_CYCLES = [['cli/scaffold/api/list-query.ts', 'cli/scaffold/api/templates.ts']]
 
 /** Imports from db/ or core/ into cli/ or api/ that exist today: `from -> to`. */
 const KNOWN_UPWARD = ['db/models/load.ts -> cli/cli-error.ts']
