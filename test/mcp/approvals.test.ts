@@ -4,7 +4,6 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
 } from '@modelcontextprotocol/client'
-import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import { eq } from 'drizzle-orm'
 import type { Hono } from 'hono'
 import type { Browser } from 'playwright-core'
@@ -17,8 +16,8 @@ import { silentLogger } from '../../src/core/index.ts'
 import { createAuditLog } from '../../src/db/index.ts'
 import { hiddenInput, signIn } from '../demo/support.ts'
 import { launchChromium, skipBrowser } from '../scaffold/support/consent.ts'
+import { demoAccessToken } from '../support/demo-oauth.ts'
 import { call } from './support/client.ts'
-import { HeadlessOAuthProvider } from './support/http-app.ts'
 
 const EMAIL = 'demo@example.com'
 const PASSWORD = 'correct horse battery'
@@ -87,14 +86,7 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
       .returning()
     otherId = other!.id
     // The author's assistant: registered, consented and holding a token, as an MCP client.
-    const jar = await signIn(app, EMAIL, PASSWORD)
-    const provider = new HeadlessOAuthProvider(jar.header())
-    const serverUrl = `${origin}/mcp`
-    expect(await auth(provider, { serverUrl })).toBe('REDIRECT')
-    expect(await auth(provider, { serverUrl, authorizationCode: provider.code! })).toBe(
-      'AUTHORIZED',
-    )
-    token = provider.tokens()!.access_token
+    token = await demoAccessToken(app, origin, EMAIL, PASSWORD)
     browser = await launchChromium()
   }, 120_000)
 
