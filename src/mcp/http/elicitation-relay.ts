@@ -77,9 +77,9 @@ export interface RelayedCall {
 
 export interface ServerRequestRelay {
   /** Remembers what the client declared in an `initialize` request, for its later calls. */
-  remember(body: unknown, authInfo: AuthInfo): Promise<void>
+  remember(body: unknown, authInfo: AuthInfo, caller: McpCaller): Promise<void>
   /** The capabilities the request's client declared, if it initialized with this token. */
-  capabilities(authInfo: AuthInfo): Promise<ClientCapabilities | undefined>
+  capabilities(authInfo: AuthInfo, caller: McpCaller): Promise<ClientCapabilities | undefined>
   /**
    * Gives the call's server the client's capabilities and relays the requests it sends on the
    * transport: unique ids out, answers (from any instance) back in.
@@ -126,14 +126,22 @@ export function createServerRequestRelay(
   if (!(timeoutMs > 0)) throw new RangeError('mcp: the server request timeout must be positive')
   const { logger } = options
 
-  function capabilitiesKey(authInfo: AuthInfo): string | undefined {
-    if (!authInfo.token) return undefined
-    return `mcp:client-capabilities:${createHash('sha256').update(authInfo.token).digest('base64url')}`
+  /**
+   * Whose declaration it is: the access token's (a new token, a new declaration), or without
+   * a token (an app's own `caller`) the caller's client, user and tenant.
+   */
+  function capabilitiesKey(authInfo: AuthInfo, caller: McpCaller): string | undefined {
+    const prefix = 'mcp:client-capabilities:'
+    if (authInfo.token) return prefix + digest(`token:${authInfo.token}`)
+    if (caller.userId === undefined && caller.clientId === undefined) return undefined
+    return (
+      prefix + digest(JSON.stringify(['caller', caller.clientId, caller.userId, caller.tenantId]))
+    )
   }
 
   return {
-    async remember(body, authInfo) {
-      const key = capabilitiesKey(authInfo)
+    async remember(body, authInfo, caller) {
+      const key = capabilitiesKey(authInfo, caller)
       const params = (body as { params?: { capabilities?: unknown } } | null)?.params
       const capabilities = params?.capabilities
       if (!key || capabilities === null || typeof capabilities !== 'object') return
@@ -146,8 +154,8 @@ export function createServerRequestRelay(
       await store.set(key, JSON.stringify(capabilities), { ttlMs: left })
     },
 
-    async capabilities(authInfo) {
-      const key = capabilitiesKey(authInfo)
+    async capabilities(authInfo, caller) {
+      const key = capabilitiesKey(authInfo, caller)
       if (!key) return undefined
       const raw = await store.get(key)
       return raw === undefined ? undefined : (JSON.parse(raw) as ClientCapabilities)
@@ -255,6 +263,10 @@ export function createServerRequestRelay(
     }
     return undefined
   }
+}
+
+function digest(value: string): string {
+  return createHash('sha256').update(value).digest('base64url')
 }
 
 /** What a call gets when the client did not answer in time: a cancelled elicitation. */

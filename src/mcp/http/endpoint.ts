@@ -120,13 +120,13 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
    */
   async function serveLegacy(request: Request, body: unknown, authInfo: AuthInfo) {
     const caller = callerOf(authInfo)
-    if (isInitializeRequest(body)) await relay.remember(body, authInfo)
+    if (isInitializeRequest(body)) await relay.remember(body, authInfo, caller)
     const server = createServer(caller)
     // A tool call of a client that declared it can be asked things (elicitation, say) is
     // streamed, so that the server's questions can go out on the stream; see the relay.
     const capabilities =
       isToolCall(body) && acceptsEventStream(request)
-        ? await relay.capabilities(authInfo)
+        ? await relay.capabilities(authInfo, caller)
         : undefined
     const asks = asksClient(capabilities)
     const streams =
