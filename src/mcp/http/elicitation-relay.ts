@@ -151,14 +151,26 @@ export function createServerRequestRelay(
         ? authInfo.expiresAt * 1000 - clock.now()
         : CAPABILITIES_TTL_MS
       if (left <= 0) return
-      await store.set(key, JSON.stringify(capabilities), { ttlMs: left })
+      try {
+        await store.set(key, JSON.stringify(capabilities), { ttlMs: left })
+      } catch (error) {
+        // The client is then asked nothing through the protocol (approvals send a link), and
+        // its initialize still succeeds.
+        logger?.warn({ error: (error as Error).message }, 'mcp: client capabilities not kept')
+      }
     },
 
     async capabilities(authInfo, caller) {
       const key = capabilitiesKey(authInfo, caller)
       if (!key) return undefined
-      const raw = await store.get(key)
-      return raw === undefined ? undefined : (JSON.parse(raw) as ClientCapabilities)
+      try {
+        const raw = await store.get(key)
+        return raw === undefined ? undefined : (JSON.parse(raw) as ClientCapabilities)
+      } catch (error) {
+        // Without the store the call runs as for a client that declared nothing.
+        logger?.warn({ error: (error as Error).message }, 'mcp: client capabilities unreadable')
+        return undefined
+      }
     },
 
     attach(server, transport, caller, capabilities) {

@@ -115,8 +115,10 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
   /**
    * 2025-era: one server and one transport for this request. The answer is JSON, unless the
    * call can carry notifications before its result (a `progressToken`, or a server that
-   * declares `logging`) and the client accepts a stream: then it is an SSE stream, since a
-   * JSON answer would drop them.
+   * declares `logging`) or the server may ask the client something (a tool call of a client
+   * that declared elicitation, sampling or roots; the relay carries the client's answer back)
+   * and the client accepts a stream: then it is an SSE stream, since a JSON answer would drop
+   * them.
    */
   async function serveLegacy(request: Request, body: unknown, authInfo: AuthInfo) {
     const caller = callerOf(authInfo)
