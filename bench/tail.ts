@@ -7,7 +7,16 @@
  * 80,000 rows each). Then the fast path alone (shows), to see what pipelining gives there.
  * The deep pages are what the list planner calls slow (`pageMayBeSlow`): the pipelined server
  * runs them on pooled connections under the query budget, its shows and first pages pipelined.
+ * The pipelined server bounds them as kiln does by default: at most `poolMax - pipelineConnections`
+ * (6) budgeted queries at once, the others waiting their turn (`slowQueryConcurrency`).
  * The target: the mixed load's p99 at most 1.2× the pooled server's (`P99_BOUND`).
+ *
+ * The mixed load's p99 is one figure for both kinds of request. To see them apart, the split
+ * load drives the same server with two wrk processes at once, each with its own latency
+ * distribution: 45 connections of fast requests (shows and first pages, alternately) beside 5
+ * connections of deep pages (`FAST_CONNECTIONS`, `DEEP_CONNECTIONS`). It is a load of its own
+ * (a tenth of the connections busy with deep pages, not a tenth of the requests), in the same
+ * interleaved rounds.
  *
  * `npm run bench -- tail` (`--quick`: 10^4 rows, one short round). Needs wrk and PostgreSQL
  * (KILN_BENCH_DATABASE_URL, else KILN_TEST_DATABASE_URL, else
@@ -16,9 +25,12 @@
 import {
   formatRatios,
   type HttpRequest,
+  type LoadResult,
+  median,
   ratio,
   roundsFromEnv,
   runRounds,
+  runWrk,
   startServer,
 } from './http/index.ts'
 import type { BenchOptions } from './lib.ts'
@@ -28,6 +40,9 @@ import { createDemoDatabase } from './servers/demo-database.ts'
 const PER_PAGE = 20
 /** The tail's target: the pipelined server's mixed p99 over the pooled one's, at most. */
 const P99_BOUND = 1.2
+/** The split load: connections sending fast requests, and beside them deep pages. */
+const FAST_CONNECTIONS = 45
+const DEEP_CONNECTIONS = 5
 
 export default async function run({ quick }: BenchOptions): Promise<string> {
   const rows = quick ? 10_000 : 100_000
@@ -51,6 +66,14 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
     return { path: `/api/v1/posts?page=${deep}&per_page=${PER_PAGE}`, headers }
   })
   const shows: HttpRequest[] = ids.map((id) => ({ path: `/api/v1/posts/${id}`, headers }))
+  const fast: HttpRequest[] = ids.map((id, i) =>
+    i % 2 === 0
+      ? { path: `/api/v1/posts/${id}`, headers }
+      : { path: `/api/v1/posts?page=1&per_page=${PER_PAGE}`, headers },
+  )
+  const deepPages: HttpRequest[] = [
+    { path: `/api/v1/posts?page=${deep}&per_page=${PER_PAGE}`, headers },
+  ]
   const on = (target: typeof pipelined, label: string, requests: HttpRequest[]) => ({
     label,
     origin: `http://127.0.0.1:${target.info.port}`,
@@ -75,14 +98,97 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
       return subject && baseline ? subject.p99Ms / baseline.p99Ms : Number.NaN
     })
     const within = p99PerRound.filter((x) => x <= P99_BOUND).length
+    const split = await splitRounds(
+      [
+        { label: 'pipelined (4)', origin: `http://127.0.0.1:${pipelined.info.port}` },
+        { label: 'pipelineConnections: 0', origin: `http://127.0.0.1:${pooled.info.port}` },
+      ],
+      fast,
+      deepPages,
+      roundsFromEnv(quick),
+    )
     return [
       formatRatios([mixedRatio, showRatio]),
       `Mixed load, p99 pipelined ÷ p99 pooled per round: ${p99PerRound.map((x) => x.toFixed(2)).join(', ')} ` +
         `(deep page: ${deep}, ${rows.toLocaleString('en-US')} posts); ` +
         `within ${P99_BOUND}× in ${within} of ${p99PerRound.length} rounds.`,
+      formatSplit(split),
     ].join('\n\n')
   } finally {
     await Promise.all(servers.map((s) => s.stop()))
     await database.drop()
   }
+}
+
+interface SplitBurst {
+  fast: LoadResult
+  deep: LoadResult
+}
+
+/**
+ * The split load in interleaved rounds: per round each server once (the order rotating), its
+ * fast requests and its deep pages sent at once by two wrk processes.
+ */
+async function splitRounds(
+  targets: Array<{ label: string; origin: string }>,
+  fast: HttpRequest[],
+  deep: HttpRequest[],
+  { rounds = 3, seconds = 5, warmupSeconds = 2 }: ReturnType<typeof roundsFromEnv>,
+): Promise<{ labels: string[]; bursts: SplitBurst[][] }> {
+  const burst = async (origin: string, label: string, length: number): Promise<SplitBurst> => {
+    const [f, d] = await Promise.all([
+      runWrk(origin, fast, { connections: FAST_CONNECTIONS, seconds: length }),
+      runWrk(origin, deep, { connections: DEEP_CONNECTIONS, seconds: length }),
+    ])
+    const errors = f.errorStatuses + d.errorStatuses
+    if (errors > 0) throw new Error(`split, ${label}: ${errors} answers with status ≥ 400`)
+    return { fast: f, deep: d }
+  }
+  if (warmupSeconds > 0) for (const t of targets) await burst(t.origin, t.label, warmupSeconds)
+  const bursts: SplitBurst[][] = []
+  for (let round = 0; round < rounds; round++) {
+    const row: SplitBurst[] = new Array(targets.length)
+    for (let k = 0; k < targets.length; k++) {
+      const index = (round + k) % targets.length
+      const target = targets[index]!
+      const b = await burst(target.origin, target.label, seconds)
+      process.stderr.write(
+        `  round ${round + 1} split, ${target.label}: fast ${Math.round(b.fast.rps)} req/s p99 ` +
+          `${b.fast.p99Ms.toFixed(1)} ms, deep ${Math.round(b.deep.rps)} req/s p99 ${b.deep.p99Ms.toFixed(1)} ms\n`,
+      )
+      row[index] = b
+    }
+    bursts.push(row)
+  }
+  return { labels: targets.map((t) => t.label), bursts }
+}
+
+/** A Markdown table of the split load: each kind's req/s, p50 and p99 (medians of the rounds). */
+function formatSplit({ labels, bursts }: { labels: string[]; bursts: SplitBurst[][] }): string {
+  const ms = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1))
+  const lines = [
+    `Split load (${FAST_CONNECTIONS} connections of shows and first pages beside ${DEEP_CONNECTIONS} of deep pages, two wrk processes at once), medians of ${bursts.length} rounds:`,
+    '',
+    '| server | fast req/s | fast p50 / p99 ms | deep req/s | deep p50 / p99 ms | p99 per round, fast; deep |',
+    '|---|---:|---|---:|---|---|',
+  ]
+  labels.forEach((label, i) => {
+    const side = bursts.map((row) => row[i]!)
+    const m = (pick: (b: SplitBurst) => number) => median(side.map(pick))
+    const perRound = (pick: (b: SplitBurst) => number) => side.map((b) => ms(pick(b))).join(', ')
+    lines.push(
+      `| ${label} | ${Math.round(m((b) => b.fast.rps))} | ${ms(m((b) => b.fast.p50Ms))} / ${ms(m((b) => b.fast.p99Ms))} | ` +
+        `${Math.round(m((b) => b.deep.rps))} | ${ms(m((b) => b.deep.p50Ms))} / ${ms(m((b) => b.deep.p99Ms))} | ` +
+        `${perRound((b) => b.fast.p99Ms)}; ${perRound((b) => b.deep.p99Ms)} |`,
+    )
+  })
+  const ratios = (pick: (b: SplitBurst) => number) =>
+    bursts.map((row) => pick(row[0]!) / pick(row[1]!))
+  const fmt = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ')
+  lines.push(
+    '',
+    `${labels[0]} ÷ ${labels[1]} per round: fast p99 ${fmt(ratios((b) => b.fast.p99Ms))}; ` +
+      `deep p99 ${fmt(ratios((b) => b.deep.p99Ms))}; fast req/s ${fmt(ratios((b) => b.fast.rps))}.`,
+  )
+  return lines.join('\n')
 }

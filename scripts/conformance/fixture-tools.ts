@@ -4,9 +4,18 @@
  * suite names them and describes what each returns; with them its `tools-call-*` scenarios
  * exercise kiln's MCP layer (both eras, the stateless endpoint, bearer auth) for text, image,
  * audio and embedded-resource content, tool errors, progress and log notifications, a
- * JSON Schema 2020-12 input schema and a parameter mirrored in a header.
+ * JSON Schema 2020-12 input schema and a parameter mirrored in a header; and the elicitation
+ * tools, which ask the client through kiln's relay of server→client requests in the 2025 era
+ * (an `input_required` result in the 2026-07-28 era).
  */
-import { fromJsonSchema, type McpServer, type ServerContext } from '@modelcontextprotocol/server'
+import {
+  type ElicitRequestFormParams,
+  fromJsonSchema,
+  inputRequired,
+  inputResponse,
+  type McpServer,
+  type ServerContext,
+} from '@modelcontextprotocol/server'
 
 /** A 1×1 PNG and a WAV file without samples: the suite checks type, data and MIME type. */
 const PNG =
@@ -41,6 +50,73 @@ const JSON_SCHEMA_2020_12 = {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] })
+
+/** The form the suite's SEP-1034 scenario expects: a default for every primitive type. */
+const DEFAULTS_FORM: ElicitRequestFormParams['requestedSchema'] = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', default: 'John Doe' },
+    age: { type: 'integer', default: 30 },
+    score: { type: 'number', default: 95.5 },
+    status: { type: 'string', enum: ['active', 'inactive', 'pending'], default: 'active' },
+    verified: { type: 'boolean', default: true },
+  },
+}
+
+/** The form the suite's SEP-1330 scenario expects: the five kinds of enum. */
+const ENUMS_FORM = {
+  type: 'object',
+  properties: {
+    untitledSingle: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+    titledSingle: {
+      type: 'string',
+      oneOf: [
+        { const: 'value1', title: 'First Option' },
+        { const: 'value2', title: 'Second Option' },
+        { const: 'value3', title: 'Third Option' },
+      ],
+    },
+    legacyEnum: {
+      type: 'string',
+      enum: ['opt1', 'opt2', 'opt3'],
+      enumNames: ['Option One', 'Option Two', 'Option Three'],
+    },
+    untitledMulti: {
+      type: 'array',
+      items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+    },
+    titledMulti: {
+      type: 'array',
+      items: {
+        anyOf: [
+          { const: 'value1', title: 'First Choice' },
+          { const: 'value2', title: 'Second Choice' },
+          { const: 'value3', title: 'Third Choice' },
+        ],
+      },
+    },
+  },
+} as unknown as ElicitRequestFormParams['requestedSchema']
+
+/**
+ * Asks the client for a form and answers with what the user said: the first round returns the
+ * question, the second (the client's answer) the result.
+ */
+function askForm(
+  ctx: ServerContext,
+  message: string,
+  requestedSchema: ElicitRequestFormParams['requestedSchema'],
+  answer: (said: string) => string,
+) {
+  const said = inputResponse(ctx.mcpReq.inputResponses, 'form')
+  if (said.kind === 'missing') {
+    return inputRequired({
+      inputRequests: { form: inputRequired.elicit({ message, requestedSchema }) },
+    })
+  }
+  const view = said.kind === 'elicit' ? said : { action: said.kind, content: undefined }
+  return text(answer(`action=${view.action}, content=${JSON.stringify(view.content ?? {})}`))
+}
 
 export function registerFixtureTools(server: McpServer): void {
   server.registerTool('test_simple_text', { description: 'Returns simple text' }, () =>
@@ -153,5 +229,75 @@ export function registerFixtureTools(server: McpServer): void {
       } as unknown as Parameters<typeof fromJsonSchema>[0]),
     },
     ({ region }) => text(`region ${region}`),
+  )
+  server.registerTool(
+    'test_elicitation',
+    {
+      description: 'Asks the user for a username and an email address',
+      inputSchema: fromJsonSchema<{ message: string }>({
+        type: 'object',
+        properties: { message: { type: 'string' } },
+        required: ['message'],
+      } as unknown as Parameters<typeof fromJsonSchema>[0]),
+    },
+    ({ message }, ctx) =>
+      askForm(
+        ctx,
+        message,
+        {
+          type: 'object',
+          properties: {
+            username: { type: 'string', description: "User's response" },
+            email: { type: 'string', description: "User's email address" },
+          },
+          required: ['username', 'email'],
+        },
+        (said) => `User response: ${said}`,
+      ),
+  )
+  server.registerTool(
+    'test_elicitation_sep1034_defaults',
+    { description: 'Asks for a form whose fields have defaults' },
+    (ctx: ServerContext) =>
+      askForm(ctx, 'Please review your details', DEFAULTS_FORM, (said) => {
+        return `Elicitation completed: ${said}`
+      }),
+  )
+  server.registerTool(
+    'test_elicitation_sep1330_enums',
+    { description: 'Asks for a form with every kind of enum' },
+    (ctx: ServerContext) =>
+      askForm(ctx, 'Please choose', ENUMS_FORM, (said) => `Elicitation completed: ${said}`),
+  )
+  server.registerTool(
+    'test_sampling',
+    {
+      description: "Asks the client's model to answer a prompt",
+      inputSchema: fromJsonSchema<{ prompt: string }>({
+        type: 'object',
+        properties: { prompt: { type: 'string' } },
+        required: ['prompt'],
+      } as unknown as Parameters<typeof fromJsonSchema>[0]),
+    },
+    ({ prompt }, ctx) => {
+      const answered = inputResponse(ctx.mcpReq.inputResponses, 'sample')
+      if (answered.kind === 'missing') {
+        return inputRequired({
+          inputRequests: {
+            sample: inputRequired.createMessage({
+              messages: [{ role: 'user', content: { type: 'text', text: prompt } }],
+              maxTokens: 100,
+            }),
+          },
+        })
+      }
+      const result = (ctx.mcpReq.inputResponses as Record<string, unknown> | undefined)?.sample as
+        | { content?: { type?: string; text?: string } }
+        | undefined
+      const content = result?.content
+      return text(
+        `LLM response: ${content?.type === 'text' ? content.text : JSON.stringify(content)}`,
+      )
+    },
   )
 }

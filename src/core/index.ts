@@ -44,6 +44,13 @@ export {
   Redactor,
   silentLogger,
 } from './logger.ts'
+export {
+  MemoryPubSub,
+  type PubSub,
+  type PubSubListener,
+  RedisPubSub,
+  type RedisPubSubOptions,
+} from './pubsub.ts'
 export * from './queue/index.ts'
 export {
   type ConnectOptions,

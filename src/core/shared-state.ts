@@ -2,6 +2,7 @@ import type { KeyValueStore } from './kv/key-value-store.ts'
 import { MemoryKeyValueStore } from './kv/memory-store.ts'
 import { RedisKeyValueStore } from './kv/redis-store.ts'
 import type { Logger } from './logger.ts'
+import { MemoryPubSub, type PubSub, RedisPubSub } from './pubsub.ts'
 import { BullMqQueue, type BullMqQueueOptions } from './queue/bullmq-queue.ts'
 import { MemoryQueue } from './queue/memory-queue.ts'
 import type { Queue, RetryPolicy } from './queue/queue.ts'
@@ -30,6 +31,8 @@ export interface SharedState {
   kind: 'memory' | 'redis'
   kv: KeyValueStore
   queue: Queue
+  /** Messages between instances (Redis PUBLISH/SUBSCRIBE, or this process's memory). */
+  pubsub: PubSub
   /** The Redis connection factory when on Redis (rate limiters take a client from it). */
   redis: RedisConnections | undefined
   /** A request-path client (fails fast) when on Redis. */
@@ -47,13 +50,16 @@ export async function createSharedState(options: SharedStateOptions = {}): Promi
   if (!redisUrl) {
     const kv = new MemoryKeyValueStore()
     const queue = new MemoryQueue({ retry: options.retry, logger: options.logger })
+    const pubsub = new MemoryPubSub()
     return {
       kind: 'memory',
       kv,
       queue,
+      pubsub,
       redis: undefined,
       client: undefined,
       async close() {
+        await pubsub.close()
         await queue.close()
         await kv.close()
       },
@@ -76,13 +82,16 @@ export async function createSharedState(options: SharedStateOptions = {}): Promi
     logger: options.logger,
     ...options.bullmq,
   })
+  const pubsub = new RedisPubSub(redis, client, { prefix: `${prefix}:` })
   return {
     kind: 'redis',
     kv,
     queue,
+    pubsub,
     redis,
     client,
     async close() {
+      await pubsub.close()
       await queue.close()
       await redis.close()
     },

@@ -12,7 +12,13 @@ import { importOptional, MissingPackageError } from '../core/optional-package.ts
 import { revealSecret, type Secret } from '../core/secret.ts'
 import { type PipelineOptions, pipelineOneOffQueries } from './pipelined-queries.ts'
 import { type PoolerMode, poolerOfUrl, unnamedStatementClient } from './pooler.ts'
-import { DEFAULT_STATEMENT_TIMEOUT_MS, setPoolBudget } from './query-budget.ts'
+import {
+  DEFAULT_SLOW_QUERY_WAIT_MS,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+  defaultSlowQueryConcurrency,
+  QueryGate,
+  setPoolBudget,
+} from './query-budget.ts'
 
 export type Dialect = 'postgres' | 'sqlite'
 
@@ -79,6 +85,20 @@ export interface CreateDatabaseOptions {
    * running statement: there it does nothing. See docs/database.md, "The query budget".
    */
   statementTimeoutMs?: number
+  /**
+   * How many of those budgeted queries (the list pages that may be slow, the counts, the
+   * aggregates) run at once on PostgreSQL; the others wait their turn. Default: what the pool
+   * holds beside the pipelined connections, `poolMax - pipelineConnections` (6 of the default
+   * 10 and 4), at least 1, so that the slow queries and the pipes together ask no more of
+   * PostgreSQL than the pool alone would. See docs/database.md, "The query budget".
+   */
+  slowQueryConcurrency?: number
+  /**
+   * How long a budgeted query waits for its turn before the request answers 503 (default
+   * 5000 ms; 0: answer 503 at once when every turn is taken). A waiting query whose client
+   * hangs up leaves the queue.
+   */
+  slowQueryWaitMs?: number
   /** Told once, at start-up, that kiln runs behind a transaction pooler. Default: console. */
   logger?: { info(message: string): void }
 }
@@ -189,15 +209,19 @@ async function openPostgresBehind(
 ): Promise<PostgresDatabase> {
   const { url, pooler, detected } = poolerOfUrl(given, options.pooler)
   const pooled = pooler === 'transaction'
+  const poolMax = options.poolMax ?? 10
+  const connections = pooled ? 0 : (options.pipelineConnections ?? 4)
   const database = await openPostgres(
     url,
-    options.poolMax ?? 10,
-    {
-      connections: pooled ? 0 : (options.pipelineConnections ?? 4),
-      stalledAfterMs: options.pipelineStalledAfterMs,
-    },
+    poolMax,
+    { connections, stalledAfterMs: options.pipelineStalledAfterMs },
     pooled,
     options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+    {
+      concurrency:
+        options.slowQueryConcurrency ?? defaultSlowQueryConcurrency(poolMax, connections),
+      waitMs: options.slowQueryWaitMs ?? DEFAULT_SLOW_QUERY_WAIT_MS,
+    },
   )
   if (!pooled) return database
   const direct = options.directUrl === undefined ? undefined : revealSecret(options.directUrl)
@@ -218,6 +242,7 @@ async function openPostgres(
   pipeline: PipelineOptions,
   behindTransactionPooler: boolean,
   statementTimeoutMs: number,
+  slowQueries: { concurrency: number; waitMs: number },
 ): Promise<PostgresDatabase> {
   const [{ default: pg }, { drizzle: drizzlePg, NodePgSession, NodePgDatabase }] =
     await importOptional('pg', 'PostgreSQL (a postgres:// URL)', () =>
@@ -233,7 +258,12 @@ async function openPostgres(
   pool.on('error', () => {})
   try {
     pipelineOneOffQueries(pool, pg.Client, pipeline)
-    setPoolBudget(pool, { statementTimeoutMs, Session: NodePgSession, Database: NodePgDatabase })
+    setPoolBudget(pool, {
+      statementTimeoutMs,
+      gate: new QueryGate(slowQueries.concurrency, slowQueries.waitMs),
+      Session: NodePgSession,
+      Database: NodePgDatabase,
+    })
   } catch (error) {
     await pool.end()
     throw error

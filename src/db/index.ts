@@ -49,10 +49,14 @@ export * from './models/index.ts'
 export {
   budgetError,
   budgetedDb,
+  DEFAULT_SLOW_QUERY_WAIT_MS,
   DEFAULT_STATEMENT_TIMEOUT_MS,
   type QueryBudgetOptions,
   QueryCancelledError,
+  type QueryGate,
   QueryTimeoutError,
+  QueryWaitTimeoutError,
+  slowQueryGateOf,
   statementTimeoutOf,
 } from './query-budget.ts'
 export { type ApiKeyRow, apiKeysPg, apiKeysSqlite } from './tables/api-keys.ts'

@@ -15,11 +15,27 @@ export class QueryTimeoutError extends ServiceUnavailableError {
   /** What was asked, without its values (`statement.ts`'s `shapeOf`). */
   readonly shape: string
 
-  constructor(timeoutMs: number, shape: string) {
+  constructor(timeoutMs: number, shape: string, message?: string) {
     super(
-      `Service Unavailable: the query took longer than its ${timeoutMs} ms budget; narrow the filters or the page, or try again later`,
+      message ??
+        `Service Unavailable: the query took longer than its ${timeoutMs} ms budget; narrow the filters or the page, or try again later`,
     )
     this.shape = shape
+  }
+}
+
+/**
+ * A query that may be slow waited `slowQueryWaitMs` for its turn (every one of the
+ * `slowQueryConcurrency` slots busy) and never ran. Answers 503 `{ error }` as a query past its
+ * statement timeout does, with the same code and the shape in the log.
+ */
+export class QueryWaitTimeoutError extends QueryTimeoutError {
+  constructor(waitMs: number, concurrency: number, shape: string) {
+    super(
+      waitMs,
+      shape,
+      `Service Unavailable: ${concurrency} slow ${concurrency === 1 ? 'query was' : 'queries were'} running and this one waited ${waitMs} ms for its turn; narrow the filters or the page, or try again later`,
+    )
   }
 }
 
@@ -40,9 +56,111 @@ export interface QueryBudgetOptions {
   shape: string
 }
 
+/** How long a query that may be slow waits for its turn before it answers 503 (5 s). */
+export const DEFAULT_SLOW_QUERY_WAIT_MS = 5_000
+
+/**
+ * How many queries that may be slow run at once by default: what the pool holds beside the
+ * pipelined connections (`poolMax - pipelineConnections`, at least 1), so that the slow queries
+ * and the pipes together keep PostgreSQL as busy as the pool alone would without pipelining.
+ */
+export function defaultSlowQueryConcurrency(poolMax: number, pipelineConnections: number): number {
+  return Math.max(1, Math.floor(poolMax - pipelineConnections))
+}
+
+/**
+ * At most `concurrency` holders at once; the others wait their turn in order, each at most
+ * `waitMs` (then `QueryWaitTimeoutError`, 503) or until its signal aborts (then
+ * `QueryCancelledError`): either way it leaves the queue and never runs.
+ */
+export class QueryGate {
+  readonly concurrency: number
+  readonly waitMs: number
+  #running = 0
+  /** Waiting turns, oldest first (a Set keeps the order and lets one leave from anywhere). */
+  readonly #queue = new Set<() => void>()
+
+  constructor(concurrency: number, waitMs: number) {
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new TypeError(
+        `slowQueryConcurrency must be a whole number, 1 or more (got ${concurrency})`,
+      )
+    }
+    if (!Number.isInteger(waitMs) || waitMs < 0) {
+      throw new TypeError(
+        `slowQueryWaitMs must be a whole number of milliseconds, 0 or more (got ${waitMs})`,
+      )
+    }
+    this.concurrency = concurrency
+    this.waitMs = waitMs
+  }
+
+  /** Holders now. */
+  get running(): number {
+    return this.#running
+  }
+
+  /** Turns waited for now. */
+  get waiting(): number {
+    return this.#queue.size
+  }
+
+  /**
+   * Resolves with the function that gives the turn back (once: a second call does nothing)
+   * when this caller's turn comes.
+   */
+  enter({ signal, shape }: QueryBudgetOptions): Promise<() => void> {
+    if (signal?.aborted) return Promise.reject(new QueryCancelledError())
+    if (this.#running < this.concurrency && this.#queue.size === 0) {
+      this.#running++
+      return Promise.resolve(this.#releaser())
+    }
+    if (this.waitMs === 0) {
+      return Promise.reject(new QueryWaitTimeoutError(0, this.concurrency, shape))
+    }
+    return new Promise((resolve, reject) => {
+      const leave = (error: Error) => {
+        this.#queue.delete(turn)
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+        reject(error)
+      }
+      const onAbort = () => leave(new QueryCancelledError())
+      const turn = () => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+        resolve(this.#releaser())
+      }
+      const timer = setTimeout(
+        () => leave(new QueryWaitTimeoutError(this.waitMs, this.concurrency, shape)),
+        this.waitMs,
+      )
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.#queue.add(turn)
+    })
+  }
+
+  #releaser(): () => void {
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      this.#running--
+      for (const turn of this.#queue) {
+        if (this.#running >= this.concurrency) break
+        this.#queue.delete(turn)
+        this.#running++
+        turn()
+      }
+    }
+  }
+}
+
 /** A pg pool's budget, set by `createDatabase`, with the Drizzle classes to build a db with. */
 interface PoolBudget {
   statementTimeoutMs: number
+  /** The turns of the queries that may be slow (`slowQueryConcurrency`, `slowQueryWaitMs`). */
+  gate: QueryGate
   Session: typeof NodePgSession
   Database: typeof NodePgDatabase
 }
@@ -58,6 +176,15 @@ export function setPoolBudget(pool: pg.Pool, budget: PoolBudget): void {
     )
   }
   budgets.set(pool, budget)
+}
+
+/**
+ * The gate the queries that may be slow pass on the database under a Drizzle db (how many run,
+ * how many wait); undefined where none applies (PGlite, SQLite, a pool kiln did not open).
+ */
+export function slowQueryGateOf(db: object): QueryGate | undefined {
+  const client = (db as { $client?: object }).$client
+  return client === undefined ? undefined : budgets.get(client)?.gate
 }
 
 /** The statement timeout of the database under a Drizzle db; undefined where none applies. */
@@ -77,7 +204,10 @@ interface DrizzlePgDb {
  * A Drizzle db over the same database whose every query runs under the budget: the one place
  * that decides how a query that may be slow runs.
  *
- * On PostgreSQL (a pool `createDatabase` opened) each query runs on a pooled connection of its
+ * On PostgreSQL (a pool `createDatabase` opened) each query first waits for its turn: at most
+ * `slowQueryConcurrency` budgeted queries run at once, the others wait in order, at most
+ * `slowQueryWaitMs` (then `QueryWaitTimeoutError`, 503) and no longer than their client stays
+ * (`QueryCancelledError`). Then it runs on a pooled connection of its
  * own, never a pipelined one (where it would hold up the fast queries written behind it), in a
  * transaction of its own with `statement_timeout` set for that transaction only (`SET LOCAL`,
  * which a transaction pooler keeps: PgBouncer refuses it as a startup option). Past the
@@ -99,7 +229,7 @@ export function budgetedDb<Db extends object>(db: Db, options: QueryBudgetOption
   const given = db as unknown as DrizzlePgDb
   const client = {
     query: (config: unknown, values?: unknown) =>
-      budgetedQuery(pool, budget.statementTimeoutMs, options, config, values),
+      budgetedQuery(pool, budget, options, config, values),
   }
   const session = new budget.Session(
     client as unknown as SessionArgs[0],
@@ -162,7 +292,23 @@ function sendCancelRequest(pool: pg.Pool, client: pg.PoolClient): Promise<void> 
   })
 }
 
+/** A budgeted query: its turn at the gate first, then a pooled connection of its own. */
 async function budgetedQuery(
+  pool: pg.Pool,
+  budget: PoolBudget,
+  options: QueryBudgetOptions,
+  config: unknown,
+  values: unknown,
+): Promise<pg.QueryResult> {
+  const release = await budget.gate.enter(options)
+  try {
+    return await budgetedQueryOnPool(pool, budget.statementTimeoutMs, options, config, values)
+  } finally {
+    release()
+  }
+}
+
+async function budgetedQueryOnPool(
   pool: pg.Pool,
   timeoutMs: number,
   { signal, shape }: QueryBudgetOptions,

@@ -4,7 +4,6 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
 } from '@modelcontextprotocol/client'
-import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import { eq } from 'drizzle-orm'
 import type { Hono } from 'hono'
 import type { Browser } from 'playwright-core'
@@ -17,8 +16,8 @@ import { silentLogger } from '../../src/core/index.ts'
 import { createAuditLog } from '../../src/db/index.ts'
 import { hiddenInput, signIn } from '../demo/support.ts'
 import { launchChromium, skipBrowser } from '../scaffold/support/consent.ts'
+import { demoAccessToken } from '../support/demo-oauth.ts'
 import { call } from './support/client.ts'
-import { HeadlessOAuthProvider } from './support/http-app.ts'
 
 const EMAIL = 'demo@example.com'
 const PASSWORD = 'correct horse battery'
@@ -87,14 +86,7 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
       .returning()
     otherId = other!.id
     // The author's assistant: registered, consented and holding a token, as an MCP client.
-    const jar = await signIn(app, EMAIL, PASSWORD)
-    const provider = new HeadlessOAuthProvider(jar.header())
-    const serverUrl = `${origin}/mcp`
-    expect(await auth(provider, { serverUrl })).toBe('REDIRECT')
-    expect(await auth(provider, { serverUrl, authorizationCode: provider.code! })).toBe(
-      'AUTHORIZED',
-    )
-    token = provider.tokens()!.access_token
+    token = await demoAccessToken(app, origin, EMAIL, PASSWORD)
     browser = await launchChromium()
   }, 120_000)
 
@@ -264,23 +256,44 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
     expect(await exists(id)).toBe(true)
   })
 
-  it('2025-11-25 over the stateless HTTP endpoint: an elicitation-capable client gets the link', async () => {
-    const client = await connect('legacy', 'accept')
+  it('2025-11-25 over the stateless HTTP endpoint: an elicitation-capable client is asked; approve deletes once, decline does not', async () => {
+    const approving = await connect('legacy', 'accept')
+    const declining = await connect('legacy', 'decline')
     try {
-      const id = await newPost('Asked by link')
+      const kept = await newPost('Asked, declined')
+      const gone = await newPost('Asked, approved')
       asked.length = 0
-      const outcome = await client.callTool({
-        name: 'crud_delete',
-        arguments: { model: 'posts', id },
-      })
-      expect(outcome.isError).not.toBe(true)
-      expect(outcome.structuredContent).toMatchObject({ status: 'approval_required' })
-      expect(asked).toEqual([])
-      expect(await exists(id)).toBe(true)
+      const declined = await call(declining, 'crud_delete', { model: 'posts', id: kept })
+      expect(declined.isError).toBe(true)
+      expect(declined.text).toBe(
+        `The user declined: Delete posts record ${kept}. Nothing was changed.`,
+      )
+      expect(await exists(kept)).toBe(true)
+      expect(asked).toEqual([`Delete posts record ${kept}`])
+
+      const approved = await call(approving, 'crud_delete', { model: 'posts', id: gone })
+      expect(approved).toMatchObject({ isError: false, json: { message: 'Deleted', id: gone } })
+      expect(await exists(gone)).toBe(false)
+      expect(await exists(kept)).toBe(true)
+      expect(asked).toEqual([`Delete posts record ${kept}`, `Delete posts record ${gone}`])
+
+      // The approved call ran once, after waiting; the declined one ran not at all.
+      const outcomes = async () =>
+        (await createAuditLog(ctx.database).list({ tool: 'crud_delete', limit: 1000 }))
+          .filter((entry) => [kept, gone].includes(Number(entry.recordIds[0])))
+          .reverse()
+          .map((entry) => [entry.recordIds[0], entry.outcome])
+      await expect.poll(outcomes, { timeout: 10_000 }).toEqual([
+        [kept, 'awaiting_approval'],
+        [kept, 'refused'],
+        [gone, 'awaiting_approval'],
+        [gone, 'ok'],
+      ])
     } finally {
-      await client.close()
+      await approving.close()
+      await declining.close()
     }
-  })
+  }, 60_000)
 
   for (const era of ERAS) {
     it(`${eraName(era)}: a client that cannot ask gets a link; the author approves in Chromium; the retry deletes once`, async () => {

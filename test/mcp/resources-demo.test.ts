@@ -1,14 +1,12 @@
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDemoApp } from '../../examples/demo/src/app.ts'
 import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
 import { silentLogger } from '../../src/core/index.ts'
-import { signIn } from '../demo/support.ts'
-import { HeadlessOAuthProvider } from './support/http-app.ts'
+import { demoAccessToken } from '../support/demo-oauth.ts'
 
 const EMAIL = 'demo@example.com'
 const PASSWORD = 'correct horse battery'
@@ -53,12 +51,7 @@ describe('the demo /mcp: model resources and completions', () => {
     })
     app = await createDemoApp(ctx)
     handler = app
-    const jar = await signIn(app, EMAIL, PASSWORD)
-    const provider = new HeadlessOAuthProvider(jar.header())
-    const serverUrl = `${origin}/mcp`
-    expect(await auth(provider, { serverUrl })).toBe('REDIRECT')
-    await auth(provider, { serverUrl, authorizationCode: provider.code! })
-    token = provider.tokens()!.access_token
+    token = await demoAccessToken(app, origin, EMAIL, PASSWORD)
   }, 120_000)
 
   afterAll(async () => {

@@ -8,6 +8,8 @@ import { withRowFilter } from './run.ts'
 import { bindValues, orderOf, whereOf } from './sql.ts'
 import { toJsonValue } from './values.ts'
 
+export type { AggregateAllowLists } from './definition.ts'
+
 /** The functions an aggregate request may ask for, each a query parameter. */
 export const AGGREGATE_FUNCTIONS = ['count', 'sum', 'avg', 'min', 'max'] as const
 export type AggregateFunction = (typeof AGGREGATE_FUNCTIONS)[number]
@@ -15,15 +17,6 @@ type FieldFunction = Exclude<AggregateFunction, 'count'>
 
 /** The list parameters an aggregate does not take: it answers groups, not pages of records. */
 const LIST_ONLY = ['sort', 'fields', 'include', 'cursor', 'page', 'per_page'] as const
-
-/** A resource's aggregate allow-lists, by function, and the fields `group_by=` takes. */
-export interface AggregateAllowLists {
-  sum: Map<string, QueryField>
-  avg: Map<string, QueryField>
-  min: Map<string, QueryField>
-  max: Map<string, QueryField>
-  groupBy: Map<string, QueryField>
-}
 
 /** An aggregate request checked against the allow-lists. */
 export interface AggregatePlan {

@@ -3,8 +3,8 @@ import type { RecordCounter } from '../rest/record-counter.ts'
 import type { ListQueryDefinition } from './definition.ts'
 import type { CountStrategy } from './limits.ts'
 import type { ListQueryPlan } from './plan.ts'
-import type { QueryDb } from './run.ts'
 import { runQuery } from './statement.ts'
+import type { QueryDb } from './types.ts'
 
 /** The list's condition, its placeholders' values beside it (see `Placeholders`). */
 export interface BoundCondition {

@@ -16,7 +16,6 @@ import {
 /** Who asks: the request's API key (`c.get('apiKey')`), or any caller with scopes. */
 export type QueryCaller = PolicyCaller
 
-import type { AggregateAllowLists } from './aggregate.ts'
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.ts'
 import {
   type FieldKind,
@@ -37,6 +36,15 @@ export interface QueryField {
   kind: FieldKind
   /** An array or JSON column, which filters read by its elements or paths (kind `other`). */
   structure?: FieldStructure | undefined
+}
+
+/** A resource's aggregate allow-lists, by function, and the fields `group_by=` takes. */
+export interface AggregateAllowLists {
+  sum: Map<string, QueryField>
+  avg: Map<string, QueryField>
+  min: Map<string, QueryField>
+  max: Map<string, QueryField>
+  groupBy: Map<string, QueryField>
 }
 
 /** A relation as `belongsTo` / `hasMany` declare it. */

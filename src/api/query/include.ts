@@ -2,9 +2,9 @@ import { and, type Column, getTableName, inArray, lte, type SQL, sql } from 'dri
 import { mapEntry } from '../../core/map-entry.ts'
 import type { Dialect } from '../../db/database.ts'
 import type { QueryField, ResolvedRelation } from './definition.ts'
-import type { QueryDb, Row } from './run.ts'
 import { serializeFields } from './serialize.ts'
 import { type PageStatement, prepareStatement } from './statement.ts'
+import type { QueryDb, Row } from './types.ts'
 
 /**
  * Loads one relation for a page of records in one query, whatever the page size (no N+1):

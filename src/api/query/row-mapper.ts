@@ -1,5 +1,5 @@
 import { Column, is, SQL } from 'drizzle-orm'
-import type { Row } from './run.ts'
+import type { Row } from './types.ts'
 
 /** What Drizzle's prepared queries hold of their selection: each field and its result key. */
 interface SelectedField {

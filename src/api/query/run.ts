@@ -24,11 +24,10 @@ import { exactTimestamp, type ListQueryPlan, type PlanOptions, planListQuery } f
 import { serializeFields } from './serialize.ts'
 import { keysetCondition, orderOf, whereOf } from './sql.ts'
 import { Placeholders, pageStatement, runQuery, shapeOf } from './statement.ts'
+import type { QueryDb, Row } from './types.ts'
 import { toJsonValue } from './values.ts'
 
-// biome-ignore lint/suspicious/noExplicitAny: one code path builds queries for both dialects' Drizzle databases
-export type QueryDb = any
-export type Row = Record<string, unknown>
+export type { QueryDb, Row } from './types.ts'
 
 export interface ListQueryContext extends PlanOptions {
   db: PostgresDb | SqliteDb

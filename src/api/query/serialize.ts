@@ -1,5 +1,5 @@
 import type { QueryField } from './definition.ts'
-import type { Row } from './run.ts'
+import type { Row } from './types.ts'
 import { toJsonValue } from './values.ts'
 
 /** A row as a record of the API: wire names, JSON values, only the given fields. */

@@ -5,8 +5,8 @@ import type { Dialect } from '../../db/database.ts'
 import type { ListQueryDefinition } from './definition.ts'
 import { clauseName, type FilterClause, type ListQueryPlan } from './plan.ts'
 import { compileRowMapper } from './row-mapper.ts'
-import type { QueryDb, Row } from './run.ts'
 import type { Bind } from './sql.ts'
+import type { QueryDb, Row } from './types.ts'
 
 /**
  * The values of one request as placeholders `v0`, `v1`… in the order the SQL builders bind them.

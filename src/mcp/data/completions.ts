@@ -1,5 +1,5 @@
 import type { AccessPolicy, McpCaller } from './access.ts'
-import { reachableModel, reachableModels } from './resources.ts'
+import { reachableModel, reachableModels } from './reach.ts'
 
 /**
  * Completions (`completion/complete`) of the model resources' template variables: the values

@@ -1,6 +1,7 @@
 import {
   type AuthInfo,
   createMcpHandler,
+  isInitializeRequest,
   isJsonContentType,
   isLegacyRequest,
   type McpServer,
@@ -32,6 +33,12 @@ import {
   type ValidateBearer,
 } from '../../oauth/index.ts'
 import { DEFAULT_TOOL_SCOPES, type McpCaller } from '../data/access.ts'
+import {
+  asksClient,
+  createServerRequestRelay,
+  isAnswer,
+  type ServerRequestRelayOptions,
+} from './elicitation-relay.ts'
 import { type McpRateLimitOptions, mcpRateLimit } from './rate-limit.ts'
 import {
   acceptsEventStream,
@@ -55,6 +62,12 @@ export interface McpHttpHandlerOptions {
   maxRequestBodySize?: number
   /** This resource's protected-resource metadata URL, sent in 403 scope challenges. */
   resourceMetadataUrl?: string
+  /**
+   * How a 2025-era client's answers to the server's own requests (an elicitation asking the
+   * user to approve a call) reach the call that waits, on whichever instance it runs: pass
+   * the app's `shared.kv` and `shared.pubsub`. Default: this process's memory, one instance.
+   */
+  serverRequests?: ServerRequestRelayOptions
 }
 
 /**
@@ -102,6 +115,7 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
   const callerOf = (authInfo: AuthInfo | undefined) =>
     (authInfo?.extra?.[CALLER] as McpCaller | undefined) ?? {}
   const onerror = (error: Error) => logger?.debug({ error: error.message }, 'mcp: request refused')
+  const relay = createServerRequestRelay({ logger, ...options.serverRequests })
   const modern = createMcpHandler(({ authInfo }) => createServer(callerOf(authInfo)), {
     legacy: 'reject',
     maxRequestBodySize,
@@ -111,20 +125,34 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
   /**
    * 2025-era: one server and one transport for this request. The answer is JSON, unless the
    * call can carry notifications before its result (a `progressToken`, or a server that
-   * declares `logging`) and the client accepts a stream: then it is an SSE stream, since a
-   * JSON answer would drop them.
+   * declares `logging`) or the server may ask the client something (a tool call of a client
+   * that declared elicitation, sampling or roots; the relay carries the client's answer back)
+   * and the client accepts a stream: then it is an SSE stream, since a JSON answer would drop
+   * them.
    */
   async function serveLegacy(request: Request, body: unknown, authInfo: AuthInfo) {
-    const server = createServer(callerOf(authInfo))
+    const caller = callerOf(authInfo)
+    if (isInitializeRequest(body)) await relay.remember(body, authInfo, caller)
+    const server = createServer(caller)
+    // A tool call of a client that declared it can be asked things (elicitation, say) is
+    // streamed, so that the server's questions can go out on the stream; see the relay.
+    const capabilities =
+      isToolCall(body) && acceptsEventStream(request)
+        ? await relay.capabilities(authInfo, caller)
+        : undefined
+    const asks = asksClient(capabilities)
     const streams =
       acceptsEventStream(request) &&
-      (hasProgressToken(body) ||
+      (asks ||
+        hasProgressToken(body) ||
         (isToolCall(body) && server.server.getCapabilities().logging !== undefined))
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: !streams,
     })
     transport.onerror = onerror
+    const relayed =
+      asks && capabilities ? relay.attach(server, transport, caller, capabilities) : undefined
     try {
       await server.connect(transport)
       if (!streams) {
@@ -135,8 +163,12 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
         return await transport.handleRequest(request, { parsedBody: body, authInfo })
       }
       const response = await transport.handleRequest(request, { parsedBody: body, authInfo })
-      return closingWhenDone(response, () => void server.close().catch(() => {}))
+      return closingWhenDone(response, () => {
+        void relayed?.release()
+        void server.close().catch(() => {})
+      })
     } catch (error) {
+      await relayed?.release()
       await server.close()
       throw error
     }
@@ -177,6 +209,12 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     }
     const authInfo = authInfoOf(c, caller(c))
     if (options.resourceMetadataUrl) authInfo.resourceMetadataUrl = options.resourceMetadataUrl
+    // A 2025-era client's answer to a request the server sent it during a call.
+    if (isAnswer(body)) {
+      const refusal = await relay.answer(body, callerOf(authInfo))
+      if (refusal) return jsonRpcError(refusal.status, refusal.code, refusal.message)
+      return new Response(null, { status: 202 })
+    }
     if (
       !isPlainModernCall(request, body) &&
       (isPlainLegacyCall(request, body) || (await isLegacyRequest(request, body)))

@@ -38,6 +38,9 @@ export function mountMcp(app: Hono, ctx: DemoContext, options: DemoAppOptions = 
       logger: ctx.logger,
       // Counted with the API's limiters: in Redis, shared by every instance, when REDIS_URL is set.
       rateLimit: { ...options.mcp?.rateLimit, rateLimiters: ctx.limiters },
+      // A 2025-era client's answer to an approval question may reach another instance than
+      // the call that waits for it: it is routed through the shared store (Redis when set).
+      serverRequests: { store: ctx.shared.kv, pubsub: ctx.shared.pubsub },
       createServer: (caller) =>
         createMcpServer({
           name: ctx.config.appName,

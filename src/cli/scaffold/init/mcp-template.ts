@@ -182,6 +182,8 @@ ${users ? loginWithUserTable(users) : ''}  const sessions = createSessionStore({
       resourceMetadataUrl: \`\${oauth.issuer}/.well-known/oauth-protected-resource/mcp\`,
       origins: { appUrl: config.appUrl, hosts: config.allowedHosts },
       logger,
+      // A client's answer to an approval question reaches the waiting call on any instance.
+      serverRequests: { store: shared.kv, pubsub: shared.pubsub },
       createServer: (caller) =>
         createMcpServer({ name: config.appName, dataTools: { tools, caller } }),
     }),

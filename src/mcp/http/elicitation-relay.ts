@@ -1,0 +1,302 @@
+/**
+ * Server→client requests (an `elicitation/create`, say) on the stateless 2025-era endpoint.
+ *
+ * A 2025-era tool call that asks the client something answers as an SSE stream: the request
+ * goes out on that stream, and the client POSTs its JSON-RPC response as a new request, which
+ * may reach any instance. The relay makes that work: the outgoing request gets an id unique
+ * across calls and instances, the waiting call is recorded in the shared store (bound to the
+ * caller) and subscribes to a channel of its own; the answer's POST, on whichever instance,
+ * checks the caller and publishes the answer there, once; the waiting instance hands it to the
+ * call's server under the id the server gave it.
+ *
+ * A stateless server never sees the client's `initialize`, so the relay also remembers what a
+ * client declared there (per access token) and gives it to the servers of that client's calls.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import {
+  type AuthInfo,
+  type ClientCapabilities,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type McpServer,
+  type WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server'
+import { type Clock, systemClock } from '../../core/clock.ts'
+import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
+import { MemoryKeyValueStore } from '../../core/kv/memory-store.ts'
+import type { Logger } from '../../core/logger.ts'
+import { MemoryPubSub, type PubSub } from '../../core/pubsub.ts'
+import type { McpCaller } from '../data/access.ts'
+
+/** How long a call waits for the client's answer by default: 5 minutes. */
+export const SERVER_REQUEST_TIMEOUT_MS = 5 * 60_000
+
+/** How long a client's declared capabilities are kept without a token expiry to go by. */
+const CAPABILITIES_TTL_MS = 60 * 60_000
+
+export interface ServerRequestRelayOptions {
+  /**
+   * Where waiting calls and clients' capabilities are recorded: the app's shared store
+   * (`shared.kv`, Redis when REDIS_URL is set). Default: this process's memory.
+   */
+  store?: KeyValueStore
+  /**
+   * How an answer reaches the instance whose call waits for it: the app's `shared.pubsub`
+   * (Redis PUBLISH/SUBSCRIBE when REDIS_URL is set). Default: this process's memory.
+   */
+  pubsub?: PubSub
+  /**
+   * How long a call waits for the client's answer; then an elicitation counts as cancelled
+   * (an approval as declined) and any other request fails. Keep it within the approvals'
+   * lifetime. Default 5 minutes.
+   */
+  timeoutMs?: number
+  clock?: Clock
+  logger?: Logger
+}
+
+/** Why the answer's POST was not accepted, for the endpoint to render. */
+export interface RelayRefusal {
+  status: number
+  code: number
+  message: string
+}
+
+/** A server→client request waiting for its answer, as recorded in the shared store. */
+interface Waiting {
+  userId: string | null
+  clientId: string | null
+  tenantId: string | null
+}
+
+/** One call's attachment to the relay: what it sends is relayed until `release`. */
+export interface RelayedCall {
+  release(): Promise<void>
+}
+
+export interface ServerRequestRelay {
+  /** Remembers what the client declared in an `initialize` request, for its later calls. */
+  remember(body: unknown, authInfo: AuthInfo, caller: McpCaller): Promise<void>
+  /** The capabilities the request's client declared, if it initialized with this token. */
+  capabilities(authInfo: AuthInfo, caller: McpCaller): Promise<ClientCapabilities | undefined>
+  /**
+   * Gives the call's server the client's capabilities and relays the requests it sends on the
+   * transport: unique ids out, answers (from any instance) back in.
+   */
+  attach(
+    server: McpServer,
+    transport: WebStandardStreamableHTTPServerTransport,
+    caller: McpCaller,
+    capabilities: ClientCapabilities,
+  ): RelayedCall
+  /**
+   * Takes a POSTed answer (a JSON-RPC response or a batch of them) to requests the relay sent:
+   * undefined once delivered, else why not.
+   */
+  answer(body: unknown, caller: McpCaller): Promise<RelayRefusal | undefined>
+}
+
+/** True for a JSON-RPC response, or a non-empty batch of nothing but responses. */
+export function isAnswer(body: unknown): boolean {
+  if (Array.isArray(body)) return body.length > 0 && body.every(isResponse)
+  return isResponse(body)
+}
+
+function isResponse(message: unknown): boolean {
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) return false
+  const m = message as Record<string, unknown>
+  return m.jsonrpc === '2.0' && !('method' in m) && 'id' in m && ('result' in m || 'error' in m)
+}
+
+/** Whether the server may send this client requests of its own during a call. */
+export function asksClient(capabilities: ClientCapabilities | undefined): boolean {
+  return Boolean(capabilities?.elicitation || capabilities?.sampling || capabilities?.roots)
+}
+
+const ID_PREFIX = 'kiln-'
+
+export function createServerRequestRelay(
+  options: ServerRequestRelayOptions = {},
+): ServerRequestRelay {
+  const store = options.store ?? new MemoryKeyValueStore()
+  const pubsub = options.pubsub ?? new MemoryPubSub()
+  const clock = options.clock ?? systemClock
+  const timeoutMs = options.timeoutMs ?? SERVER_REQUEST_TIMEOUT_MS
+  if (!(timeoutMs > 0)) throw new RangeError('mcp: the server request timeout must be positive')
+  const { logger } = options
+
+  /**
+   * Whose declaration it is: the access token's (a new token, a new declaration), or without
+   * a token (an app's own `caller`) the caller's client, user and tenant.
+   */
+  function capabilitiesKey(authInfo: AuthInfo, caller: McpCaller): string | undefined {
+    const prefix = 'mcp:client-capabilities:'
+    if (authInfo.token) return prefix + digest(`token:${authInfo.token}`)
+    if (caller.userId === undefined && caller.clientId === undefined) return undefined
+    return (
+      prefix + digest(JSON.stringify(['caller', caller.clientId, caller.userId, caller.tenantId]))
+    )
+  }
+
+  return {
+    async remember(body, authInfo, caller) {
+      const key = capabilitiesKey(authInfo, caller)
+      const params = (body as { params?: { capabilities?: unknown } } | null)?.params
+      const capabilities = params?.capabilities
+      if (!key || capabilities === null || typeof capabilities !== 'object') return
+      // As long as the token lives: a refreshed token's client initialized before is asked
+      // nothing through the protocol, and gets a link instead.
+      const left = authInfo.expiresAt
+        ? authInfo.expiresAt * 1000 - clock.now()
+        : CAPABILITIES_TTL_MS
+      if (left <= 0) return
+      try {
+        await store.set(key, JSON.stringify(capabilities), { ttlMs: left })
+      } catch (error) {
+        // The client is then asked nothing through the protocol (approvals send a link), and
+        // its initialize still succeeds.
+        logger?.warn({ error: (error as Error).message }, 'mcp: client capabilities not kept')
+      }
+    },
+
+    async capabilities(authInfo, caller) {
+      const key = capabilitiesKey(authInfo, caller)
+      if (!key) return undefined
+      try {
+        const raw = await store.get(key)
+        return raw === undefined ? undefined : (JSON.parse(raw) as ClientCapabilities)
+      } catch (error) {
+        // Without the store the call runs as for a client that declared nothing.
+        logger?.warn({ error: (error as Error).message }, 'mcp: client capabilities unreadable')
+        return undefined
+      }
+    },
+
+    attach(server, transport, caller, capabilities) {
+      // A per-request server never saw `initialize`: it learns what the client declared there,
+      // so that its capability checks (and the approval gate's) see the same as a session's.
+      ;(
+        server.server as unknown as { _clientCapabilities?: ClientCapabilities }
+      )._clientCapabilities = capabilities
+      const waiting = new Map<string, () => Promise<void>>()
+      const send = transport.send.bind(transport)
+      const binding: Waiting = {
+        userId: caller.userId ?? null,
+        clientId: caller.clientId ?? null,
+        tenantId: caller.tenantId === undefined ? null : String(caller.tenantId),
+      }
+
+      transport.send = async (message, sendOptions) => {
+        if (!isJSONRPCRequest(message)) return send(message, sendOptions)
+        const localId = message.id
+        const id = `${ID_PREFIX}${randomBytes(24).toString('base64url')}`
+        let settled = false
+        let timer: NodeJS.Timeout | undefined
+        let unsubscribe: (() => Promise<void>) | undefined
+        const finish = async () => {
+          settled = true
+          waiting.delete(id)
+          if (timer) clearTimeout(timer)
+          await Promise.allSettled([unsubscribe?.(), store.delete(waitingKey(id))])
+        }
+        const settle = (answer: JSONRPCMessage) => {
+          if (settled) return
+          void finish()
+          // Back under the id the server's request went out with, to the server that waits.
+          transport.onmessage?.({ ...answer, id: localId } as JSONRPCMessage)
+        }
+        await store.set(waitingKey(id), JSON.stringify(binding), { ttlMs: timeoutMs })
+        unsubscribe = await pubsub.subscribe(channelOf(id), (raw) => {
+          try {
+            settle(JSON.parse(raw) as JSONRPCMessage)
+          } catch (error) {
+            logger?.warn({ error: (error as Error).message }, 'mcp: unreadable relayed answer')
+          }
+        })
+        waiting.set(id, finish)
+        timer = setTimeout(() => settle(noAnswer(message, timeoutMs)), timeoutMs)
+        timer.unref?.()
+        try {
+          await send({ ...message, id } as JSONRPCRequest, sendOptions)
+        } catch (error) {
+          await finish()
+          throw error
+        }
+      }
+
+      return {
+        async release() {
+          // The call ended (answered, or the client hung up): nothing waits any more.
+          await Promise.allSettled([...waiting.values()].map((finish) => finish()))
+        },
+      }
+    },
+
+    async answer(body, caller) {
+      const answers = (Array.isArray(body) ? body : [body]) as Array<{ id: unknown }>
+      for (const answer of answers) {
+        const refusal = await deliver(answer, caller)
+        if (refusal) return refusal
+      }
+      return undefined
+    },
+  }
+
+  async function deliver(answer: { id: unknown }, caller: McpCaller) {
+    const gone: RelayRefusal = {
+      status: 404,
+      code: -32600,
+      message: 'No request of this server waits for this answer: it was answered, or it expired',
+    }
+    const id = answer.id
+    if (typeof id !== 'string' || !id.startsWith(ID_PREFIX)) return gone
+    const raw = await store.get(waitingKey(id))
+    if (raw === undefined) return gone
+    const waiting = JSON.parse(raw) as Waiting
+    const tenantId = caller.tenantId === undefined ? null : String(caller.tenantId)
+    if (
+      waiting.userId !== (caller.userId ?? null) ||
+      waiting.clientId !== (caller.clientId ?? null) ||
+      waiting.tenantId !== tenantId
+    ) {
+      // Not consumed: the rightful client can still answer.
+      return {
+        status: 403,
+        code: -32600,
+        message: 'This answer is not from the client and user the request was sent to',
+      }
+    }
+    // Once: of concurrent answers exactly one takes the record and is delivered.
+    if ((await store.take(waitingKey(id))) === undefined) return gone
+    const receivers = await pubsub.publish(channelOf(id), JSON.stringify(answer))
+    if (receivers === 0) {
+      return { ...gone, message: 'The call waiting for this answer has ended' }
+    }
+    return undefined
+  }
+}
+
+function digest(value: string): string {
+  return createHash('sha256').update(value).digest('base64url')
+}
+
+/** What a call gets when the client did not answer in time: a cancelled elicitation. */
+function noAnswer(request: JSONRPCRequest, timeoutMs: number): JSONRPCMessage {
+  if (request.method === 'elicitation/create') {
+    return { jsonrpc: '2.0', id: request.id, result: { action: 'cancel' } }
+  }
+  return {
+    jsonrpc: '2.0',
+    id: request.id,
+    error: { code: -32001, message: `No answer from the client within ${timeoutMs} ms` },
+  }
+}
+
+function waitingKey(id: string): string {
+  return `mcp:server-request:${id}`
+}
+
+function channelOf(id: string): string {
+  return `mcp:server-request:${id}`
+}
