@@ -23,6 +23,7 @@ import {
   type WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server'
 import { type Clock, systemClock } from '../../core/clock.ts'
+import { ForbiddenError, type KilnError, NotFoundError } from '../../core/errors.ts'
 import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
 import { MemoryKeyValueStore } from '../../core/kv/memory-store.ts'
 import type { Logger } from '../../core/logger.ts'
@@ -56,11 +57,10 @@ export interface ServerRequestRelayOptions {
   logger?: Logger
 }
 
-/** Why the answer's POST was not accepted, for the endpoint to render. */
+/** Why the answer's POST was not accepted, for the endpoint to render: the error, its JSON-RPC code. */
 export interface RelayRefusal {
-  status: number
+  error: KilnError
   code: number
-  message: string
 }
 
 /** A server→client request waiting for its answer, as recorded in the shared store. */
@@ -245,9 +245,10 @@ export function createServerRequestRelay(
 
   async function deliver(answer: { id: unknown }, caller: McpCaller) {
     const gone: RelayRefusal = {
-      status: 404,
+      error: new NotFoundError(
+        'No request of this server waits for this answer: it was answered, or it expired',
+      ),
       code: -32600,
-      message: 'No request of this server waits for this answer: it was answered, or it expired',
     }
     const id = answer.id
     if (typeof id !== 'string' || !id.startsWith(ID_PREFIX)) return gone
@@ -262,16 +263,20 @@ export function createServerRequestRelay(
     ) {
       // Not consumed: the rightful client can still answer.
       return {
-        status: 403,
+        error: new ForbiddenError(
+          'This answer is not from the client and user the request was sent to',
+        ),
         code: -32600,
-        message: 'This answer is not from the client and user the request was sent to',
       }
     }
     // Once: of concurrent answers exactly one takes the record and is delivered.
     if ((await store.take(waitingKey(id))) === undefined) return gone
     const receivers = await pubsub.publish(channelOf(id), JSON.stringify(answer))
     if (receivers === 0) {
-      return { ...gone, message: 'The call waiting for this answer has ended' }
+      return {
+        error: new NotFoundError('The call waiting for this answer has ended'),
+        code: -32600,
+      }
     }
     return undefined
   }

@@ -87,10 +87,12 @@ export function callerFromAccessToken(c: Context): McpCaller {
 
 /**
  * An error as the transport answers it: its status and headers, the body a JSON-RPC error
- * without an id (`-32700` for a body that is not JSON, `-32000` otherwise).
+ * without an id (`code`: by default `-32700` for a body that is not JSON, `-32000` otherwise).
  */
-function jsonRpcError(error: KilnError): Response {
-  const code = error.code === 'invalid_json' ? -32700 : -32000
+function jsonRpcError(
+  error: KilnError,
+  code = error.code === 'invalid_json' ? -32700 : -32000,
+): Response {
   return error.toResponse({}, { jsonrpc: '2.0', error: { code, message: error.message }, id: null })
 }
 
@@ -212,7 +214,7 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     // A 2025-era client's answer to a request the server sent it during a call.
     if (isAnswer(body)) {
       const refusal = await relay.answer(body, callerOf(authInfo))
-      if (refusal) return jsonRpcError(refusal.status, refusal.code, refusal.message)
+      if (refusal) return jsonRpcError(refusal.error, refusal.code)
       return new Response(null, { status: 202 })
     }
     if (
