@@ -1,5 +1,12 @@
 import { getTableName } from 'drizzle-orm'
 import { z } from 'zod'
+import {
+  camelCase,
+  capitalize,
+  modelName,
+  pascalCase,
+  spacedWords,
+} from '../../db/models/inflect.ts'
 import { routeScopes } from '../auth/scope-guard.ts'
 import { type ListQueryDefinition, relationUnderPolicy } from '../query/definition.ts'
 import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
@@ -132,7 +139,7 @@ export function buildOpenApiDocument(
   }
   doc.tags = [...tags].sort().map((name) => ({
     name,
-    description: resources.get(name)?.description ?? `Operations on ${words(name)}.`,
+    description: resources.get(name)?.description ?? `Operations on ${spacedWords(name)}.`,
   }))
   return doc
 }
@@ -188,9 +195,9 @@ function describeOperation(
   resources: Map<string, OpenApiResource>,
 ): OpenApiOperation {
   const { tag, resource, kind } = shape
-  const model = resource?.model ?? singularize(pascal(tag))
-  const singular = words(model)
-  const plural = words(tag)
+  const model = resource?.model ?? modelName(tag)
+  const singular = spacedWords(model)
+  const plural = spacedWords(tag)
   const parameters = shape.params.map((name) => pathParameter(name, resource))
   const base = { tags: [tag], ...(parameters.length > 0 ? { parameters } : {}) }
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
@@ -211,7 +218,7 @@ function describeOperation(
   if (kind === 'collection' && method === 'get') {
     return {
       ...base,
-      operationId: `list${pascal(tag)}`,
+      operationId: `list${pascalCase(tag)}`,
       summary: `List ${plural}`,
       parameters: resource?.query
         ? [
@@ -309,18 +316,18 @@ function describeOperation(
     }
   }
   if (resource?.query && method === 'get' && shape.params.length === 0 && isAggregate(shape))
-    return aggregateOperation(tag, `aggregate${pascal(tag)}`, plural, resource.query)
+    return aggregateOperation(tag, `aggregate${pascalCase(tag)}`, plural, resource.query)
   if (resource && method === 'post' && shape.rest.join('/') === 'restore' && kind === 'other') {
     return { ...base, ...restoreOperation(tag, model, singular) }
   }
-  const action = shape.rest.length > 0 ? words(shape.rest.join(' ')) : ''
+  const action = shape.rest.length > 0 ? spacedWords(shape.rest.join(' ')) : ''
   const subject = shape.params.length > 0 ? singular : plural
   const summary = action
     ? `${capitalize(action)} ${subject}`
     : `${capitalize(VERBS[method])} ${subject}`
   return {
     ...base,
-    operationId: camel(`${method} ${path.replace(/[{}]/g, ' ')}`),
+    operationId: camelCase(`${method} ${path.replace(/[{}]/g, ' ')}`),
     summary,
     responses: {
       '200': response('Success.', { type: 'object' }),
@@ -619,36 +626,4 @@ function unique(id: string, taken: Set<string>): string {
   for (let n = 2; taken.has(candidate); n++) candidate = `${id}${n}`
   taken.add(candidate)
   return candidate
-}
-
-/** `blog_posts` / `BlogPost` → `blog posts` / `blog post`. */
-function words(name: string): string {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/[_\-\s]+/g, ' ')
-    .trim()
-    .toLowerCase()
-}
-
-function pascal(name: string): string {
-  return words(name)
-    .split(' ')
-    .map((w) => capitalize(w))
-    .join('')
-}
-
-function camel(text: string): string {
-  const p = pascal(text.replace(/[^A-Za-z0-9]+/g, ' '))
-  return p.charAt(0).toLowerCase() + p.slice(1)
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1)
-}
-
-function singularize(word: string): string {
-  if (/ies$/.test(word)) return word.replace(/ies$/, 'y')
-  if (/(s|x|z|ch|sh)es$/.test(word)) return word.replace(/es$/, '')
-  if (/s$/.test(word) && !/ss$/.test(word)) return word.slice(0, -1)
-  return word
 }

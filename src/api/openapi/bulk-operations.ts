@@ -1,3 +1,4 @@
+import { pascalCase } from '../../db/models/inflect.ts'
 import type { ListQueryDefinition } from '../query/definition.ts'
 import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
 import { IDEMPOTENCY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from '../rest/idempotency.ts'
@@ -44,7 +45,7 @@ export function bulkOperation(method: 'patch' | 'delete', context: BulkContext):
   if (method === 'delete') {
     return {
       tags: [tag],
-      operationId: `delete${pascalPlural(tag)}`,
+      operationId: `delete${pascalCase(tag)}`,
       summary: `Delete ${plural} by id`,
       description: `Deletes every record named, in one transaction: all or none. At most ${MAX_BULK_RECORDS} ids.`,
       parameters: [
@@ -78,7 +79,7 @@ export function bulkOperation(method: 'patch' | 'delete', context: BulkContext):
   const changes = withId(context.update, idSchema)
   return {
     tags: [tag],
-    operationId: `update${pascalPlural(tag)}`,
+    operationId: `update${pascalCase(tag)}`,
     summary: `Update ${plural} by id`,
     description: `Applies each item's changes to the record its \`id\` names, in one transaction: all or none. At most ${MAX_BULK_RECORDS} items, each changing at least one field.`,
     requestBody: {
@@ -118,14 +119,6 @@ function withId(update: JsonSchema | undefined, idSchema: JsonSchema): JsonSchem
     properties: { id: idSchema, ...(base.properties ?? {}) },
     required: ['id', ...(base.required ?? []).filter((name) => name !== 'id')],
   }
-}
-
-function pascalPlural(tag: string): string {
-  return tag
-    .split(/[_\-\s]+/)
-    .filter(Boolean)
-    .map((part) => part[0]!.toUpperCase() + part.slice(1))
-    .join('')
 }
 
 /** `filter[trashed]` on the list of a soft-deleting resource (one with a `deleted_at` column). */

@@ -1,4 +1,5 @@
 import type { ColumnInfo } from '../../../db/models/columns.ts'
+import { spacedWords } from '../../../db/models/inflect.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
 import { aggregateRoute } from './aggregate-route.ts'
 import {
@@ -511,7 +512,7 @@ export function resourceTemplate(
 ${importLine([names.table], ctx.schemaImport, !typedJson)}
 
 /**
- * ${article(words(model.name))} as the API returns it.${hiddenNote}
+ * ${article(spacedWords(model.name))} as the API returns it.${hiddenNote}
  */
 export const ${names.resourceType} = z.object({
 ${shown.map((column, i) => chain('  ', `${column.name}: `, schemas[i]!, ',')).join('\n')}
@@ -593,7 +594,7 @@ ${renamed.map((column) => `  ${column.name}: '${column.key}',`).join('\n')}
       : []),
   ]
   const insertTypeLine = usesInsertType
-    ? `\n/** ${article(words(model.name))} as an insert takes it: the types of its JSON fields. */\ntype ${insertType} = typeof ${names.table}.$inferInsert\n`
+    ? `\n/** ${article(spacedWords(model.name))} as an insert takes it: the types of its JSON fields. */\ntype ${insertType} = typeof ${names.table}.$inferInsert\n`
     : ''
   const createDoc = passwordColumn
     ? `/**\n * Body of \`POST /api/v1/${names.resource}\`. Unknown fields are rejected. \`password\` is hashed\n * by the app's \`hashPassword\` into \`${passwordColumn.name}\`: a hash is never taken from a caller.\n */`
@@ -615,10 +616,6 @@ ${update}
 /** `an order`, `a user`. */
 function article(noun: string): string {
   return `${/^[aeio]/.test(noun) ? 'An' : 'A'} ${noun}`
-}
-
-function words(name: string): string {
-  return name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase()
 }
 
 /** The index's `runListQuery` call, laid out as the formatter lays it out (its options hugged). */
