@@ -3,6 +3,7 @@ import type { ListQueryDefinition } from '../query/definition.ts'
 import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
 import { IDEMPOTENCY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from '../rest/idempotency.ts'
 import { softDeleteColumn, TRASHED_PARAM } from '../rest/soft-delete.ts'
+import { errorRefs } from './error-responses.ts'
 import type { JsonSchema, OpenApiOperation, OpenApiParameter } from './types.ts'
 
 /** What the bulk operations of a resource are described from. */
@@ -40,8 +41,6 @@ export function oneOrMany(item: JsonSchema): JsonSchema {
 export function bulkOperation(method: 'patch' | 'delete', context: BulkContext): OpenApiOperation {
   const { tag, model, plural, idSchema } = context
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
-  const errors = (...codes: string[]) =>
-    Object.fromEntries(codes.map((code) => [code, { $ref: `#/components/responses/${code}` }]))
   if (method === 'delete') {
     return {
       tags: [tag],
@@ -72,7 +71,7 @@ export function bulkOperation(method: 'patch' | 'delete', context: BulkContext):
             },
           },
         },
-        ...errors('400', '401', '404', '409', '422', '429'),
+        ...errorRefs('400', '401', '404', '409', '422', '429'),
       },
     }
   }
@@ -103,7 +102,7 @@ export function bulkOperation(method: 'patch' | 'delete', context: BulkContext):
           },
         },
       },
-      ...errors('400', '401', '404', '415', '422', '429'),
+      ...errorRefs('400', '401', '404', '415', '422', '429'),
     },
   }
 }
@@ -156,9 +155,7 @@ export function restoreOperation(tag: string, model: string, singular: string): 
           },
         },
       },
-      ...Object.fromEntries(
-        ['401', '404', '429'].map((code) => [code, { $ref: `#/components/responses/${code}` }]),
-      ),
+      ...errorRefs('401', '404', '429'),
     },
   }
 }
