@@ -4,6 +4,7 @@ import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
 import { IDEMPOTENCY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from '../rest/idempotency.ts'
 import { softDeleteColumn, TRASHED_PARAM } from '../rest/soft-delete.ts'
 import { errorRefs } from './error-responses.ts'
+import { schemaRef } from './operation-context.ts'
 import type { JsonSchema, OpenApiOperation, OpenApiParameter } from './types.ts'
 
 /** What the bulk operations of a resource are described from. */
@@ -40,7 +41,6 @@ export function oneOrMany(item: JsonSchema): JsonSchema {
  */
 export function bulkOperation(method: 'patch' | 'delete', context: BulkContext): OpenApiOperation {
   const { tag, model, plural, idSchema } = context
-  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
   if (method === 'delete') {
     return {
       tags: [tag],
@@ -97,7 +97,7 @@ export function bulkOperation(method: 'patch' | 'delete', context: BulkContext):
             schema: {
               type: 'object',
               required: ['data'],
-              properties: { data: { type: 'array', items: ref(model) } },
+              properties: { data: { type: 'array', items: schemaRef(model) } },
             },
           },
         },
@@ -150,7 +150,7 @@ export function restoreOperation(tag: string, model: string, singular: string): 
             schema: {
               type: 'object',
               required: ['data'],
-              properties: { data: { $ref: `#/components/schemas/${model}` } },
+              properties: { data: schemaRef(model) },
             },
           },
         },

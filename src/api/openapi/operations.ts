@@ -1,4 +1,3 @@
-import { getTableName } from 'drizzle-orm'
 import {
   camelCase,
   capitalize,
@@ -6,7 +5,6 @@ import {
   pascalCase,
   spacedWords,
 } from '../../db/models/inflect.ts'
-import { relationUnderPolicy } from '../query/definition.ts'
 import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
 import { aggregateOperation } from './aggregate.ts'
 import {
@@ -14,11 +12,11 @@ import {
   idempotencyKeyParameter,
   oneOrMany,
   restoreOperation,
-  trashedParameters,
 } from './bulk-operations.ts'
 import { errorRefs, errorResponse } from './error-responses.ts'
 import { toSchema } from './json-schema.ts'
-import { listQueryParameters } from './list-parameters.ts'
+import { listOperation } from './list-operation.ts'
+import { jsonResponse, type OperationContext, schemaRef } from './operation-context.ts'
 import { isAggregate, type Method, type Shape } from './route-shape.ts'
 import type { JsonSchema, OpenApiOperation, OpenApiParameter, OpenApiResource } from './types.ts'
 
@@ -35,139 +33,135 @@ export function describeOperation(
 ): OpenApiOperation {
   const { tag, resource, kind } = shape
   const model = resource?.model ?? modelName(tag)
-  const singular = spacedWords(model)
-  const plural = spacedWords(tag)
   const parameters = shape.params.map((name) => pathParameter(name, resource))
-  const base = { tags: [tag], ...(parameters.length > 0 ? { parameters } : {}) }
-  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
-  const response = (description: string, schema: JsonSchema) => ({
-    description,
-    content: { 'application/json': { schema } },
-  })
-  const recordSchema = resource
-    ? { type: 'object', required: ['data'], properties: { data: ref(model) } }
-    : undefined
-  const body = (schemaName: string) => ({
-    required: true,
-    content: { 'application/json': { schema: ref(schemaName) } },
-  })
-
-  if (kind === 'collection' && method === 'get') {
-    return {
-      ...base,
-      operationId: `list${pascalCase(tag)}`,
-      summary: `List ${plural}`,
-      parameters: resource?.query
-        ? [
-            ...pageParameters,
-            ...listQueryParameters(resource.query),
-            ...trashedParameters(resource.query),
-          ]
-        : pageParameters,
-      responses: {
-        '200': response(`A page of ${plural}.`, {
-          type: 'object',
-          required: ['data', 'meta', 'links'],
-          properties: {
-            data: { type: 'array', items: listItemSchema(resource, model, resources) },
-            // anyOf: a page's and a cursor page's links share their optional fields.
-            meta: resource?.query
-              ? { anyOf: [ref('PageMeta'), ref('CursorPageMeta')] }
-              : ref('PageMeta'),
-            links: resource?.query
-              ? { anyOf: [ref('PageLinks'), ref('CursorPageLinks')] }
-              : ref('PageLinks'),
-          },
-        }),
-        ...errorRefs('401', '422', '429'),
-      },
-    }
+  const o: OperationContext = {
+    method,
+    path,
+    shape,
+    resources,
+    tag,
+    resource,
+    model,
+    singular: spacedWords(model),
+    plural: spacedWords(tag),
+    base: { tags: [tag], ...(parameters.length > 0 ? { parameters } : {}) },
+    recordSchema: resource
+      ? { type: 'object', required: ['data'], properties: { data: schemaRef(model) } }
+      : undefined,
   }
-  if (kind === 'collection' && method === 'post') {
-    const created = recordSchema ?? { type: 'object' }
-    return {
-      ...base,
-      operationId: `create${model}`,
-      summary: `Create ${singular}`,
-      description: `One record as an object, or up to ${MAX_BULK_RECORDS} as an array (all or none), answered as \`{data: [...]}\`.`,
-      parameters: [idempotencyKeyParameter],
-      ...(resource?.create
-        ? {
-            requestBody: {
-              required: true,
-              content: jsonOf(oneOrMany(ref(`Create${model}Request`))),
-            },
-          }
-        : {}),
-      responses: {
-        '201': response(`The created ${singular}, or ${plural}.`, {
-          oneOf: [created, resource ? manyRecords(ref(model)) : { type: 'object' }],
-        }),
-        ...errorRefs('400', '401', '415', '422', '429'),
-        '409': errorResponse('A request with this Idempotency-Key is still in progress.'),
-      },
-    }
-  }
+  if (kind === 'collection' && method === 'get') return listOperation(o)
+  if (kind === 'collection' && method === 'post') return createOperation(o)
   if (kind === 'collection' && resource && (method === 'patch' || method === 'delete')) {
     return bulkOperation(method, {
       tag,
       model,
-      singular,
-      plural,
+      singular: o.singular,
+      plural: o.plural,
       idSchema: pathParameter('id', resource).schema,
       update: resource.update ? toSchema(resource.update, 'input') : undefined,
     })
   }
-  if (kind === 'item' && method === 'get') {
-    return {
-      ...base,
-      operationId: `show${model}`,
-      summary: `Get ${singular}`,
-      responses: {
-        '200': response(`The ${singular}.`, recordSchema ?? { type: 'object' }),
-        ...errorRefs('401', '404', '429'),
-      },
-    }
-  }
-  if (kind === 'item' && (method === 'put' || method === 'patch')) {
-    return {
-      ...base,
-      operationId: `${method === 'put' ? 'update' : 'patch'}${model}`,
-      summary: `Update ${singular}`,
-      ...(resource?.update ? { requestBody: body(`Update${model}Request`) } : {}),
-      responses: {
-        '200': response(`The updated ${singular}.`, recordSchema ?? { type: 'object' }),
-        ...errorRefs('400', '401', '404', '415', '422', '429'),
-      },
-    }
-  }
-  if (kind === 'item' && method === 'delete') {
-    return {
-      ...base,
-      operationId: `delete${model}`,
-      summary: `Delete ${singular}`,
-      responses: {
-        '200': response(`The ${singular} was deleted.`, ref('Deleted')),
-        ...errorRefs('401', '404', '409', '429'),
-      },
-    }
-  }
+  if (kind === 'item' && method === 'get') return showOperation(o)
+  if (kind === 'item' && (method === 'put' || method === 'patch')) return updateOperation(o)
+  if (kind === 'item' && method === 'delete') return deleteOperation(o)
   if (resource?.query && method === 'get' && shape.params.length === 0 && isAggregate(shape))
-    return aggregateOperation(tag, `aggregate${pascalCase(tag)}`, plural, resource.query)
+    return aggregateOperation(tag, `aggregate${pascalCase(tag)}`, o.plural, resource.query)
   if (resource && method === 'post' && shape.rest.join('/') === 'restore' && kind === 'other') {
-    return { ...base, ...restoreOperation(tag, model, singular) }
+    return { ...o.base, ...restoreOperation(tag, model, o.singular) }
   }
+  return customOperation(o)
+}
+
+/** `POST /{resource}`: one record, or up to `MAX_BULK_RECORDS` as an array. */
+function createOperation(o: OperationContext): OpenApiOperation {
+  const { resource, model, singular, plural } = o
+  const created = o.recordSchema ?? { type: 'object' }
+  return {
+    ...o.base,
+    operationId: `create${model}`,
+    summary: `Create ${singular}`,
+    description: `One record as an object, or up to ${MAX_BULK_RECORDS} as an array (all or none), answered as \`{data: [...]}\`.`,
+    parameters: [idempotencyKeyParameter],
+    ...(resource?.create
+      ? {
+          requestBody: {
+            required: true,
+            content: jsonOf(oneOrMany(schemaRef(`Create${model}Request`))),
+          },
+        }
+      : {}),
+    responses: {
+      '201': jsonResponse(`The created ${singular}, or ${plural}.`, {
+        oneOf: [created, resource ? manyRecords(schemaRef(model)) : { type: 'object' }],
+      }),
+      ...errorRefs('400', '401', '415', '422', '429'),
+      '409': errorResponse('A request with this Idempotency-Key is still in progress.'),
+    },
+  }
+}
+
+/** `GET /{resource}/{id}`. */
+function showOperation(o: OperationContext): OpenApiOperation {
+  return {
+    ...o.base,
+    operationId: `show${o.model}`,
+    summary: `Get ${o.singular}`,
+    responses: {
+      '200': jsonResponse(`The ${o.singular}.`, o.recordSchema ?? { type: 'object' }),
+      ...errorRefs('401', '404', '429'),
+    },
+  }
+}
+
+/** `PUT` or `PATCH /{resource}/{id}`. */
+function updateOperation(o: OperationContext): OpenApiOperation {
+  const { model, singular } = o
+  return {
+    ...o.base,
+    operationId: `${o.method === 'put' ? 'update' : 'patch'}${model}`,
+    summary: `Update ${singular}`,
+    ...(o.resource?.update
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: schemaRef(`Update${model}Request`) } },
+          },
+        }
+      : {}),
+    responses: {
+      '200': jsonResponse(`The updated ${singular}.`, o.recordSchema ?? { type: 'object' }),
+      ...errorRefs('400', '401', '404', '415', '422', '429'),
+    },
+  }
+}
+
+/** `DELETE /{resource}/{id}`. */
+function deleteOperation(o: OperationContext): OpenApiOperation {
+  return {
+    ...o.base,
+    operationId: `delete${o.model}`,
+    summary: `Delete ${o.singular}`,
+    responses: {
+      '200': jsonResponse(`The ${o.singular} was deleted.`, schemaRef('Deleted')),
+      ...errorRefs('401', '404', '409', '429'),
+    },
+  }
+}
+
+/** Any other route: a summary from its path (`Stats post`, `Get posts`), a generic answer. */
+function customOperation(o: OperationContext): OpenApiOperation {
+  const { shape, method, singular, plural } = o
   const action = shape.rest.length > 0 ? spacedWords(shape.rest.join(' ')) : ''
   const subject = shape.params.length > 0 ? singular : plural
   const summary = action
     ? `${capitalize(action)} ${subject}`
     : `${capitalize(VERBS[method])} ${subject}`
   return {
-    ...base,
-    operationId: camelCase(`${method} ${path.replace(/[{}]/g, ' ')}`),
+    ...o.base,
+    operationId: camelCase(`${method} ${o.path.replace(/[{}]/g, ' ')}`),
     summary,
     responses: {
-      '200': response('Success.', { type: 'object' }),
+      '200': jsonResponse('Success.', { type: 'object' }),
       ...errorRefs('401', '429'),
     },
   }
@@ -191,51 +185,6 @@ function pathParameter(name: string, resource: OpenApiResource | undefined): Ope
         : { type: 'string' }
   return { name, in: 'path', required: true, schema }
 }
-
-/** A record of a list: the resource, plus the relations `include=` may attach. */
-function listItemSchema(
-  resource: OpenApiResource | undefined,
-  model: string,
-  resources: Map<string, OpenApiResource>,
-): JsonSchema {
-  if (!resource) return { type: 'object' }
-  const ref = { $ref: `#/components/schemas/${model}` }
-  const relations = [...(resource.query?.relations.values() ?? [])]
-  if (relations.length === 0) return ref
-  const properties = Object.fromEntries(
-    relations.map((relation) => {
-      const related = resources.get(getTableName(relation.table))
-      const item = related ? { $ref: `#/components/schemas/${related.model}` } : { type: 'object' }
-      const { readScope } = relationUnderPolicy(relation)
-      const needs = readScope === undefined ? '' : ` (the key needs ${readScope})`
-      const description = `With \`include=${relation.name}\`${needs}.`
-      return [
-        relation.name,
-        relation.kind === 'has-many'
-          ? { type: 'array', items: item, maxItems: relation.limit, description }
-          : { type: 'object', allOf: [item], nullable: true, description },
-      ]
-    }),
-  )
-  return { allOf: [ref, { type: 'object', properties }] }
-}
-
-const pageParameters: OpenApiParameter[] = [
-  {
-    name: 'page',
-    in: 'query',
-    required: false,
-    description: 'Page number, from 1.',
-    schema: { type: 'integer', minimum: 1, default: 1 },
-  },
-  {
-    name: 'per_page',
-    in: 'query',
-    required: false,
-    description: 'Records per page; values above 100 are lowered to 100.',
-    schema: { type: 'integer', minimum: 1, default: 15 },
-  },
-]
 
 const jsonOf = (schema: JsonSchema) => ({ 'application/json': { schema } })
 
