@@ -36,6 +36,8 @@ export interface RoundsOptions {
   connections?: number
   /** wrk threads. Default 1. */
   threads?: number
+  /** A pause before each request on each connection, ms (`LoadOptions.pauseMs`). Default 0. */
+  pauseMs?: number
   /** Other CPU counters (µs used so far), read around every burst: Redis's `INFO cpu`, … */
   cpuProbes?: Record<string, () => number | Promise<number>>
   /** Called after every burst (progress on stderr by default). */
@@ -98,6 +100,7 @@ async function burst(
     connections: options.connections ?? 50,
     threads: options.threads ?? 1,
     seconds,
+    pauseMs: options.pauseMs ?? 0,
   })
   const cpuUs = processCpuUs(target.pid) - cpuBefore
   const probesAfter = await Promise.all(probes.map(([, probe]) => probe()))

@@ -6,6 +6,14 @@
 
 local path = os.getenv("KILN_WRK_REQUESTS")
 local thread_count = tonumber(os.getenv("KILN_WRK_THREADS") or "1")
+-- A pause before each request (ms): each connection then offers a steady rate below the
+-- server's capacity instead of the next request the moment the last is answered.
+local pause_ms = tonumber(os.getenv("KILN_WRK_PAUSE_MS") or "0")
+if pause_ms > 0 then
+  function delay()
+    return pause_ms
+  end
+end
 local threads = {}
 
 function setup(thread)

@@ -24,6 +24,12 @@ export interface LoadOptions {
   seconds: number
   /** wrk threads (`-t`); one is plenty against one server on a small machine. */
   threads?: number
+  /**
+   * A pause before each request on each connection, ms (wrk's `delay()`): the load offered is
+   * then about `connections / (pause + latency)` requests per second, not as many as the server
+   * can answer. Default 0 (a closed loop at full speed).
+   */
+  pauseMs?: number
 }
 
 export interface LoadResult {
@@ -131,7 +137,12 @@ export async function runWrk(
         'wrk',
         args,
         {
-          env: { ...process.env, KILN_WRK_REQUESTS: file, KILN_WRK_THREADS: String(threads) },
+          env: {
+            ...process.env,
+            KILN_WRK_REQUESTS: file,
+            KILN_WRK_THREADS: String(threads),
+            KILN_WRK_PAUSE_MS: String(Math.round(options.pauseMs ?? 0)),
+          },
           maxBuffer: 16 * 2 ** 20,
         },
         (error, out, err) =>

@@ -1,3 +1,4 @@
+import { pascalCase } from '../../db/models/inflect.ts'
 import type { JsonSchema } from '../openapi/types.ts'
 
 /**
@@ -31,7 +32,7 @@ export function generateApiClient(document: unknown): string {
   const resources = collectResources(doc)
   const clientMembers: string[] = []
   for (const resource of resources) {
-    const r = pascal(resource.name)
+    const r = pascalCase(resource.name)
     const methods: string[] = []
     const result = (kind: string, op: Located, success = successType(op.operation)) => {
       const name = `${r}${kind}Result`
@@ -407,14 +408,6 @@ function typeName(name: string): string {
   const cleaned = name.replace(/[^A-Za-z0-9_]/g, '_')
   const safe = /^[0-9]/.test(cleaned) ? `_${cleaned}` : cleaned
   return GLOBALS.has(safe) ? `Api${safe}` : safe
-}
-
-function pascal(name: string): string {
-  return name
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
-    .join('')
 }
 
 /** `/api/v1/posts/{id}` → `` `/api/v1/posts/${encodeURIComponent(String(id))}` ``. */

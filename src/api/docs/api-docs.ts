@@ -1,7 +1,7 @@
 import { Hono } from 'hono'
 import { securityHeaderValues } from '../../core/http/security-headers.ts'
-import { buildOpenApiDocument, type OpenApiResource, type RouteInfo } from '../openapi/build.ts'
-import type { OpenApiDocument } from '../openapi/types.ts'
+import { buildOpenApiDocument } from '../openapi/build.ts'
+import type { OpenApiDocument, OpenApiResource, RouteInfo } from '../openapi/types.ts'
 import { type OpenApi31Document, toOpenApi31 } from '../openapi/version.ts'
 import { DOCS_CSP, hasRedoc, redocHtml, redocScript } from './redoc-page.ts'
 

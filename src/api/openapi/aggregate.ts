@@ -1,5 +1,6 @@
 import type { ListQueryDefinition, QueryField } from '../query/definition.ts'
-import { filterParameter, valueSchema } from './list-parameters.ts'
+import { errorRefs } from './error-responses.ts'
+import { filterParameter, searchParameters, valueSchema } from './list-parameters.ts'
 import type { JsonSchema, OpenApiOperation, OpenApiParameter } from './types.ts'
 
 /**
@@ -52,15 +53,7 @@ export function aggregateOperation(
     })
   }
   parameters.push(filterParameter(definition))
-  if (definition.search.length > 0) {
-    parameters.push({
-      name: 'search',
-      in: 'query',
-      required: false,
-      description: `Records whose ${definition.search.map((f) => f.name).join(', ')} contain the words.`,
-      schema: { type: 'string', maxLength: limits.maxValueLength },
-    })
-  }
+  parameters.push(...searchParameters(definition))
   const byField = (fields: Map<string, QueryField>, schema: (field: QueryField) => JsonSchema) => ({
     type: 'object',
     properties: Object.fromEntries(
@@ -110,9 +103,7 @@ export function aggregateOperation(
           },
         },
       },
-      '401': { $ref: '#/components/responses/401' },
-      '422': { $ref: '#/components/responses/422' },
-      '429': { $ref: '#/components/responses/429' },
+      ...errorRefs('401', '422', '429'),
     },
   }
 }

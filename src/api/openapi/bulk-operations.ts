@@ -1,7 +1,10 @@
+import { pascalCase } from '../../db/models/inflect.ts'
 import type { ListQueryDefinition } from '../query/definition.ts'
 import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
 import { IDEMPOTENCY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from '../rest/idempotency.ts'
 import { softDeleteColumn, TRASHED_PARAM } from '../rest/soft-delete.ts'
+import { errorRefs } from './error-responses.ts'
+import { schemaRef } from './operation-context.ts'
 import type { JsonSchema, OpenApiOperation, OpenApiParameter } from './types.ts'
 
 /** What the bulk operations of a resource are described from. */
@@ -38,13 +41,10 @@ export function oneOrMany(item: JsonSchema): JsonSchema {
  */
 export function bulkOperation(method: 'patch' | 'delete', context: BulkContext): OpenApiOperation {
   const { tag, model, plural, idSchema } = context
-  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
-  const errors = (...codes: string[]) =>
-    Object.fromEntries(codes.map((code) => [code, { $ref: `#/components/responses/${code}` }]))
   if (method === 'delete') {
     return {
       tags: [tag],
-      operationId: `delete${pascalPlural(tag)}`,
+      operationId: `delete${pascalCase(tag)}`,
       summary: `Delete ${plural} by id`,
       description: `Deletes every record named, in one transaction: all or none. At most ${MAX_BULK_RECORDS} ids.`,
       parameters: [
@@ -71,14 +71,14 @@ export function bulkOperation(method: 'patch' | 'delete', context: BulkContext):
             },
           },
         },
-        ...errors('400', '401', '404', '409', '422', '429'),
+        ...errorRefs('400', '401', '404', '409', '422', '429'),
       },
     }
   }
   const changes = withId(context.update, idSchema)
   return {
     tags: [tag],
-    operationId: `update${pascalPlural(tag)}`,
+    operationId: `update${pascalCase(tag)}`,
     summary: `Update ${plural} by id`,
     description: `Applies each item's changes to the record its \`id\` names, in one transaction: all or none. At most ${MAX_BULK_RECORDS} items, each changing at least one field.`,
     requestBody: {
@@ -97,12 +97,12 @@ export function bulkOperation(method: 'patch' | 'delete', context: BulkContext):
             schema: {
               type: 'object',
               required: ['data'],
-              properties: { data: { type: 'array', items: ref(model) } },
+              properties: { data: { type: 'array', items: schemaRef(model) } },
             },
           },
         },
       },
-      ...errors('400', '401', '404', '415', '422', '429'),
+      ...errorRefs('400', '401', '404', '415', '422', '429'),
     },
   }
 }
@@ -118,14 +118,6 @@ function withId(update: JsonSchema | undefined, idSchema: JsonSchema): JsonSchem
     properties: { id: idSchema, ...(base.properties ?? {}) },
     required: ['id', ...(base.required ?? []).filter((name) => name !== 'id')],
   }
-}
-
-function pascalPlural(tag: string): string {
-  return tag
-    .split(/[_\-\s]+/)
-    .filter(Boolean)
-    .map((part) => part[0]!.toUpperCase() + part.slice(1))
-    .join('')
 }
 
 /** `filter[trashed]` on the list of a soft-deleting resource (one with a `deleted_at` column). */
@@ -158,14 +150,12 @@ export function restoreOperation(tag: string, model: string, singular: string): 
             schema: {
               type: 'object',
               required: ['data'],
-              properties: { data: { $ref: `#/components/schemas/${model}` } },
+              properties: { data: schemaRef(model) },
             },
           },
         },
       },
-      ...Object.fromEntries(
-        ['401', '404', '429'].map((code) => [code, { $ref: `#/components/responses/${code}` }]),
-      ),
+      ...errorRefs('401', '404', '429'),
     },
   }
 }

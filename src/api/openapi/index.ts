@@ -1,19 +1,21 @@
-export {
-  buildOpenApiDocument,
-  type OpenApiOptions,
-  type OpenApiResource,
-  type RouteInfo,
-  toOpenApiPath,
-  toSchema,
-} from './build.ts'
+export { buildOpenApiDocument, type OpenApiOptions } from './build.ts'
 export {
   describeRoute,
   type RouteDescription,
   type RouteResponse,
   routeDescription,
 } from './describe-route.ts'
+export { toSchema } from './json-schema.ts'
 export { listQueryParameters } from './list-parameters.ts'
-export type { JsonSchema, OpenApiDocument, OpenApiOperation, OpenApiParameter } from './types.ts'
+export { toOpenApiPath } from './route-shape.ts'
+export type {
+  JsonSchema,
+  OpenApiDocument,
+  OpenApiOperation,
+  OpenApiParameter,
+  OpenApiResource,
+  RouteInfo,
+} from './types.ts'
 export {
   type OpenApi31Document,
   type OpenApiVersion,

@@ -65,15 +65,7 @@ export function listQueryParameters(definition: ListQueryDefinition): OpenApiPar
       schema: { ...commaList(relations), maxItems: limits.maxIncludes },
     })
   }
-  if (definition.search.length > 0) {
-    parameters.push({
-      name: 'search',
-      in: 'query',
-      required: false,
-      description: `Records whose ${definition.search.map((f) => f.name).join(', ')} contain the words.`,
-      schema: { type: 'string', maxLength: limits.maxValueLength },
-    })
-  }
+  parameters.push(...searchParameters(definition))
   // Cursors need a primary key: a resource without one pages by number only.
   if (definition.keyed) {
     parameters.push({
@@ -143,6 +135,19 @@ export function filterParameter(definition: ListQueryDefinition): OpenApiParamet
   }
 }
 
+/** `search`, when the definition names fields to search: a list's parameter and an aggregate's. */
+export function searchParameters(definition: ListQueryDefinition): OpenApiParameter[] {
+  if (definition.search.length === 0) return []
+  return [
+    {
+      name: 'search',
+      in: 'query',
+      required: false,
+      description: `Records whose ${definition.search.map((f) => f.name).join(', ')} contain the words.`,
+      schema: { type: 'string', maxLength: definition.limits.maxValueLength },
+    },
+  ]
+}
 /** How the sort parameter's description names the keys always added last. */
 function tieBreakerText({ tieBreaker, keyed }: ListQueryDefinition): string {
   const names = tieBreaker.map((field) => `\`${field.name}\``).join(', ')

@@ -1,3 +1,36 @@
+import type { z } from 'zod'
+import type { ListQueryDefinition } from '../query/definition.ts'
+
+/** A resource of the API, as the generated module index describes it. */
+export interface OpenApiResource {
+  /** Plural, lowercase path segment and tag: `posts`, `blog_posts`. */
+  name: string
+  /** Model name, singular PascalCase: `BlogPost`. Names the schemas and summaries. */
+  model: string
+  /** The record as the API returns it (excluded fields absent). */
+  schema: z.ZodType
+  /** Body of `POST /{resource}`. */
+  create?: z.ZodType
+  /** Body of `PUT /{resource}/{id}`. */
+  update?: z.ZodType
+  /** JSON type of `{id}` (default integer): the primary key's type. */
+  idType?: 'integer' | 'string' | 'uuid'
+  description?: string
+  /** The list's query allow-lists (`defineListQuery`): documents filter, sort, fields, include… */
+  query?: ListQueryDefinition
+}
+
+/** A registered route: what Hono's `app.routes` lists. */
+export interface RouteInfo {
+  method: string
+  path: string
+  /**
+   * The handler or middleware; one from `describeRoute` documents the route, a `scopeGuard`
+   * the scopes the operation needs.
+   */
+  handler?: unknown
+}
+
 /** The parts of an OpenAPI 3.0 document kiln writes (loosely typed beyond them). */
 export interface OpenApiDocument {
   openapi: '3.0.3'

@@ -123,6 +123,27 @@ export function splitWords(name: string): string[] {
     .map((word) => word.toLowerCase())
 }
 
+/** `blog_posts`, `BlogPost` → `blog posts`, `blog post`: a name as the words of a sentence. */
+export function spacedWords(name: string): string {
+  return splitWords(name).join(' ')
+}
+
+/** `post` → `Post`, `list posts` → `List posts`: the first letter upper case, the rest as is. */
+export function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1)
+}
+
+/** `blog_posts`, `blog-posts`, `blogPosts` → `BlogPosts`. */
+export function pascalCase(name: string): string {
+  return splitWords(name).map(capitalize).join('')
+}
+
+/** `blog_posts`, `BlogPosts`, `get /api/v1/posts` → `blogPosts`, `blogPosts`, `getApiV1Posts`. */
+export function camelCase(name: string): string {
+  const [first = '', ...rest] = splitWords(name)
+  return first + rest.map(capitalize).join('')
+}
+
 function withLastWord(name: string, inflect: (word: string) => string): string[] {
   const words = splitWords(name)
   const last = words.pop()
@@ -131,9 +152,7 @@ function withLastWord(name: string, inflect: (word: string) => string): string[]
 
 /** The model name of a table: PascalCase singular (`blog_posts` → `BlogPost`, `people` → `Person`). */
 export function modelName(tableName: string): string {
-  return withLastWord(tableName, singularize)
-    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
-    .join('')
+  return withLastWord(tableName, singularize).map(capitalize).join('')
 }
 
 /**

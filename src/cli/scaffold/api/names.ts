@@ -1,4 +1,4 @@
-import { splitWords } from '../../../db/models/inflect.ts'
+import { camelCase, splitWords } from '../../../db/models/inflect.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
 
 /** The identifiers and file names generated for one model. */
@@ -92,14 +92,10 @@ const RESERVED = new Set([
   'password',
 ])
 
-function camel(words: string[]): string {
-  return words.map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join('')
-}
-
 export function modelNames(model: ModelInfo): ModelNames {
   const singular = splitWords(model.name)
   const plural = splitWords(model.resource)
-  const variable = camel(singular)
+  const variable = camelCase(model.name)
   return {
     model: model.name,
     resource: model.resource,
@@ -111,8 +107,8 @@ export function modelNames(model: ModelInfo): ModelNames {
           ? 'row'
           : 'record'
         : variable,
-    controller: `${camel(plural)}Controller`,
-    query: `${camel(plural)}Query`,
+    controller: `${camelCase(model.resource)}Controller`,
+    query: `${camelCase(model.resource)}Query`,
     resourceType: `${model.name}Resource`,
     toResource: `to${model.name}Resource`,
     createRequest: `Create${model.name}Request`,

@@ -5,11 +5,11 @@ import type { ColumnInfo } from '../../../db/models/columns.ts'
 import { isCredentialField } from '../../../db/models/credentials.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
 import { apiKeysTemplate, moduleIndexTemplate, routesTemplate } from './app-templates.ts'
+import { controllerTemplate } from './controller-template.ts'
 import { relationsOf } from './list-query.ts'
 import { apiKeysMigration, planApiKeysMigration } from './migration.ts'
 import { modelNames } from './names.ts'
 import {
-  controllerTemplate,
   type ModelTemplateInput,
   requestTemplate,
   resourceTemplate,
