@@ -103,7 +103,7 @@ export function aggregateOperation(
           },
         },
       },
-      ...errorRefs('401', '422', '429'),
+      ...errorRefs('unauthenticated', 'validation_failed', 'too_many_requests'),
     },
   }
 }

@@ -71,7 +71,14 @@ export function bulkOperation(method: 'patch' | 'delete', context: BulkContext):
             },
           },
         },
-        ...errorRefs('400', '401', '404', '409', '422', '429'),
+        ...errorRefs(
+          'bad_request',
+          'unauthenticated',
+          'not_found',
+          'conflict',
+          'validation_failed',
+          'too_many_requests',
+        ),
       },
     }
   }
@@ -102,7 +109,15 @@ export function bulkOperation(method: 'patch' | 'delete', context: BulkContext):
           },
         },
       },
-      ...errorRefs('400', '401', '404', '415', '422', '429'),
+      ...errorRefs(
+        'bad_request',
+        'unauthenticated',
+        'not_found',
+        'payload_too_large',
+        'unsupported_media_type',
+        'validation_failed',
+        'too_many_requests',
+      ),
     },
   }
 }
@@ -155,7 +170,7 @@ export function restoreOperation(tag: string, model: string, singular: string): 
           },
         },
       },
-      ...errorRefs('401', '404', '429'),
+      ...errorRefs('unauthenticated', 'not_found', 'too_many_requests'),
     },
   }
 }

@@ -1,3 +1,4 @@
+import { type KilnErrorCode, statusOf } from '../../core/error-catalogue.ts'
 import type { JsonSchema } from './types.ts'
 
 /*
@@ -31,18 +32,42 @@ export const errorResponse = (description: string, schema = 'Error') => ({
   content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
 })
 
-export const sharedResponses: Record<string, unknown> = {
-  '400': errorResponse('Malformed JSON body.'),
-  '401': errorResponse('Missing, unknown, revoked or expired API key.'),
-  '403': errorResponse('The API key lacks a scope this operation needs.'),
-  '404': errorResponse('No record with this identifier.'),
-  '409': errorResponse('The record is still referenced by other records.'),
-  '415': errorResponse('The body is not application/json.'),
-  '422': errorResponse('The request failed validation.', 'ValidationError'),
-  '429': errorResponse('Too many requests; retry after the `Retry-After` seconds.'),
-}
+/**
+ * The answers an API route may fail with, by code: the catalogue (`ERROR_CATALOGUE`) gives each
+ * its status; the description says when this API answers it.
+ */
+const API_ERRORS = {
+  bad_request: 'Malformed JSON body.',
+  unauthenticated: 'Missing, unknown, revoked or expired API key.',
+  forbidden: 'The API key lacks a scope this operation needs.',
+  not_found: 'No record with this identifier.',
+  conflict: 'The record is still referenced by other records.',
+  payload_too_large: 'The body is larger than the API accepts.',
+  unsupported_media_type: 'The body is not application/json.',
+  validation_failed: 'The request failed validation.',
+  too_many_requests: 'Too many requests; retry after the `Retry-After` seconds.',
+} as const satisfies Partial<Record<KilnErrorCode, string>>
 
-/** An operation's error responses: `errorRefs('401', '429')` → `{ 401: { $ref }, 429: { $ref } }`. */
-export function errorRefs(...codes: string[]): Record<string, { $ref: string }> {
-  return Object.fromEntries(codes.map((code) => [code, { $ref: `#/components/responses/${code}` }]))
+/** A code an API operation documents among its error responses. */
+export type ApiErrorCode = keyof typeof API_ERRORS
+
+/** The shared error responses, by status, as `components.responses`. */
+export const sharedResponses: Record<string, unknown> = Object.fromEntries(
+  Object.entries(API_ERRORS).map(([code, description]) => [
+    String(statusOf(code as ApiErrorCode)),
+    errorResponse(description, code === 'validation_failed' ? 'ValidationError' : 'Error'),
+  ]),
+)
+
+/**
+ * An operation's error responses, by the codes it can answer with:
+ * `errorRefs('unauthenticated', 'too_many_requests')` → `{ 401: { $ref }, 429: { $ref } }`.
+ */
+export function errorRefs(...codes: ApiErrorCode[]): Record<string, { $ref: string }> {
+  return Object.fromEntries(
+    codes.map((code) => {
+      const status = String(statusOf(code))
+      return [status, { $ref: `#/components/responses/${status}` }]
+    }),
+  )
 }

@@ -36,7 +36,7 @@ export function listOperation(o: OperationContext): OpenApiOperation {
             : schemaRef('PageLinks'),
         },
       }),
-      ...errorRefs('401', '422', '429'),
+      ...errorRefs('unauthenticated', 'validation_failed', 'too_many_requests'),
     },
   }
 }

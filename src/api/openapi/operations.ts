@@ -94,7 +94,14 @@ function createOperation(o: OperationContext): OpenApiOperation {
       '201': jsonResponse(`The created ${singular}, or ${plural}.`, {
         oneOf: [created, resource ? manyRecords(schemaRef(model)) : { type: 'object' }],
       }),
-      ...errorRefs('400', '401', '415', '422', '429'),
+      ...errorRefs(
+        'bad_request',
+        'unauthenticated',
+        'payload_too_large',
+        'unsupported_media_type',
+        'validation_failed',
+        'too_many_requests',
+      ),
       '409': errorResponse('A request with this Idempotency-Key is still in progress.'),
     },
   }
@@ -108,7 +115,7 @@ function showOperation(o: OperationContext): OpenApiOperation {
     summary: `Get ${o.singular}`,
     responses: {
       '200': jsonResponse(`The ${o.singular}.`, o.recordSchema ?? { type: 'object' }),
-      ...errorRefs('401', '404', '429'),
+      ...errorRefs('unauthenticated', 'not_found', 'too_many_requests'),
     },
   }
 }
@@ -130,7 +137,15 @@ function updateOperation(o: OperationContext): OpenApiOperation {
       : {}),
     responses: {
       '200': jsonResponse(`The updated ${singular}.`, o.recordSchema ?? { type: 'object' }),
-      ...errorRefs('400', '401', '404', '415', '422', '429'),
+      ...errorRefs(
+        'bad_request',
+        'unauthenticated',
+        'not_found',
+        'payload_too_large',
+        'unsupported_media_type',
+        'validation_failed',
+        'too_many_requests',
+      ),
     },
   }
 }
@@ -143,7 +158,7 @@ function deleteOperation(o: OperationContext): OpenApiOperation {
     summary: `Delete ${o.singular}`,
     responses: {
       '200': jsonResponse(`The ${o.singular} was deleted.`, schemaRef('Deleted')),
-      ...errorRefs('401', '404', '409', '429'),
+      ...errorRefs('unauthenticated', 'not_found', 'conflict', 'too_many_requests'),
     },
   }
 }
@@ -162,7 +177,7 @@ function customOperation(o: OperationContext): OpenApiOperation {
     summary,
     responses: {
       '200': jsonResponse('Success.', { type: 'object' }),
-      ...errorRefs('401', '429'),
+      ...errorRefs('unauthenticated', 'too_many_requests'),
     },
   }
 }

@@ -85,5 +85,5 @@ export function addScopes(
   // The route's own description (describeRoute) stays; the scope sentence follows it.
   const own = (operation.description ?? '').replace(/\s*Needs an API key with the scope.*$/s, '')
   operation.description = own ? `${own}\n\n${sentence}` : sentence
-  Object.assign(operation.responses, errorRefs('403'))
+  Object.assign(operation.responses, errorRefs('forbidden'))
 }
