@@ -3,7 +3,7 @@ import type { ListQueryDefinition } from '../query/definition.ts'
 import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
 import { IDEMPOTENCY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from '../rest/idempotency.ts'
 import { softDeleteColumn, TRASHED_PARAM } from '../rest/soft-delete.ts'
-import { errorRefs } from './error-responses.ts'
+import { BODY_ERRORS, errorRefs } from './error-responses.ts'
 import { schemaRef } from './operation-context.ts'
 import type { JsonSchema, OpenApiOperation, OpenApiParameter } from './types.ts'
 
@@ -109,15 +109,7 @@ export function bulkOperation(method: 'patch' | 'delete', context: BulkContext):
           },
         },
       },
-      ...errorRefs(
-        'bad_request',
-        'unauthenticated',
-        'not_found',
-        'payload_too_large',
-        'unsupported_media_type',
-        'validation_failed',
-        'too_many_requests',
-      ),
+      ...errorRefs('unauthenticated', 'not_found', 'too_many_requests', ...BODY_ERRORS),
     },
   }
 }

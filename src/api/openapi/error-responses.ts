@@ -51,6 +51,17 @@ const API_ERRORS = {
 /** A code an API operation documents among its error responses. */
 export type ApiErrorCode = keyof typeof API_ERRORS
 
+/**
+ * What an operation that reads a JSON body can answer besides its own errors: a malformed body,
+ * one past the body limit, one that is not JSON, one that fails validation.
+ */
+export const BODY_ERRORS = [
+  'bad_request',
+  'payload_too_large',
+  'unsupported_media_type',
+  'validation_failed',
+] as const satisfies readonly ApiErrorCode[]
+
 /** The shared error responses, by status, as `components.responses`. */
 export const sharedResponses: Record<string, unknown> = Object.fromEntries(
   Object.entries(API_ERRORS).map(([code, description]) => [

@@ -13,7 +13,7 @@ import {
   oneOrMany,
   restoreOperation,
 } from './bulk-operations.ts'
-import { errorRefs, errorResponse } from './error-responses.ts'
+import { BODY_ERRORS, errorRefs, errorResponse } from './error-responses.ts'
 import { toSchema } from './json-schema.ts'
 import { listOperation } from './list-operation.ts'
 import { jsonResponse, type OperationContext, schemaRef } from './operation-context.ts'
@@ -94,14 +94,7 @@ function createOperation(o: OperationContext): OpenApiOperation {
       '201': jsonResponse(`The created ${singular}, or ${plural}.`, {
         oneOf: [created, resource ? manyRecords(schemaRef(model)) : { type: 'object' }],
       }),
-      ...errorRefs(
-        'bad_request',
-        'unauthenticated',
-        'payload_too_large',
-        'unsupported_media_type',
-        'validation_failed',
-        'too_many_requests',
-      ),
+      ...errorRefs('unauthenticated', 'too_many_requests', ...BODY_ERRORS),
       '409': errorResponse('A request with this Idempotency-Key is still in progress.'),
     },
   }
@@ -137,15 +130,7 @@ function updateOperation(o: OperationContext): OpenApiOperation {
       : {}),
     responses: {
       '200': jsonResponse(`The updated ${singular}.`, o.recordSchema ?? { type: 'object' }),
-      ...errorRefs(
-        'bad_request',
-        'unauthenticated',
-        'not_found',
-        'payload_too_large',
-        'unsupported_media_type',
-        'validation_failed',
-        'too_many_requests',
-      ),
+      ...errorRefs('unauthenticated', 'not_found', 'too_many_requests', ...BODY_ERRORS),
     },
   }
 }
