@@ -1,5 +1,6 @@
 import { and, type Column, eq, getTableColumns, type SQL, sql } from 'drizzle-orm'
 import type { Dialect } from '../../db/index.ts'
+import { classifyColumn } from '../../db/models/columns.ts'
 import { ToolError } from '../tool-error.ts'
 import type { McpCaller, ModelAccess } from './access.ts'
 import {
@@ -149,7 +150,7 @@ export function readClock(dialect: Dialect): (column: McpColumn) => unknown {
   return (column) => {
     if (column.dataType !== 'date' && column.dataType !== 'string') return undefined
     if (dialect === 'postgres') {
-      return /with time zone/i.test(column.sqlType) ? sql`now()` : sql`now() at time zone 'utc'`
+      return classifyColumn(column).withTimeZone ? sql`now()` : sql`now() at time zone 'utc'`
     }
     return column.dataType === 'date' ? now : now.toISOString()
   }
