@@ -56,7 +56,13 @@ export function parseData(
       continue
     }
     try {
-      values.set(column, coerceValue(column, value, enumValuesOf(model, column)))
+      values.set(
+        column,
+        coerceValue(column, value, {
+          enumValues: enumValuesOf(model, column),
+          dialect: model.dialect,
+        }),
+      )
     } catch (error) {
       if (!(error instanceof FieldValueError)) throw error
       problems.push(`${name}: ${error.message}`)
@@ -93,7 +99,7 @@ export function tenantOf(
   const column = access.tenantColumn
   if (caller?.tenantId === undefined || !column) return undefined
   try {
-    return { column, value: coerceValue(column, caller.tenantId) }
+    return { column, value: coerceValue(column, caller.tenantId, { dialect: model.dialect }) }
   } catch {
     throw new ToolError(`Your tenant cannot be matched to ${model.resource}.${column.name}`)
   }
@@ -116,7 +122,7 @@ export function rowCondition(
 ): SQL {
   let value: unknown
   try {
-    value = coerceValue({ ...key, nullable: false }, id)
+    value = coerceValue({ ...key, nullable: false }, id, { dialect: model.dialect })
   } catch (error) {
     if (!(error instanceof FieldValueError)) throw error
     throw new ToolError(`id: ${error.message}`)

@@ -2,6 +2,7 @@ import type { z } from 'zod'
 import { decimal, int64 } from '../../api/rest/column-values.ts'
 import { BODY_FIELD, fieldErrors } from '../../api/rest/validation.ts'
 import { validationMessage } from '../../api/rest/validation-messages.ts'
+import type { Dialect } from '../../db/database.ts'
 import { type ColumnClass, classifyColumn, UUID_PATTERN } from '../../db/models/columns.ts'
 import type { McpColumn } from './models.ts'
 
@@ -19,13 +20,15 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2
 export function coerceValue(
   column: McpColumn,
   value: unknown,
-  enumValues: readonly string[] | undefined = column.enumValues,
+  options: { enumValues?: readonly string[] | undefined; dialect?: Dialect | undefined } = {},
 ): unknown {
+  const { enumValues = column.enumValues, dialect } = options
   if (value === null) {
     if (!column.nullable) throw new FieldValueError('must not be null')
     return null
   }
-  const kind = classifyColumn(column)
+  // The dialect decides an integer's width: SQLite's are all 64-bit.
+  const kind = classifyColumn(column, dialect)
   // numeric(p, s) in any mode, and 64-bit integers: the very rules of the REST requests.
   if (kind.kind === 'numeric') return coerceDecimal(column, kind, value)
   switch (column.dataType) {
