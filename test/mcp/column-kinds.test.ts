@@ -2,6 +2,8 @@ import { getTableColumns, sql } from 'drizzle-orm'
 import { numeric, pgTable, text as pgText } from 'drizzle-orm/pg-core'
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildListQuery } from '../../src/api/query/definition.ts'
+import { planListQuery } from '../../src/api/query/plan.ts'
 import { requestSchema } from '../../src/cli/scaffold/api/fields.ts'
 import { silentLogger } from '../../src/core/index.ts'
 import { createDatabase, createModelRegistry, type SqliteDatabase } from '../../src/db/index.ts'
@@ -71,5 +73,16 @@ describe('numeric arrays', () => {
     expect(requestSchema(info, 'postgres', 'NewPrice', 'prices')).toBe(
       'z.array(decimal({ precision: 10, scale: 2 }))',
     )
+  })
+})
+
+describe('list filters on SQLite integers', () => {
+  const definition = buildListQuery(jobs, { fields: ['id', 'bytes'], filter: ['bytes'] })
+  const plan = (query: string) => planListQuery(definition, new URLSearchParams(query), {})
+
+  it('take values beyond 32 bits, as SQLite keeps them', () => {
+    expect(plan('filter[bytes][gt]=5000000000').filters[0]).toMatchObject({
+      values: [5_000_000_000],
+    })
   })
 })

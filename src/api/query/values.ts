@@ -1,3 +1,4 @@
+import type { Dialect } from '../../db/database.ts'
 import { type ColumnInfo, classifyColumn, UUID_PATTERN } from '../../db/models/columns.ts'
 
 /**
@@ -89,8 +90,9 @@ export function parseFieldValue(
   kind: FieldKind,
   column: ColumnInfo,
   raw: string,
-  enumValues?: readonly string[],
+  options: { enumValues?: readonly string[]; dialect?: Dialect } = {},
 ): unknown {
+  const { enumValues, dialect } = options
   switch (kind) {
     case 'text':
       return raw
@@ -103,7 +105,7 @@ export function parseFieldValue(
       if (!UUID_PATTERN.test(raw)) throw new FieldValueError('must be a UUID')
       return raw
     case 'integer':
-      return parseInteger(column, raw)
+      return parseInteger(column, raw, dialect)
     case 'number': {
       const value = NUMBER.test(raw) ? Number(raw) : Number.NaN
       if (!Number.isFinite(value)) throw new FieldValueError('must be a number')
@@ -134,10 +136,11 @@ export function parseFieldValue(
   }
 }
 
-function parseInteger(column: ColumnInfo, raw: string): number {
+function parseInteger(column: ColumnInfo, raw: string, dialect: Dialect | undefined): number {
   const value = INTEGER.test(raw) ? Number(raw) : Number.NaN
   if (!Number.isSafeInteger(value)) throw new FieldValueError('must be a whole number')
-  const { bits } = classifyColumn(column)
+  // The dialect decides the width: every SQLite integer is 64-bit.
+  const { bits } = classifyColumn(column, dialect)
   const bound = bits === 16 || bits === 32 ? 2 ** (bits - 1) : 0
   if (bound > 0 && (value >= bound || value < -bound)) throw new FieldValueError('is out of range')
   return value
