@@ -145,10 +145,5 @@ function coerceDate(value: unknown): Date {
   return date
 }
 
-/** A database value as JSON: dates as ISO strings, bigints and buffers as strings. */
-export function toJsonValue(value: unknown): unknown {
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString()
-  if (typeof value === 'bigint') return value.toString()
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64')
-  return value
-}
+/** A database value as JSON: the list queries' own conversion, so both answer alike. */
+export { toJsonValue } from '../../api/query/values.ts'
