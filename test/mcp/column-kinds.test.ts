@@ -9,7 +9,8 @@ import { silentLogger } from '../../src/core/index.ts'
 import { createDatabase, createModelRegistry, type SqliteDatabase } from '../../src/db/index.ts'
 import { describeColumn } from '../../src/db/models/columns.ts'
 import { coerceValue } from '../../src/mcp/data/values.ts'
-import { createCrud } from '../../src/mcp/index.ts'
+import { createCrud, createDataTools, createMcpServer } from '../../src/mcp/index.ts'
+import { connectInMemory } from './support/client.ts'
 
 // Each reader of a column's type reads it through classifyColumn; these are the columns on
 // which the readers' own regexes over the SQL type had drifted apart.
@@ -18,6 +19,7 @@ const jobs = sqliteTable('jobs', {
   title: text('title').notNull(),
   status: text('status', { enum: ['queued', 'done'] }).notNull(),
   bytes: integer('bytes').notNull(),
+  meta: text('meta', { mode: 'json' }),
 })
 
 describe('the data tools on SQLite columns', () => {
@@ -26,7 +28,7 @@ describe('the data tools on SQLite columns', () => {
   beforeAll(async () => {
     database = (await createDatabase('sqlite::memory:')) as SqliteDatabase
     database.db.run(
-      sql`CREATE TABLE jobs (id INTEGER PRIMARY KEY, title TEXT NOT NULL, status TEXT NOT NULL, bytes INTEGER NOT NULL)`,
+      sql`CREATE TABLE jobs (id INTEGER PRIMARY KEY, title TEXT NOT NULL, status TEXT NOT NULL, bytes INTEGER NOT NULL, meta TEXT)`,
     )
   })
   afterAll(async () => {
@@ -44,6 +46,26 @@ describe('the data tools on SQLite columns', () => {
   it('lists a model with an enum kept as text (an enum is not searched as text)', async () => {
     await crud().create({ model: 'jobs', data: { title: 'backup', status: 'queued', bytes: 1 } })
     expect(await crud().list({ model: 'jobs' })).toMatchObject({ total: 1 })
+  })
+
+  it('describes a JSON column kept as text as any JSON value, not a string', async () => {
+    const tools = createDataTools({
+      database,
+      models: createModelRegistry({ jobs }, 'sqlite'),
+      access: { unlisted: 'all' },
+      logger: silentLogger(),
+    })
+    const client = await connectInMemory(createMcpServer({ dataTools: { tools } }))
+    try {
+      const { contents } = await client.readResource({ uri: 'kiln://models/jobs' })
+      const schema = JSON.parse((contents[0] as { text: string }).text) as {
+        properties: Record<string, Record<string, unknown>>
+      }
+      expect(schema.properties.meta).not.toHaveProperty('type')
+      expect(schema.properties.title).toMatchObject({ type: 'string' })
+    } finally {
+      await client.close()
+    }
   })
 
   it('writes an integer beyond 32 bits: every SQLite integer is 64-bit', async () => {
