@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.ts'
 import type { TrustProxy } from '../core/http/client-ip.ts'
-import type { RateLimiters } from '../core/http/rate-limiters.ts'
+import type { LegacyWindowLimit, RateLimiters, WindowLimit } from '../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
 import type { AuditReader } from '../db/audit/audit-log.ts'
@@ -27,10 +27,11 @@ export interface OAuthSession {
 /** Resolves the session of a browser request; undefined when nobody is signed in. */
 export type SessionResolver = (request: Request) => Promise<OAuthSession | undefined>
 
-export interface Limit {
-  max: number
-  windowMs: number
-}
+/**
+ * A throttle of the OAuth server: `{ points, durationSeconds }` (kiln/core's `WindowLimit`);
+ * `{ max, windowMs }` is still read (deprecated).
+ */
+export type Limit = WindowLimit | LegacyWindowLimit
 
 /** Everything the handlers share, built once by `oauthServer`. */
 export interface OAuthContext {

@@ -3,7 +3,7 @@ import { type Clock, systemClock } from '../core/clock.ts'
 import { bodyLimit } from '../core/http/body-limit.ts'
 import type { TrustProxy } from '../core/http/client-ip.ts'
 import { type OriginGuardOptions, originGuard } from '../core/http/origin-guard.ts'
-import { createRateLimiters, type RateLimiters } from '../core/http/rate-limiters.ts'
+import { createRateLimiters, type RateLimiters, windowLimit } from '../core/http/rate-limiters.ts'
 import { noSniff } from '../core/http/security-headers.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
@@ -255,35 +255,51 @@ function oauthLimiters(options: OAuthServerOptions): RateLimiters {
   const limiters =
     options.rateLimiters ??
     createRateLimiters({ trustProxy: options.trustProxy ?? false, logger: options.logger })
-  const minutes15 = 15 * 60_000
-  const window = (limit: Limit) => ({
-    points: limit.max,
-    durationSeconds: Math.max(1, Math.ceil(limit.windowMs / 1000)),
-  })
+  const minutes15 = 15 * 60
+  const hour = 3600
   limiters.define(
     'oauth-register',
-    window(options.registrationLimit ?? { max: 20, windowMs: 3600_000 }),
+    windowLimit(
+      options.registrationLimit ?? { points: 20, durationSeconds: hour },
+      'registrationLimit',
+    ),
   )
   limiters.define(
     'oauth-user-code-ip',
-    window(options.userCodeLimits?.perIp ?? { max: 30, windowMs: minutes15 }),
+    windowLimit(
+      options.userCodeLimits?.perIp ?? { points: 30, durationSeconds: minutes15 },
+      'userCodeLimits.perIp',
+    ),
   )
-  const perUser = window(options.userCodeLimits?.perSession ?? { max: 10, windowMs: minutes15 })
-  limiters.define('oauth-register-all', () => ({
-    key: 'all',
-    ...window(options.globalRegistrationLimit ?? { max: 500, windowMs: 3600_000 }),
-  }))
+  const perUser = windowLimit(
+    options.userCodeLimits?.perSession ?? { points: 10, durationSeconds: minutes15 },
+    'userCodeLimits.perSession',
+  )
+  const everyone = windowLimit(
+    options.globalRegistrationLimit ?? { points: 500, durationSeconds: hour },
+    'globalRegistrationLimit',
+  )
+  limiters.define('oauth-register-all', () => ({ key: 'all', ...everyone }))
   limiters.define(
     'oauth-device-authorization',
-    window(options.deviceLimits?.authorizationPerIp ?? { max: 30, windowMs: minutes15 }),
+    windowLimit(
+      options.deviceLimits?.authorizationPerIp ?? { points: 30, durationSeconds: minutes15 },
+      'deviceLimits.authorizationPerIp',
+    ),
   )
   limiters.define(
     'oauth-cimd-fetch',
-    window(options.clientIdMetadataDocuments?.fetchLimit ?? DOCUMENT_FETCH_LIMIT),
+    windowLimit(
+      options.clientIdMetadataDocuments?.fetchLimit ?? DOCUMENT_FETCH_LIMIT,
+      'clientIdMetadataDocuments.fetchLimit',
+    ),
   )
   limiters.define(
     'oauth-device-code-unknown',
-    window(options.deviceLimits?.unknownCodePerIp ?? { max: 60, windowMs: minutes15 }),
+    windowLimit(
+      options.deviceLimits?.unknownCodePerIp ?? { points: 60, durationSeconds: minutes15 },
+      'deviceLimits.unknownCodePerIp',
+    ),
   )
   limiters.define('oauth-user-code-user', (request) => ({
     key: `user:${request.subject ?? ''}`,

@@ -114,6 +114,15 @@ describe('/mcp rate limits', () => {
   it('refuses a limit that cannot work at start-up', () => {
     expect(() => appWith({ perUser: { max: 0, windowMs: 60_000 } })).toThrow(TypeError)
   })
+
+  it('takes limits as { points, durationSeconds }, the vocabulary of the rate limiters', async () => {
+    const { app } = appWith({ perClient: { points: 1, durationSeconds: 30 } })
+    expect((await callTool(app, await token('u1', 'single'))).status).toBe(200)
+    const refused = await callTool(app, await token('u2', 'single'))
+    expect(refused.status).toBe(429)
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(30)
+    expect(() => appWith({ perUser: { points: 2, durationSeconds: 0.5 } })).toThrow(TypeError)
+  })
 })
 
 describeWithRedis('/mcp rate limits in Redis', () => {

@@ -281,6 +281,25 @@ describe('POST /register: rules', () => {
     expect((await register(harness, body, { 'x-forwarded-for': '203.0.113.8' })).status).toBe(201)
   })
 
+  it('takes its limits as { points, durationSeconds }, as the rate limiters do', async () => {
+    const harness = createHarness({
+      registrationLimit: { points: 1, durationSeconds: 120 },
+      trustProxy: true,
+    })
+    const body = { redirect_uris: ['https://a.example/cb'] }
+    const ip = { 'x-forwarded-for': '203.0.113.10' }
+    expect((await register(harness, body, ip)).status).toBe(201)
+    const limited = await register(harness, body, ip)
+    expect(limited.status).toBe(429)
+    expect(limited.headers.get('retry-after')).toBe('120')
+  })
+
+  it('refuses a limit that cannot work when the server is built', () => {
+    expect(() => createHarness({ registrationLimit: { points: 0, durationSeconds: 60 } })).toThrow(
+      TypeError,
+    )
+  })
+
   it('counts malformed requests against the per-address limit', async () => {
     const harness = createHarness({
       registrationLimit: { max: 2, windowMs: 60_000 },

@@ -249,7 +249,9 @@ function planFilter(
   try {
     const values = TEXT_OPERATORS.includes(op)
       ? parts
-      : parts.map((part) => parseFieldValue(field.kind, field.info, part))
+      : parts.map((part) =>
+          parseFieldValue(field.kind, field.info, part, { dialect: definition.dialect }),
+        )
     return [{ field, op, values }]
   } catch (error) {
     if (!(error instanceof FieldValueError)) throw error
@@ -305,7 +307,15 @@ function planStructure(
   if (field.structure === 'json' || !element) return [{ field, op, values: parts }]
   try {
     const kind = fieldKindOf(element)
-    return [{ field, op, values: parts.map((part) => parseFieldValue(kind, element, part)) }]
+    return [
+      {
+        field,
+        op,
+        values: parts.map((part) =>
+          parseFieldValue(kind, element, part, { dialect: definition.dialect }),
+        ),
+      },
+    ]
   } catch (error) {
     if (!(error instanceof FieldValueError)) throw error
     problems.add(param, `each value ${error.message}`)
@@ -485,7 +495,9 @@ function planCursor(
       if (typeof json !== 'string' && typeof json !== 'number' && typeof json !== 'boolean') {
         throw new FieldValueError('type')
       }
-      const parsed = parseFieldValue(field.kind, field.info, String(json))
+      const parsed = parseFieldValue(field.kind, field.info, String(json), {
+        dialect: definition.dialect,
+      })
       // Postgres keeps microseconds: the cursor holds the database's own text of the value.
       return exactTimestamp(definition, field) ? String(json) : parsed
     })

@@ -1,5 +1,6 @@
 import { FieldValueError } from '../../core/errors.ts'
-import type { ColumnInfo } from '../../db/models/columns.ts'
+import type { Dialect } from '../../db/database.ts'
+import { type ColumnInfo, classifyColumn, UUID_PATTERN } from '../../db/models/columns.ts'
 
 /**
  * How a column's values are read from a query string, compared and written back into a
@@ -20,31 +21,27 @@ export type FieldKind =
   | 'timestamp-string'
   | 'other'
 
-const TEXT_TYPES = /^(varchar|character varying|char|character|text|citext)\b/i
-const INT16 = /^(smallint|int2|smallserial)\b/i
-const INT32 = /^(integer|int|int4|serial|serial4)\b/i
-const DECIMAL_TYPES = /^(numeric|decimal)\b/i
-
+/** The list grammar's reading of `classifyColumn`: how its values travel decides the kind. */
 export function fieldKindOf(column: ColumnInfo): FieldKind {
-  if (column.enumValues && column.enumValues.length > 0) return 'enum'
-  switch (column.dataType) {
+  const { kind } = classifyColumn(column)
+  switch (kind) {
+    case 'enum':
+    case 'boolean':
+    case 'text':
+    case 'uuid':
+    case 'bigint':
+      return kind
     case 'integer':
       return 'integer'
-    case 'number':
-      return DECIMAL_TYPES.test(column.sqlType) ? 'decimal' : 'number'
-    case 'bigint':
-      return 'bigint'
-    case 'boolean':
-      return 'boolean'
+    case 'float':
+      return 'number'
+    case 'numeric':
+      if (column.dataType === 'bigint') return 'bigint'
+      return column.dataType === 'number' || column.dataType === 'string' ? 'decimal' : 'other'
     case 'date':
-      return 'timestamp'
-    case 'string':
-      if (TEXT_TYPES.test(column.sqlType)) return 'text'
-      if (/^uuid$/i.test(column.sqlType)) return 'uuid'
-      if (/^date$/i.test(column.sqlType)) return 'date-string'
-      if (/^timestamp/i.test(column.sqlType)) return 'timestamp-string'
-      if (DECIMAL_TYPES.test(column.sqlType)) return 'decimal'
-      return 'other'
+      return column.dataType === 'date' ? 'timestamp' : 'date-string'
+    case 'timestamp':
+      return column.dataType === 'date' ? 'timestamp' : 'timestamp-string'
     default:
       return 'other'
   }
@@ -65,7 +62,7 @@ export function structureOf(column: ColumnInfo): FieldStructure | undefined {
       : undefined
   }
   // A blob holding JSON is not text SQLite's JSON functions read.
-  if (column.dataType === 'json' && /^(json|jsonb|text)$/i.test(column.sqlType)) return 'json'
+  if (column.dataType === 'json' && classifyColumn(column).textual) return 'json'
   return undefined
 }
 
@@ -76,7 +73,6 @@ export function isNumericKind(kind: FieldKind): boolean {
 
 const INTEGER = /^-?[0-9]{1,20}$/
 const NUMBER = /^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,3})?$/
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const DATE = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/
 const DATE_TIME =
   /^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?)?$/
@@ -92,8 +88,9 @@ export function parseFieldValue(
   kind: FieldKind,
   column: ColumnInfo,
   raw: string,
-  enumValues?: readonly string[],
+  options: { enumValues?: readonly string[]; dialect?: Dialect } = {},
 ): unknown {
+  const { enumValues, dialect } = options
   switch (kind) {
     case 'text':
       return raw
@@ -103,10 +100,10 @@ export function parseFieldValue(
       return raw
     }
     case 'uuid':
-      if (!UUID.test(raw)) throw new FieldValueError('must be a UUID')
+      if (!UUID_PATTERN.test(raw)) throw new FieldValueError('must be a UUID')
       return raw
     case 'integer':
-      return parseInteger(column, raw)
+      return parseInteger(column, raw, dialect)
     case 'number': {
       const value = NUMBER.test(raw) ? Number(raw) : Number.NaN
       if (!Number.isFinite(value)) throw new FieldValueError('must be a number')
@@ -137,10 +134,12 @@ export function parseFieldValue(
   }
 }
 
-function parseInteger(column: ColumnInfo, raw: string): number {
+function parseInteger(column: ColumnInfo, raw: string, dialect: Dialect | undefined): number {
   const value = INTEGER.test(raw) ? Number(raw) : Number.NaN
   if (!Number.isSafeInteger(value)) throw new FieldValueError('must be a whole number')
-  const bound = INT16.test(column.sqlType) ? 2 ** 15 : INT32.test(column.sqlType) ? 2 ** 31 : 0
+  // The dialect decides the width: every SQLite integer is 64-bit.
+  const { bits } = classifyColumn(column, dialect)
+  const bound = bits === 16 || bits === 32 ? 2 ** (bits - 1) : 0
   if (bound > 0 && (value >= bound || value < -bound)) throw new FieldValueError('is out of range')
   return value
 }

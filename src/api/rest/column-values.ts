@@ -17,7 +17,7 @@ const DECIMAL = /^-?(\d+)(?:\.(\d+))?$/
  * value is the decimal string the column stores, so no precision is lost on the way.
  *
  * The one rule for numeric values: the generated requests use it, and so do the MCP data tools
- * (`decimalOptionsOf` reads the precision and scale from the column's SQL type).
+ * (`classifyColumn` reads the precision and scale from the column's SQL type).
  */
 export function decimal({ precision, scale = 0 }: DecimalOptions = {}) {
   const whole = precision === undefined ? undefined : precision - scale
@@ -51,13 +51,6 @@ export function decimal({ precision, scale = 0 }: DecimalOptions = {}) {
 }
 
 const PLAIN_DIGITS = 'must be a decimal number written in digits, like "12.50"'
-
-/** `numeric(10, 2)` → `{ precision: 10, scale: 2 }`; `numeric` → `{}`. */
-export function decimalOptionsOf(sqlType: string): DecimalOptions {
-  const match = /^(?:numeric|decimal)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)/i.exec(sqlType)
-  if (!match) return {}
-  return { precision: Number(match[1]), scale: Number(match[2] ?? 0) }
-}
 
 /** A finite JSON number as plain decimal text (`1e-7` → undefined: too many digits anyway). */
 function numberText(value: number): string | undefined {

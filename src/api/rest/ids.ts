@@ -1,4 +1,5 @@
 import { NotFoundError } from '../../core/errors.ts'
+import { UUID_PATTERN } from '../../db/models/columns.ts'
 
 export interface ParseIdOptions {
   /** Largest identifier the column holds (default 2^53 − 1; 2147483647 for a 32-bit column). */
@@ -27,11 +28,9 @@ export function parseBigIntId(raw: string | undefined): bigint {
   return id
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
 /** The `{id}` of a `uuid` primary key, lower-cased; anything else names no record: 404. */
 export function parseUuid(raw: string | undefined): string {
-  if (raw === undefined || !UUID.test(raw)) throw new NotFoundError()
+  if (raw === undefined || !UUID_PATTERN.test(raw)) throw new NotFoundError()
   return raw.toLowerCase()
 }
 

@@ -33,6 +33,7 @@ export {
 export {
   createRateLimiters,
   DEFAULT_API_LIMIT,
+  type LegacyWindowLimit,
   type LimitedApiKey,
   type LimiterDefinition,
   type LimitRequest,
@@ -42,6 +43,8 @@ export {
   perIpAndSubject,
   type RateLimiters,
   type RateLimitersOptions,
+  type WindowLimit,
+  windowLimit,
 } from './rate-limiters.ts'
 export { type RequestLogOptions, requestLog, setRequestActor } from './request-log.ts'
 export { editResponseHeaders } from './response-headers.ts'

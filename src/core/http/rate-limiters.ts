@@ -37,13 +37,54 @@ export interface LimitRule {
 }
 
 /**
+ * A number of requests per window: `points` requests each `durationSeconds` (60 when omitted).
+ * The one vocabulary of kiln's limits: the limiters, the OAuth server's throttles and the MCP
+ * endpoint's limits all take it.
+ */
+export interface WindowLimit {
+  points: number
+  durationSeconds?: number
+}
+
+/**
+ * The former spelling of the OAuth and MCP limits: `max` requests per `windowMs` milliseconds.
+ * @deprecated Write `{ points, durationSeconds }` (a `WindowLimit`); this is still read, rounded
+ * up to whole seconds.
+ */
+export interface LegacyWindowLimit {
+  max: number
+  windowMs: number
+}
+
+/**
+ * A limit as an option takes it, in either spelling, as `{ points, durationSeconds }`: the one
+ * place the deprecated `{ max, windowMs }` is read. `name` says which option, in the TypeError a
+ * limit that is not a positive whole number of requests per at least a second throws.
+ */
+export function windowLimit(
+  limit: WindowLimit | LegacyWindowLimit,
+  name: string,
+): Required<WindowLimit> {
+  const legacy = 'max' in limit && !('points' in limit)
+  const points = legacy ? limit.max : (limit as WindowLimit).points
+  const durationSeconds = legacy
+    ? Math.ceil(limit.windowMs / 1000)
+    : ((limit as WindowLimit).durationSeconds ?? 60)
+  const valid = legacy ? limit.windowMs >= 1000 : Number.isSafeInteger(durationSeconds)
+  if (!Number.isSafeInteger(points) || points < 1 || !valid || !(durationSeconds >= 1)) {
+    throw new TypeError(
+      `${name} needs points >= 1 and durationSeconds >= 1, whole numbers (or, deprecated, max >= 1 and windowMs >= 1000)`,
+    )
+  }
+  return { points, durationSeconds }
+}
+
+/**
  * A named limiter: a fixed limit per client IP (`{ points, durationSeconds? }`), or a function
  * choosing bucket and limit per request, e.g. a higher limit per key when one is present:
  * `(r) => r.apiKey ? { key: \`key:${r.apiKey.id}\`, points: 600 } : perIp(r, 60)`.
  */
-export type LimiterDefinition =
-  | { points: number; durationSeconds?: number }
-  | ((request: LimitRequest) => LimitRule)
+export type LimiterDefinition = WindowLimit | ((request: LimitRequest) => LimitRule)
 
 export interface RateLimitersOptions {
   /**

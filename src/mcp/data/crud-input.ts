@@ -1,6 +1,7 @@
 import { and, type Column, eq, getTableColumns, type SQL, sql } from 'drizzle-orm'
 import { FieldValueError } from '../../core/errors.ts'
 import type { Dialect } from '../../db/index.ts'
+import { classifyColumn } from '../../db/models/columns.ts'
 import { ToolError } from '../tool-error.ts'
 import type { McpCaller, ModelAccess } from './access.ts'
 import {
@@ -56,7 +57,13 @@ export function parseData(
       continue
     }
     try {
-      values.set(column, coerceValue(column, value, enumValuesOf(model, column)))
+      values.set(
+        column,
+        coerceValue(column, value, {
+          enumValues: enumValuesOf(model, column),
+          dialect: model.dialect,
+        }),
+      )
     } catch (error) {
       if (!(error instanceof FieldValueError)) throw error
       problems.push(`${name}: ${error.message}`)
@@ -93,7 +100,7 @@ export function tenantOf(
   const column = access.tenantColumn
   if (caller?.tenantId === undefined || !column) return undefined
   try {
-    return { column, value: coerceValue(column, caller.tenantId) }
+    return { column, value: coerceValue(column, caller.tenantId, { dialect: model.dialect }) }
   } catch {
     throw new ToolError(`Your tenant cannot be matched to ${model.resource}.${column.name}`)
   }
@@ -116,7 +123,7 @@ export function rowCondition(
 ): SQL {
   let value: unknown
   try {
-    value = coerceValue({ ...key, nullable: false }, id)
+    value = coerceValue({ ...key, nullable: false }, id, { dialect: model.dialect })
   } catch (error) {
     if (!(error instanceof FieldValueError)) throw error
     throw new ToolError(`id: ${error.message}`)
@@ -150,7 +157,7 @@ export function readClock(dialect: Dialect): (column: McpColumn) => unknown {
   return (column) => {
     if (column.dataType !== 'date' && column.dataType !== 'string') return undefined
     if (dialect === 'postgres') {
-      return /with time zone/i.test(column.sqlType) ? sql`now()` : sql`now() at time zone 'utc'`
+      return classifyColumn(column).withTimeZone ? sql`now()` : sql`now() at time zone 'utc'`
     }
     return column.dataType === 'date' ? now : now.toISOString()
   }

@@ -16,6 +16,7 @@ import { softDeleteColumn, softDeletes } from '../../api/rest/soft-delete.ts'
 import { ValidationError } from '../../core/errors.ts'
 import { mapEntry } from '../../core/map-entry.ts'
 import type { Database } from '../../db/index.ts'
+import { classifyColumn } from '../../db/models/columns.ts'
 import { ToolError } from '../tool-error.ts'
 import {
   type AccessPolicy,
@@ -145,8 +146,7 @@ function ownQuery(policy: AccessPolicy, model: McpModel, access: ModelAccess): M
         expose: names,
         include,
         search: readable
-          .filter((column) => column.dataType === 'string')
-          .filter((column) => /^(varchar|character varying|char|text)/i.test(column.sqlType))
+          .filter((column) => classifyColumn(column).kind === 'text')
           .map((column) => column.name),
       },
       // Each relation's model was checked against the tools' policy above and per call below.

@@ -6,6 +6,7 @@ import {
 } from '@modelcontextprotocol/server'
 import { operatorsOf, valueSchema } from '../../api/openapi/list-parameters.ts'
 import type { QueryField } from '../../api/query/definition.ts'
+import { type ColumnClass, classifyColumn } from '../../db/models/columns.ts'
 import type { AccessPolicy, McpCaller } from './access.ts'
 import { completeField, completeModel } from './completions.ts'
 import { listGrammarOf } from './crud-list.ts'
@@ -130,6 +131,11 @@ export function describeModel(
   return { schema, fields }
 }
 
+/** A JSON column, or an array of JSON values: any JSON value, which a JSON Schema leaves open. */
+function holdsJson(column: ColumnClass): boolean {
+  return column.kind === 'json' || (column.kind === 'array' && column.element?.kind === 'json')
+}
+
 /** One field's JSON Schema: its wire type (the REST grammar's), nullability and what the tools allow. */
 function fieldSchema(
   field: QueryField,
@@ -137,7 +143,7 @@ function fieldSchema(
 ): JsonSchema {
   const info = field.info
   const schema: JsonSchema =
-    field.kind === 'other' && /json/i.test(info.sqlType) ? {} : { ...valueSchema(field) }
+    field.kind === 'other' && holdsJson(classifyColumn(info)) ? {} : { ...valueSchema(field) }
   if (info.nullable) {
     if (typeof schema.type === 'string') schema.type = [schema.type, 'null']
     if (Array.isArray(schema.enum)) schema.enum = [...schema.enum, null]

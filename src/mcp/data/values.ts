@@ -1,26 +1,14 @@
 import type { z } from 'zod'
-import { decimal, decimalOptionsOf, int64 } from '../../api/rest/column-values.ts'
+import { decimal, int64 } from '../../api/rest/column-values.ts'
 import { BODY_FIELD, fieldErrors } from '../../api/rest/validation.ts'
 import { validationMessage } from '../../api/rest/validation-messages.ts'
 import { FieldValueError } from '../../core/errors.ts'
+import type { Dialect } from '../../db/database.ts'
+import { type ColumnClass, classifyColumn, UUID_PATTERN } from '../../db/models/columns.ts'
 import type { McpColumn } from './models.ts'
 
-const INTEGER_TYPES =
-  /^(integer|int|int2|int4|int8|smallint|bigint|serial|smallserial|bigserial|serial4|serial8)\b/i
-const INTEGER_RANGES: Record<string, number> = {
-  smallint: 2 ** 15,
-  int2: 2 ** 15,
-  smallserial: 2 ** 15,
-  integer: 2 ** 31,
-  int: 2 ** 31,
-  int4: 2 ** 31,
-  serial: 2 ** 31,
-  serial4: 2 ** 31,
-}
 const NUMERIC_STRING = /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/
-const DECIMAL_TYPES = /^(numeric|decimal)\b/i
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$/
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * Checks a JSON value from a tool call against its column and converts it to what Drizzle
@@ -30,21 +18,23 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export function coerceValue(
   column: McpColumn,
   value: unknown,
-  enumValues: readonly string[] | undefined = column.enumValues,
+  options: { enumValues?: readonly string[] | undefined; dialect?: Dialect | undefined } = {},
 ): unknown {
+  const { enumValues = column.enumValues, dialect } = options
   if (value === null) {
     if (!column.nullable) throw new FieldValueError('must not be null')
     return null
   }
+  // The dialect decides an integer's width: SQLite's are all 64-bit.
+  const kind = classifyColumn(column, dialect)
   // numeric(p, s) in any mode, and 64-bit integers: the very rules of the REST requests.
-  if (DECIMAL_TYPES.test(column.sqlType)) return coerceDecimal(column, value)
+  if (kind.kind === 'numeric') return coerceDecimal(column, kind, value)
   switch (column.dataType) {
     case 'string':
-      return coerceString(column, value, enumValues)
+      return coerceString(column, kind, value, enumValues)
     case 'integer':
-      return coerceNumber(column, value, true)
     case 'number':
-      return coerceNumber(column, value, INTEGER_TYPES.test(column.sqlType))
+      return coerceNumber(value, kind)
     case 'bigint':
       return parseWith(int64(), value)
     case 'boolean':
@@ -65,7 +55,12 @@ export function coerceValue(
   }
 }
 
-function coerceString(column: McpColumn, value: unknown, enumValues?: readonly string[]): string {
+function coerceString(
+  column: McpColumn,
+  kind: ColumnClass,
+  value: unknown,
+  enumValues?: readonly string[],
+): string {
   if (typeof value !== 'string') throw new FieldValueError('expected a string')
   if (column.length !== undefined && [...value].length > column.length) {
     throw new FieldValueError(`must be at most ${column.length} characters`)
@@ -73,23 +68,22 @@ function coerceString(column: McpColumn, value: unknown, enumValues?: readonly s
   if (enumValues && enumValues.length > 0 && !enumValues.includes(value)) {
     throw new FieldValueError(`expected one of ${enumValues.join(', ')}`)
   }
-  if (/^uuid$/i.test(column.sqlType) && !UUID.test(value)) {
+  if (kind.kind === 'uuid' && !UUID_PATTERN.test(value)) {
     throw new FieldValueError('expected a UUID')
   }
   if (value.includes('\u0000')) throw new FieldValueError('must not contain NUL characters')
   return value
 }
 
-function coerceNumber(column: McpColumn, value: unknown, integer: boolean): number {
+function coerceNumber(value: unknown, kind: ColumnClass): number {
   let number: number
   if (typeof value === 'number') number = value
   else if (typeof value === 'string' && NUMERIC_STRING.test(value.trim())) number = Number(value)
   else throw new FieldValueError('expected a number')
   if (!Number.isFinite(number)) throw new FieldValueError('expected a finite number')
-  if (integer) {
+  if (kind.kind === 'integer') {
     if (!Number.isSafeInteger(number)) throw new FieldValueError('expected an integer')
-    const sqlType = INTEGER_TYPES.exec(column.sqlType)?.[1]?.toLowerCase()
-    const range = sqlType === undefined ? undefined : INTEGER_RANGES[sqlType]
+    const range = kind.bits === 16 || kind.bits === 32 ? 2 ** (kind.bits - 1) : undefined
     if (range !== undefined && (number < -range || number >= range)) {
       throw new FieldValueError(`must be between ${-range} and ${range - 1}`)
     }
@@ -100,11 +94,15 @@ function coerceNumber(column: McpColumn, value: unknown, integer: boolean): numb
 const decimals = new Map<string, ReturnType<typeof decimal>>()
 
 /** A `numeric(p, s)` value: never rounded, too many digits refused (as `decimal()` does on REST). */
-function coerceDecimal(column: McpColumn, value: unknown): unknown {
-  let schema = decimals.get(column.sqlType)
+function coerceDecimal(column: McpColumn, kind: ColumnClass, value: unknown): unknown {
+  const key = `${kind.precision},${kind.scale}`
+  let schema = decimals.get(key)
   if (!schema) {
-    schema = decimal(decimalOptionsOf(column.sqlType))
-    decimals.set(column.sqlType, schema)
+    const { precision, scale } = kind
+    schema = decimal(
+      precision === undefined ? {} : { precision, ...(scale === undefined ? {} : { scale }) },
+    )
+    decimals.set(key, schema)
   }
   const text = parseWith(schema, value)
   if (column.dataType === 'number') return Number(text)
@@ -145,10 +143,5 @@ function coerceDate(value: unknown): Date {
   return date
 }
 
-/** A database value as JSON: dates as ISO strings, bigints and buffers as strings. */
-export function toJsonValue(value: unknown): unknown {
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString()
-  if (typeof value === 'bigint') return value.toString()
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64')
-  return value
-}
+/** A database value as JSON: the list queries' own conversion, so both answer alike. */
+export { toJsonValue } from '../../api/query/values.ts'

@@ -4,16 +4,17 @@ import {
   createRateLimiters,
   editResponseHeaders,
   type RateLimiters,
+  windowLimit,
 } from '../../core/http/index.ts'
-import type { LimitResult } from '../../core/http/rate-limiters.ts'
+import type { LegacyWindowLimit, LimitResult, WindowLimit } from '../../core/http/rate-limiters.ts'
 import type { Logger } from '../../core/logger.ts'
 import type { McpCaller } from '../data/access.ts'
 
-/** A number of requests per window. */
-export interface McpLimit {
-  max: number
-  windowMs: number
-}
+/**
+ * Requests per window: `{ points, durationSeconds }` (kiln/core's `WindowLimit`);
+ * `{ max, windowMs }` is still read (deprecated).
+ */
+export type McpLimit = WindowLimit | LegacyWindowLimit
 
 export interface McpRateLimitOptions {
   /**
@@ -30,10 +31,9 @@ export interface McpRateLimitOptions {
   logger?: Logger | undefined
 }
 
-const MINUTE = 60_000
 export const DEFAULT_MCP_LIMITS = Object.freeze({
-  perClient: { max: 600, windowMs: MINUTE },
-  perUser: { max: 120, windowMs: MINUTE },
+  perClient: { points: 600, durationSeconds: 60 },
+  perUser: { points: 120, durationSeconds: 60 },
 })
 
 /** A short, fixed-length bucket name: client ids can be long URLs, user ids need not show. */
@@ -52,14 +52,14 @@ export function mcpRateLimit(
 ): MiddlewareHandler {
   const limiters =
     options.rateLimiters ?? createRateLimiters(options.logger ? { logger: options.logger } : {})
-  const window = (limit: McpLimit, name: string) => {
-    if (!Number.isSafeInteger(limit.max) || limit.max < 1 || !(limit.windowMs >= 1000)) {
-      throw new TypeError(`mcpEndpoint: ${name} needs max >= 1 and windowMs >= 1000`)
-    }
-    return { points: limit.max, durationSeconds: Math.ceil(limit.windowMs / 1000) }
-  }
-  const perClient = window(options.perClient ?? DEFAULT_MCP_LIMITS.perClient, 'perClient')
-  const perUser = window(options.perUser ?? DEFAULT_MCP_LIMITS.perUser, 'perUser')
+  const perClient = windowLimit(
+    options.perClient ?? DEFAULT_MCP_LIMITS.perClient,
+    'mcpEndpoint: rateLimit.perClient',
+  )
+  const perUser = windowLimit(
+    options.perUser ?? DEFAULT_MCP_LIMITS.perUser,
+    'mcpEndpoint: rateLimit.perUser',
+  )
   limiters.define('mcp-client', (r) => ({ key: bucket('client', r.subject ?? ''), ...perClient }))
   limiters.define('mcp-user', (r) => ({ key: bucket('user', r.subject ?? ''), ...perUser }))
 

@@ -39,7 +39,7 @@ export interface ClientMetadataDocumentOptions {
 }
 
 /** The default of `fetchLimit`. */
-export const DOCUMENT_FETCH_LIMIT: Limit = { max: 30, windowMs: 15 * 60_000 }
+export const DOCUMENT_FETCH_LIMIT: Limit = { points: 30, durationSeconds: 15 * 60 }
 
 /** The fields of RFC 7591 client metadata a document may carry; others are dropped. */
 const KNOWN_FIELDS = new Set([

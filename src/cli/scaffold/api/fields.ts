@@ -1,6 +1,5 @@
-import { decimalOptionsOf } from '../../../api/rest/column-values.ts'
 import type { Dialect } from '../../../db/database.ts'
-import type { ColumnInfo } from '../../../db/models/columns.ts'
+import { type ColumnInfo, classifyColumn } from '../../../db/models/columns.ts'
 
 /** A column name that asks for an e-mail address: `email`, `contact_email`, `emailAddress`. */
 export function isEmailLike(column: ColumnInfo): boolean {
@@ -17,12 +16,8 @@ export const MIN_PASSWORD_LENGTH = 8
 /** The longest accepted password: hashing is slow on purpose, so bound its input. */
 export const MAX_PASSWORD_LENGTH = 256
 
+/** A 32-bit Postgres integer type: the controller template's path identifiers read it. */
 export const INT32 = /^(integer|int|int4|serial|serial4)$/i
-const INT16 = /^(smallint|int2|smallserial|serial2)$/i
-
-function isNumeric(column: ColumnInfo): boolean {
-  return /^(numeric|decimal)/i.test(column.sqlType)
-}
 
 const PLAIN_ELEMENTS = new Set(['string', 'integer', 'number', 'boolean'])
 
@@ -58,9 +53,9 @@ export function requestSchema(
 }
 
 function baseRequestSchema(column: ColumnInfo, dialect: Dialect): string {
-  const sqlType = column.sqlType.toLowerCase()
-  if (isNumeric(column)) {
-    const { precision, scale } = decimalOptionsOf(sqlType)
+  const kind = classifyColumn(column, dialect)
+  if (kind.kind === 'numeric') {
+    const { precision, scale } = kind
     const decimal =
       precision === undefined
         ? 'decimal()'
@@ -72,14 +67,14 @@ function baseRequestSchema(column: ColumnInfo, dialect: Dialect): string {
   switch (column.dataType) {
     case 'string': {
       if (column.enumValues) return `z.enum(${enumLiteral(column.enumValues)})`
-      if (sqlType === 'uuid') return 'z.uuid()'
-      if (sqlType === 'date') return 'z.iso.date()'
-      if (sqlType.startsWith('timestamp')) {
-        return sqlType.includes('with time zone')
+      if (kind.kind === 'uuid') return 'z.uuid()'
+      if (kind.kind === 'date') return 'z.iso.date()'
+      if (kind.kind === 'timestamp') {
+        return kind.withTimeZone
           ? 'z.iso.datetime({ offset: true })'
           : 'z.iso.datetime({ local: true })'
       }
-      if (sqlType.startsWith('time')) return 'z.iso.time()'
+      if (kind.kind === 'time') return 'z.iso.time()'
       let expr = isEmailLike(column) ? 'z.email()' : 'z.string()'
       const min = isPasswordLike(column)
         ? MIN_PASSWORD_LENGTH
@@ -92,13 +87,12 @@ function baseRequestSchema(column: ColumnInfo, dialect: Dialect): string {
     }
     case 'integer':
       // SQLite integers are 64-bit; Postgres integer/serial are 32-bit.
-      if (dialect === 'sqlite') return 'z.int()'
-      if (INT32.test(sqlType)) return 'z.int32()'
-      if (INT16.test(sqlType)) return 'z.int().min(-32768).max(32767)'
+      if (kind.bits === 32) return 'z.int32()'
+      if (kind.bits === 16) return 'z.int().min(-32768).max(32767)'
       return 'z.int()'
     case 'number':
       // A Postgres `real` is a 4-byte float: larger magnitudes are out of its range.
-      return sqlType === 'real' && dialect === 'postgres'
+      return kind.kind === 'float' && kind.bits === 32
         ? 'z.number().min(-3.4e38).max(3.4e38)'
         : 'z.number()'
     case 'bigint':
@@ -106,7 +100,7 @@ function baseRequestSchema(column: ColumnInfo, dialect: Dialect): string {
     case 'boolean':
       return 'z.boolean()'
     case 'date':
-      if (sqlType === 'date') return 'z.iso.date().transform((value) => new Date(value))'
+      if (kind.kind === 'date') return 'z.iso.date().transform((value) => new Date(value))'
       return 'z.iso.datetime({ offset: true }).transform((value) => new Date(value))'
     case 'buffer':
       return "z.base64().transform((value) => Buffer.from(value, 'base64'))"
@@ -128,11 +122,11 @@ export function resourceSchema(column: ColumnInfo, table: string): string {
 }
 
 function baseResourceSchema(column: ColumnInfo): string {
-  const sqlType = column.sqlType.toLowerCase()
+  const isDate = classifyColumn(column).kind === 'date'
   switch (column.dataType) {
     case 'string':
       if (column.enumValues) return `z.enum(${enumLiteral(column.enumValues)})`
-      return sqlType === 'uuid' ? 'z.uuid()' : 'z.string()'
+      return classifyColumn(column).kind === 'uuid' ? 'z.uuid()' : 'z.string()'
     case 'integer':
       return 'z.int()'
     case 'number':
@@ -142,7 +136,7 @@ function baseResourceSchema(column: ColumnInfo): string {
     case 'boolean':
       return 'z.boolean()'
     case 'date':
-      return sqlType === 'date' ? 'z.iso.date()' : 'z.iso.datetime()'
+      return isDate ? 'z.iso.date()' : 'z.iso.datetime()'
     case 'buffer':
       return 'z.base64()'
     case 'array':
@@ -155,11 +149,11 @@ function baseResourceSchema(column: ColumnInfo): string {
 /** The expression converting `row.<key>` to its JSON value in a resource. */
 export function resourceValue(column: ColumnInfo, row: string): string {
   const value = `${row}.${column.key}`
-  const sqlType = column.sqlType.toLowerCase()
+  const isDate = classifyColumn(column).kind === 'date'
   const convert = (v: string): string | undefined => {
     switch (column.dataType) {
       case 'date':
-        return sqlType === 'date' ? `${v}.toISOString().slice(0, 10)` : `${v}.toISOString()`
+        return isDate ? `${v}.toISOString().slice(0, 10)` : `${v}.toISOString()`
       case 'bigint':
         return `String(${v})`
       case 'buffer':
@@ -172,7 +166,7 @@ export function resourceValue(column: ColumnInfo, row: string): string {
   if (converted === undefined) return value
   if (!column.nullable) return converted
   if (column.dataType === 'date')
-    return `${value}?.toISOString()${sqlType === 'date' ? '.slice(0, 10)' : ''} ?? null`
+    return `${value}?.toISOString()${isDate ? '.slice(0, 10)' : ''} ?? null`
   return `${value} === null ? null : ${converted}`
 }
 
