@@ -65,13 +65,15 @@ export function windowLimit(
   limit: WindowLimit | LegacyWindowLimit,
   name: string,
 ): Required<WindowLimit> {
-  const legacy = 'max' in limit && !('points' in limit)
-  const points = legacy ? limit.max : (limit as WindowLimit).points
-  const durationSeconds = legacy
-    ? Math.ceil(limit.windowMs / 1000)
-    : ((limit as WindowLimit).durationSeconds ?? 60)
-  const valid = legacy ? limit.windowMs >= 1000 : Number.isSafeInteger(durationSeconds)
-  if (!Number.isSafeInteger(points) || points < 1 || !valid || !(durationSeconds >= 1)) {
+  const { points, durationSeconds } =
+    'points' in limit
+      ? { points: limit.points, durationSeconds: limit.durationSeconds ?? 60 }
+      : {
+          points: limit.max,
+          durationSeconds: limit.windowMs >= 1000 ? Math.ceil(limit.windowMs / 1000) : 0,
+        }
+  const whole = (n: number) => Number.isSafeInteger(n) && n >= 1
+  if (!whole(points) || !whole(durationSeconds)) {
     throw new TypeError(
       `${name} needs points >= 1 and durationSeconds >= 1, whole numbers (or, deprecated, max >= 1 and windowMs >= 1000)`,
     )
