@@ -54,5 +54,4 @@ export {
   type TryOutcome,
 } from './retry.ts'
 export { redactSecrets, revealSecret, Secret } from './secret.ts'
-export * from './session/index.ts'
 export { createSharedState, type SharedState, type SharedStateOptions } from './shared-state.ts'

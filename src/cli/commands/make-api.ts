@@ -365,8 +365,8 @@ function printWiring(
     steps.push([
       `In your app's main module (at the app root here), import kiln and the generated API:`,
       code("import { createRateLimiters } from 'kilnjs/api'"),
-      ...(hashes ? [code("import { createPasswordHasher } from 'kilnjs/core'")] : []),
       code("import { createDatabase } from 'kilnjs/db'"),
+      ...(hashes ? [code("import { createPasswordHasher } from 'kilnjs/session'")] : []),
       code(`import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`),
     ])
     // Without DATABASE_URL, createDatabase opens embedded Postgres: a SQLite app names its file.
@@ -387,7 +387,7 @@ function printWiring(
   } else if (hashes && !wiring.hashPassword) {
     steps.push([
       'Pass hashPassword to apiRoutes(): a password of these models is stored hashed:',
-      code("import { createPasswordHasher } from 'kilnjs/core'"),
+      code("import { createPasswordHasher } from 'kilnjs/session'"),
       ...hasher,
       code("app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword }))"),
     ])

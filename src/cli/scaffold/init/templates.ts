@@ -65,7 +65,6 @@ export function mainTemplate(input: MainTemplateInput): string {
   const dialectName = input.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'
   const core = [
     'createLogger',
-    ...(input.hashesPasswords ? ['createPasswordHasher'] : []),
     'createSharedState',
     'errorHandler',
     'loadAppConfig',
@@ -94,7 +93,7 @@ import { Hono } from 'hono'
 import { createRateLimiters } from 'kilnjs/api'
 import { ${core} } from 'kilnjs/core'
 import { createDatabase } from 'kilnjs/db'
-import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
+${input.hashesPasswords ? "import { createPasswordHasher } from 'kilnjs/session'\n" : ''}import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
 
 // Every setting comes from the environment, checked once: a wrong value stops here with one line.
 const config = loadAppConfig()

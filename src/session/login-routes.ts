@@ -1,20 +1,20 @@
 import { randomBytes } from 'node:crypto'
 import { type Context, Hono } from 'hono'
-import { bodyLimit } from '../http/body-limit.ts'
-import { constantTimeEqual } from '../http/constant-time.ts'
-import { formOriginPolicy, originRefusal } from '../http/origin-guard.ts'
+import { bodyLimit } from '../core/http/body-limit.ts'
+import { constantTimeEqual } from '../core/http/constant-time.ts'
+import { formOriginPolicy, originRefusal } from '../core/http/origin-guard.ts'
 import {
   type LimiterDefinition,
   type LimitRequest,
   perIpAndSubject,
   type RateLimiters,
-} from '../http/rate-limiters.ts'
-import { securityHeaderValues } from '../http/security-headers.ts'
-import { limitRequest } from '../http/throttle.ts'
-import { keyDigest } from '../kv/key-digest.ts'
-import type { Logger } from '../logger.ts'
+} from '../core/http/rate-limiters.ts'
+import { safeReturnTo } from '../core/http/return-to.ts'
+import { securityHeaderValues } from '../core/http/security-headers.ts'
+import { limitRequest } from '../core/http/throttle.ts'
+import { keyDigest } from '../core/kv/key-digest.ts'
+import type { Logger } from '../core/logger.ts'
 import { type LoginPageProps, renderLoginPage } from './login-page.ts'
-import { safeReturnTo } from './return-to.ts'
 import { readCookie, type SessionStore } from './session-store.ts'
 
 /** The app's credential check: the user's id, or undefined when the email or password is wrong. */

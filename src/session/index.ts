@@ -1,3 +1,6 @@
+import '../core/check-peers.ts'
+
+export { safeReturnTo } from '../core/http/return-to.ts'
 export { type LoginPageProps, renderLoginPage } from './login-page.ts'
 export {
   LOGIN_EMAIL_IP_LIMIT,
@@ -17,7 +20,6 @@ export {
   type PasswordHasher,
   type PasswordHasherOptions,
 } from './passwords.ts'
-export { safeReturnTo } from './return-to.ts'
 export {
   createSessionStore,
   readCookie,

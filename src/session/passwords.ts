@@ -1,5 +1,5 @@
 import { randomBytes, scrypt } from 'node:crypto'
-import { constantTimeEqual } from '../http/constant-time.ts'
+import { constantTimeEqual } from '../core/http/constant-time.ts'
 
 export interface PasswordHasherOptions {
   /** scrypt cost N (a power of two). Default 16384. */

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { constantTimeEqual } from '../http/constant-time.ts'
-import { keyDigest } from '../kv/key-digest.ts'
-import type { KeyValueStore } from '../kv/key-value-store.ts'
+import { constantTimeEqual } from '../core/http/constant-time.ts'
+import { keyDigest } from '../core/kv/key-digest.ts'
+import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 
 /** A signed-in browser: what `sessions.current(request)` returns. */
 export interface Session {

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../http/html.ts'
+import { escapeHtml } from '../core/http/html.ts'
 
 export interface LoginPageProps {
   /** Form action, e.g. `/login`. */
