@@ -8,11 +8,11 @@ import {
   databaseUrlDialect,
   databaseUrlKind,
   type KilnConfig,
-  loadKilnConfig,
   pgliteDir,
   sqlitePath,
 } from '../db/index.ts'
 import { CliError } from './cli-error.ts'
+import { loadKilnConfig } from './models/load.ts'
 
 export interface OpenAppDatabaseOptions {
   /** Where to look for kiln.config.ts; the current directory by default. */

@@ -12,10 +12,10 @@ import {
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 import { describe, expect, it } from 'vitest'
 import * as demoSchema from '../../examples/demo/src/schema.ts'
+import { loadSchemaModule } from '../../src/cli/models/load.ts'
 import {
   type ColumnInfo,
   createModelRegistry,
-  loadSchemaModule,
   modelName,
   pluralize,
   resourceName,

@@ -8,13 +8,12 @@ import { sqliteClient } from '../../db/database.ts'
 import {
   type Database,
   libraryMigrationsDir,
-  loadKilnConfig,
-  loadModelRegistry,
   type ModelInfo,
   readMigrationFiles,
 } from '../../db/index.ts'
 import { openAppDatabase } from '../app-context.ts'
 import { CliError } from '../cli-error.ts'
+import { loadKilnConfig, loadModelRegistry } from '../models/load.ts'
 import { importSpecifier, modelTemplateInput } from '../scaffold/api/plan.ts'
 import { type LoginTable, mcpModuleTemplate } from '../scaffold/init/mcp-template.ts'
 

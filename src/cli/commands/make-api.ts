@@ -2,8 +2,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import type { Command } from 'commander'
 import pc from 'picocolors'
-import { loadKilnConfig, loadModelRegistry, type ModelInfo } from '../../db/index.ts'
+import type { ModelInfo } from '../../db/index.ts'
 import { CliError } from '../cli-error.ts'
+import { loadKilnConfig, loadModelRegistry } from '../models/load.ts'
 import { readAppWiring } from '../scaffold/api/app-wiring.ts'
 import {
   addModelsToIndex,

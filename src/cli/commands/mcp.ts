@@ -3,7 +3,7 @@ import type { Command } from 'commander'
 import pino from 'pino'
 import { createRecordCounter } from '../../api/index.ts'
 import { createLogger, type Logger, Redactor, Secret } from '../../core/index.ts'
-import { createAuditLog, type Database, loadModelRegistry } from '../../db/index.ts'
+import { createAuditLog, type Database } from '../../db/index.ts'
 import {
   type AuditTrail,
   createAuditTrail,
@@ -20,6 +20,7 @@ import {
 } from '../../mcp/index.ts'
 import { openAppDatabase } from '../app-context.ts'
 import { CliError } from '../cli-error.ts'
+import { loadModelRegistry } from '../models/load.ts'
 
 interface McpCommandOptions {
   apiUrl?: string
