@@ -1,14 +1,8 @@
 import '../core/check-peers.ts'
 
 export { safeReturnTo } from '../core/http/return-to.ts'
-export { type LoginPageProps, renderLoginPage } from './login-page.ts'
-export {
-  LOGIN_EMAIL_IP_LIMIT,
-  LOGIN_IP_LIMIT,
-  type LoginRoutesOptions,
-  loginRoutes,
-  type VerifyCredentials,
-} from './login-routes.ts'
+export type { LoginPageProps } from './login-page.ts'
+export { type LoginRoutesOptions, loginRoutes, type VerifyCredentials } from './login-routes.ts'
 export {
   type PasswordUser,
   type PasswordUsers,
@@ -22,7 +16,6 @@ export {
 } from './passwords.ts'
 export {
   createSessionStore,
-  readCookie,
   type Session,
   SessionStore,
   type SessionStoreOptions,

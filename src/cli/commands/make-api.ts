@@ -365,7 +365,7 @@ function printWiring(
   if (!wiring.apiRoutes) {
     steps.push([
       `In your app's main module (at the app root here), import kiln and the generated API:`,
-      code("import { createRateLimiters } from 'kilnjs/api'"),
+      code("import { createRateLimiters } from 'kilnjs/core'"),
       code("import { createDatabase } from 'kilnjs/db'"),
       ...(hashes ? [code("import { createPasswordHasher } from 'kilnjs/session'")] : []),
       code(`import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`),

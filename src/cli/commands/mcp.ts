@@ -5,17 +5,19 @@ import { createRecordCounter } from '../../api/index.ts'
 import { createLogger, type Logger, Redactor, Secret } from '../../core/index.ts'
 import { createAuditLog, type Database } from '../../db/index.ts'
 import {
+  createOpenApiBridgeServer,
+  fetchKeyScopes,
+  fetchOpenApiDocument,
+  operationsFromDocument,
+} from '../../mcp/bridge/openapi-bridge.ts'
+import { registerDeveloperTools } from '../../mcp/developer/developer-tools.ts'
+import {
   type AuditTrail,
   createAuditTrail,
   createDataTools,
   createMcpServer,
-  createOpenApiBridgeServer,
   DEFAULT_SPEC_PATH,
-  fetchKeyScopes,
-  fetchOpenApiDocument,
   OpenApiBridgeError,
-  operationsFromDocument,
-  registerDeveloperTools,
   serveStdio,
 } from '../../mcp/index.ts'
 import { openAppDatabase } from '../app-context.ts'

@@ -12,9 +12,8 @@ import {
   buildOpenApiDocument,
   describeRoute,
   type OpenApiDocument,
-  toOpenApiPath,
-  toSchema,
 } from '../../../src/api/index.ts'
+import { toOpenApiPath, toSchema } from '../../../src/api/openapi/build.ts'
 import { describeEachDatabase } from '../../support/databases.ts'
 import {
   type RunningApi,

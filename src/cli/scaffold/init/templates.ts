@@ -65,6 +65,7 @@ export function mainTemplate(input: MainTemplateInput): string {
   const dialectName = input.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'
   const core = [
     'createLogger',
+    'createRateLimiters',
     'createSharedState',
     'errorHandler',
     'loadAppConfig',
@@ -90,7 +91,6 @@ const database = await createDatabase(config.databaseUrl, {
 const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')`
   return `import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
-import { createRateLimiters } from 'kilnjs/api'
 import { ${core} } from 'kilnjs/core'
 import { createDatabase } from 'kilnjs/db'
 ${input.hashesPasswords ? "import { createPasswordHasher } from 'kilnjs/session'\n" : ''}import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
