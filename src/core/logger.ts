@@ -117,6 +117,14 @@ const REDACTED_PATHS = [
   'headers.cookie',
 ]
 
+/**
+ * A pino logger with kiln's redaction of credentials and cookies: JSON lines, or readable
+ * lines with `format: 'pretty'`.
+ * @example
+ * ```ts
+ * const logger = createLogger({ level: config.logLevel, format: config.logFormat })
+ * ```
+ */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const redactor = options.redactor ?? new Redactor()
   return pino(

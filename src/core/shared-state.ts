@@ -40,6 +40,10 @@ export interface SharedState {
 /**
  * Opens the shared state. With a Redis URL it pings Redis first and rejects, within
  * `connectTimeoutMs`, with one line naming host:port (never the password) when it does not answer.
+ * @example
+ * ```ts
+ * const shared = await createSharedState({ redisUrl: config.redisUrl, logger })
+ * ```
  */
 export async function createSharedState(options: SharedStateOptions = {}): Promise<SharedState> {
   const prefix = options.prefix ?? 'kiln'

@@ -89,6 +89,10 @@ export interface CreateDatabaseOptions {
  * - `sqlite:<path>`, `file:<path>` (`sqlite::memory:` for tests): SQLite on better-sqlite3;
  * - `pglite:` (in memory) or `pglite:<dir>`: embedded Postgres;
  * - no URL: embedded Postgres in `storage/pgdata`, the zero-setup default of a Postgres app.
+ * @example
+ * ```ts
+ * const database = await createDatabase(process.env.DATABASE_URL)
+ * ```
  */
 export async function createDatabase(
   given?: Secret | string,

@@ -32,6 +32,10 @@ export interface CreateMcpServerOptions {
  * An MCP server with kiln's tools, for one transport or one request of the HTTP entry. It
  * advertises `tools` without `listChanged`: the tool list of a server never changes while it
  * serves, and the stateless endpoint has no `subscriptions/listen` stream to announce it on.
+ * @example
+ * ```ts
+ * const server = createMcpServer({ dataTools: { tools, caller } })
+ * ```
  */
 export function createMcpServer(options: CreateMcpServerOptions = {}): McpServer {
   const server = new McpServer(

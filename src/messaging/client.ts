@@ -65,6 +65,10 @@ const MAX_TEXT_LENGTH = 4096
  * A client for the Graph API's `/{phone_number_id}/messages` (v23.0). Every call has a timeout;
  * throttling (130429, 131056) and temporary failures (5xx) are retried a bounded number of times
  * with exponential backoff and jitter; other provider errors become typed errors at once.
+ * @example
+ * ```ts
+ * const client = createMessagingClient({ config, logger })
+ * ```
  */
 export function createMessagingClient(options: MessagingClientOptions): MessagingClient {
   const { config, logger } = options

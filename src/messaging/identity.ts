@@ -58,6 +58,10 @@ export interface OwnerDirectory {
  * Loads the owner list once (a failure here fails start-up) and keeps it fresh every
  * `refreshMs`. A failed background reload is logged and the last good list is kept, so a
  * database hiccup never turns owners into customers.
+ * @example
+ * ```ts
+ * const owners = await createOwnerDirectory({ load: loadOwnerPhones, refreshMs: 30_000 })
+ * ```
  */
 export async function createOwnerDirectory(
   options: OwnerDirectoryOptions,

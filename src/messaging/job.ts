@@ -1,4 +1,8 @@
-import { EventBus, type ListenerFailure, ListenersFailedError } from '../core/events/event-bus.ts'
+import {
+  type EventBus,
+  type ListenerFailure,
+  ListenersFailedError,
+} from '../core/events/event-bus.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
 import type { JobHandler, JobHandlers } from '../core/queue/queue.ts'
@@ -31,7 +35,13 @@ export interface MessagingEventBusOptions {
   logger?: Logger
 }
 
-/** The event bus messaging listeners register on. */
+/**
+ * The event bus messaging listeners register on.
+ * @example
+ * ```ts
+ * const bus = createMessagingEventBus({ store: shared.kv, logger })
+ * ```
+ */
 export function createMessagingEventBus(
   options: MessagingEventBusOptions,
 ): EventBus<MessagingEvents> {

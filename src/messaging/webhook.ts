@@ -61,6 +61,10 @@ export class WebhookQueueError extends KilnError {
  *
  * Its errors are plain text, as the provider expects; they are answered by this app's own
  * error handler, so the host app's JSON handler does not apply here.
+ * @example
+ * ```ts
+ * app.route('/', messagingWebhook({ config, queue, dedup }))
+ * ```
  */
 export function messagingWebhook(options: MessagingWebhookOptions): Hono {
   const { config, queue, dedup, logger, redactor } = options

@@ -52,6 +52,14 @@ export type ValidateBearer = (request: Request) => Promise<BearerResult>
 /**
  * Reads `Authorization: Bearer <token>` (never the query string or the body) and verifies the
  * access token. @see RFC 6750 §2.1, RFC 9068 §4
+ * @example
+ * ```ts
+ * const validator = createBearerValidator({
+ *   secret: oauthConfig.secret,
+ *   issuer: oauthConfig.issuer,
+ *   resource: `${oauthConfig.issuer}/mcp`,
+ * })
+ * ```
  */
 export function createBearerValidator(options: BearerValidatorOptions): ValidateBearer {
   const { issuer, resource, clock = systemClock, store, credentialStamp } = options

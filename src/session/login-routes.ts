@@ -81,6 +81,10 @@ const PAGE_HEADERS = securityHeaderValues({ csp: { 'form-action': "'self'" } })
  * (`Origin`, `Sec-Fetch-Site`), and the form carries a double-submit token (a hidden field
  * and a cookie, `__Host-` over https); `return_to` is followed only when it is a path on
  * this site. Each POST reads at most `maxBodyBytes`.
+ * @example
+ * ```ts
+ * app.route('/', loginRoutes({ sessions, limiters, verifyCredentials: accounts.verifyCredentials }))
+ * ```
  */
 export function loginRoutes(options: LoginRoutesOptions): Hono {
   const { sessions, verifyCredentials, limiters } = options

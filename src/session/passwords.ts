@@ -24,7 +24,14 @@ export interface PasswordHasher {
 
 const KEY_LENGTH = 32
 
-/** scrypt password hashing with parameters fixed by the app. */
+/**
+ * scrypt password hashing with parameters fixed by the app.
+ * @example
+ * ```ts
+ * const passwords = createPasswordHasher()
+ * const hash = await passwords.hash('correct horse')
+ * ```
+ */
 export function createPasswordHasher(options: PasswordHasherOptions = {}): PasswordHasher {
   const N = options.cost ?? 16384
   const r = options.blockSize ?? 8

@@ -138,6 +138,18 @@ export class SessionStore {
   }
 }
 
+/**
+ * Cookie sessions kept in a `KeyValueStore`: the cookie holds a random id, the store names
+ * the session by its SHA-256.
+ * @example
+ * ```ts
+ * const sessions = createSessionStore({
+ *   store: shared.kv,
+ *   secure: config.appUrl.startsWith('https:'),
+ * })
+ * const session = await sessions.current(c.req.raw)
+ * ```
+ */
 export function createSessionStore(options: SessionStoreOptions): SessionStore {
   return new SessionStore(options)
 }

@@ -101,6 +101,10 @@ export function loadStorageConfig(env: Env = process.env): StorageConfig {
 /**
  * The storage described by the environment: the `local` and `public` disks, plus the `s3` disk
  * when `OBJSTORE_BUCKET` is set; the default disk from `FILESYSTEM_DISK`.
+ * @example
+ * ```ts
+ * const storage = createStorageFromEnv(process.env)
+ * ```
  */
 export function createStorageFromEnv(
   env: Env = process.env,

@@ -23,6 +23,10 @@ export interface PublicDiskRoutesOptions {
  * `ETag` (304 on `If-None-Match` / `If-Modified-Since`) and `Cache-Control`. A path that is not
  * a file of the disk (a `..` escape, however encoded, a NUL byte, a backslash, a symlink out
  * of the root) answers 404, as a missing file does.
+ * @example
+ * ```ts
+ * app.route('/storage', publicDiskRoutes({ storage, logger }))
+ * ```
  */
 export function publicDiskRoutes(options: PublicDiskRoutesOptions): Hono {
   const { storage, logger = silentLogger() } = options

@@ -19,6 +19,10 @@ export interface StorageRoutesOptions {
  * Serves kiln-signed temporary URLs: `GET /:disk/:path?expires=…&signature=…`. Mount it at the
  * `temporaryUrls.baseUrl` path: `app.route('/storage/signed', storageRoutes({ storage }))`.
  * A missing, altered or expired signature answers 403 before the disk is touched.
+ * @example
+ * ```ts
+ * app.route('/files/signed', storageRoutes({ storage, logger }))
+ * ```
  */
 export function storageRoutes({ storage, logger = silentLogger() }: StorageRoutesOptions): Hono {
   if (!storage?.signsUrls) {

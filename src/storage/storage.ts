@@ -249,6 +249,14 @@ export class Storage extends DiskHandle {
   }
 }
 
+/**
+ * One file API over the named disks of `options`; `storage.disk(name)` picks one, the
+ * default disk otherwise.
+ * @example
+ * ```ts
+ * const storage = createStorage({ default: 'local', disks: { local: { driver: local('./storage') } } })
+ * ```
+ */
 export function createStorage(options: StorageOptions): Storage {
   return new Storage(options)
 }

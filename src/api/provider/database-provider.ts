@@ -57,6 +57,10 @@ const DEFAULT_CACHE_TTL_MS = 10_000
  * the row changes (Postgres triggers + LISTEN, SQLite `data_version`, in-process revocation);
  * while the change feed is not connected, nothing is cached. `last_used_at` is written after
  * the response, at most once a minute per key.
+ * @example
+ * ```ts
+ * const apiKeys = createDatabaseApiKeyProvider({ database, logger })
+ * ```
  */
 export function createDatabaseApiKeyProvider(
   options: DatabaseApiKeyProviderOptions,

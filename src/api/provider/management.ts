@@ -73,6 +73,13 @@ export function scopesColumn(scopes: string[] | undefined): string | null {
 /**
  * Mints a key and stores its record (prefix and hash only). The raw key is in the result and
  * nowhere else: show it to its owner once.
+ * @example
+ * ```ts
+ * const { rawKey, record } = await createApiKey(database, {
+ *   name: 'ci-bot',
+ *   scopes: ['posts:read'],
+ * })
+ * ```
  */
 export async function createApiKey(
   database: Database,

@@ -138,6 +138,11 @@ interface WindowCounter {
  * when a client is given. If Redis fails, each instance keeps enforcing the same limits in its
  * own memory and logs a warning: requests are neither refused with a 500 nor let through
  * unlimited while Redis is away.
+ * @example
+ * ```ts
+ * const limiters = createRateLimiters({ redis: shared.client, trustProxy: config.trustProxy })
+ * app.use('/api/*', throttle(limiters, 'api'))
+ * ```
  */
 export function createRateLimiters(options: RateLimitersOptions = {}): RateLimiters {
   const prefix = options.prefix ?? 'kiln:rl'

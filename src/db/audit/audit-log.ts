@@ -71,7 +71,14 @@ export interface AuditLog extends AuditReader {
 export const DEFAULT_AUDIT_LIMIT = 50
 export const MAX_AUDIT_LIMIT = 1000
 
-/** The audit table of a database opened with `createDatabase` (run `migrate` first). */
+/**
+ * The audit table of a database opened with `createDatabase` (run `migrate` first).
+ * @example
+ * ```ts
+ * const log = createAuditLog(database)
+ * await log.prune(new Date(Date.now() - 90 * 86_400_000)) // keep 90 days
+ * ```
+ */
 export function createAuditLog(database: Database): AuditLog {
   if (!database?.dialect) throw new TypeError('createAuditLog: a database is required')
   return database.dialect === 'postgres' ? postgresLog(database) : sqliteLog(database)

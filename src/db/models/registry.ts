@@ -104,6 +104,11 @@ const DIALECT_LABEL = { postgres: 'Postgres (pg-core)', sqlite: 'SQLite (sqlite-
  * Reads the Drizzle tables a schema module exports (relations, views and other exports are
  * ignored) and describes each as a model. Every table must belong to `dialect`; a table of
  * another dialect, or two tables that would get the same model name, is a TypeError.
+ * @example
+ * ```ts
+ * import * as schema from './schema.ts'
+ * const models = createModelRegistry(schema, 'postgres')
+ * ```
  */
 export function createModelRegistry(
   schemaModule: Record<string, unknown>,

@@ -113,6 +113,10 @@ export function accessPolicyOf(
  * Field names are checked against the model, values against their columns, and everything is
  * bound as a parameter through Drizzle's query builder. With a caller tenant and a model that
  * has `tenant_id`, every statement is limited to that tenant's rows.
+ * @example
+ * ```ts
+ * const crud = createCrud({ database, models, access })
+ * ```
  */
 export function createCrud(options: CrudOptions): Crud {
   if (options.audit) {

@@ -59,6 +59,14 @@ export interface DataTools {
  * Resolves the access policy and builds the tools' schemas once. A policy that names an
  * unknown model or field, a credential field, or a model a tenant could reach without a
  * tenant column, throws here: the app does not start.
+ * @example
+ * ```ts
+ * const tools = createDataTools({
+ *   database,
+ *   models,
+ *   access: { models: { posts: { tools: ['crud_list'] } } },
+ * })
+ * ```
  */
 export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): DataTools {
   const policy = accessPolicyOf(options)

@@ -237,6 +237,14 @@ function mcpOriginGuard(options: OriginGuardOptions): MiddlewareHandler {
  * `resource_metadata` (and 403 for a scope every request needs), each client and user is
  * rate-limited (429 with `Retry-After`), and tool calls run as the token's user and tenant,
  * with the token's scopes and grant.
+ * @example
+ * ```ts
+ * app.route('/mcp', mcpEndpoint({
+ *   validator,
+ *   resourceMetadataUrl: `${oauthConfig.issuer}/.well-known/oauth-protected-resource/mcp`,
+ *   createServer: (caller) => createMcpServer({ dataTools: { tools, caller } }),
+ * }))
+ * ```
  */
 export function mcpEndpoint(options: McpEndpointOptions): Hono<BearerEnv> {
   const app = new Hono<BearerEnv>()
