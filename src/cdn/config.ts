@@ -77,6 +77,7 @@ export interface CdnConfig {
   deprecated: string[]
 }
 
+/** Options of `loadCdnConfig`. */
 export interface LoadCdnConfigOptions {
   /** Deprecation warnings go here (`warn`); otherwise to `process.emitWarning`. */
   logger?: Logger

@@ -76,6 +76,7 @@ export class Redactor {
   }
 }
 
+/** Options of `createLogger`. */
 export interface LoggerOptions {
   level?: string
   redactor?: Redactor

@@ -42,6 +42,7 @@ export async function retry<T>(
   }
 }
 
+/** Options of `backoffDelayMs`. */
 export interface BackoffOptions {
   /** The wait after the first try; each later one doubles it. */
   baseMs: number

@@ -8,6 +8,7 @@ import type { Queue, RetryPolicy } from './queue/queue.ts'
 import { pingRedis, type Redis, RedisConnections } from './redis.ts'
 import { revealSecret, type Secret } from './secret.ts'
 
+/** Options of `createSharedState`. */
 export interface SharedStateOptions {
   /** Redis for everything shared between instances; memory in this process without it. */
   redisUrl?: Secret | string | undefined

@@ -41,6 +41,7 @@ export interface SqliteDatabase extends DatabaseBase {
 
 export type Database = PostgresDatabase | SqliteDatabase
 
+/** Options of `createDatabase`. */
 export interface CreateDatabaseOptions {
   /** Where embedded PGlite keeps its data when no URL is given. */
   pgliteDir?: string

@@ -54,7 +54,7 @@ export {
   splitWords,
   typedJson,
 } from './models/index.ts'
-export { type QueryBudgetOptions, QueryCancelledError, QueryTimeoutError } from './query-budget.ts'
+export { QueryCancelledError, QueryTimeoutError } from './query-budget.ts'
 export { type ApiKeyRow, apiKeysPg, apiKeysSqlite } from './tables/api-keys.ts'
 export { mcpAuditPg, mcpAuditSqlite } from './tables/mcp-audit.ts'
 export { type OAuthClientRow, oauthClientsPg, oauthClientsSqlite } from './tables/oauth-clients.ts'

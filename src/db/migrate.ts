@@ -20,6 +20,7 @@ export interface MigrationLogger {
   warn(message: string): void
 }
 
+/** Options of `migrate`. */
 export interface MigrateOptions {
   /** The app's folder of `.sql` migrations, run after kiln's own. */
   appMigrationsDir?: string

@@ -10,13 +10,7 @@ export {
   type GateOutcome,
 } from './approvals/index.ts'
 export { type AuditTrail, type AuditTrailOptions, createAuditTrail } from './audit/audit-trail.ts'
-export {
-  type BridgeOperation,
-  DEFAULT_SPEC_PATH,
-  OpenApiBridgeError,
-  type OpenApiBridgeOptions,
-  type OperationsOptions,
-} from './bridge/openapi-bridge.ts'
+export { DEFAULT_SPEC_PATH, OpenApiBridgeError } from './bridge/openapi-bridge.ts'
 export type {
   AccessPolicy,
   Authorize,

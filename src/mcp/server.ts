@@ -6,6 +6,7 @@ export type { McpServer }
 import type { McpCaller } from './data/access.ts'
 import { type DataTools, type DataToolsOptions, registerDataTools } from './data/data-tools.ts'
 
+/** Options of `createMcpServer`. */
 export interface CreateMcpServerOptions {
   /** Server name announced to clients (default `kiln`). */
   name?: string

@@ -37,6 +37,7 @@ export interface SendRetryOptions {
   maxDelayMs?: number
 }
 
+/** Options of `createMessagingClient`. */
 export interface MessagingClientOptions {
   config: MessagingConfig
   fetch?: typeof globalThis.fetch

@@ -70,6 +70,7 @@ export class MessagingConfig {
   }
 }
 
+/** Options of `loadMessagingConfig`. */
 export interface LoadMessagingConfigOptions {
   /** Receives the secret values, so no log line can ever carry them. */
   redactor?: Redactor

@@ -35,6 +35,7 @@ export function staticOwners(ids: Iterable<string>): IsOwner {
   return (id) => owners.has(id)
 }
 
+/** Options of `createOwnerDirectory`. */
 export interface OwnerDirectoryOptions {
   /** Loads the owners' phone numbers and BSUIDs, e.g. from a database table. */
   load: () => Promise<string[]>

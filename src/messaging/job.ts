@@ -1,8 +1,4 @@
-import {
-  type EventBus,
-  type ListenerFailure,
-  ListenersFailedError,
-} from '../core/events/event-bus.ts'
+import { EventBus, type ListenerFailure, ListenersFailedError } from '../core/events/event-bus.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
 import type { JobHandler, JobHandlers } from '../core/queue/queue.ts'
@@ -19,6 +15,7 @@ export interface ProcessMessagingWebhookPayload {
   payload_json: string
 }
 
+/** Options of `messagingJobHandlers`. */
 export interface MessagingJobOptions {
   /** Listeners are registered on it. Give it a store so retries skip listeners that succeeded. */
   bus: EventBus<MessagingEvents>
@@ -26,6 +23,7 @@ export interface MessagingJobOptions {
   logger?: Logger
 }
 
+/** Options of `createMessagingEventBus`. */
 export interface MessagingEventBusOptions {
   /**
    * Remembers which listener handled which message, so a retried job (or a redelivered

@@ -13,6 +13,7 @@ import { SIGNATURE_HEADER, verifyWebhookSignature } from './signature.ts'
 /** The webhook body limit: the provider's notifications are a few kilobytes. */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024
 
+/** Options of `messagingWebhook`. */
 export interface MessagingWebhookOptions {
   config: MessagingConfig
   queue: Queue

@@ -24,6 +24,7 @@ export type BearerResult =
   | { kind: 'missing' }
   | { kind: 'invalid'; reason: string }
 
+/** Options of `createBearerValidator`. */
 export interface BearerValidatorOptions {
   /** The `MCP_TOKEN_SECRET` the authorization server signs with. */
   secret: Secret | string
@@ -144,6 +145,7 @@ async function stampHolds(
   return grant !== undefined && stampStillValid(current, grant.credentialStamp)
 }
 
+/** Options of `bearerAuth`. */
 export interface BearerAuthOptions {
   validator: ValidateBearer
   /** The URL of this resource's protected-resource metadata, sent in every challenge. */

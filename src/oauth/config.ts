@@ -13,6 +13,7 @@ export interface OAuthConfig {
   secretGenerated: boolean
 }
 
+/** Options of `loadOAuthConfig`. */
 export interface LoadOAuthConfigOptions {
   /** In production both variables are required; in development missing ones get defaults. */
   production: boolean

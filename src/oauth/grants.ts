@@ -24,6 +24,7 @@ export interface ConnectedApp {
   lastUsedAt: Date
 }
 
+/** Options of `createOAuthGrants`. */
 export interface OAuthGrantsOptions {
   /** The authorization server's KeyValueStore (the same one passed to `oauthServer`). */
   store: KeyValueStore

@@ -42,6 +42,7 @@ import { DeviceGrantStore } from './store/device-grants.ts'
 import { GrantIndex } from './store/grants.ts'
 import { TokenFamilies } from './store/token-families.ts'
 
+/** Options of `oauthServer`. */
 export interface OAuthServerOptions {
   /** Where registered clients live (the `oauth_clients` table). Or pass `clients`. */
   database?: Database

@@ -23,6 +23,7 @@ export type VerifyCredentials = (credentials: {
   password: string
 }) => Promise<string | undefined>
 
+/** Options of `loginRoutes`. */
 export interface LoginRoutesOptions {
   sessions: SessionStore
   /**

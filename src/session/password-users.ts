@@ -7,6 +7,7 @@ export interface PasswordUser {
   passwordHash: string | null | undefined
 }
 
+/** Options of `passwordUsers`. */
 export interface PasswordUsersOptions {
   /** The user with this email, or undefined: a lookup in the app's own user table. */
   byEmail: (email: string) => Promise<PasswordUser | undefined>

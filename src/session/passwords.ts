@@ -1,6 +1,7 @@
 import { randomBytes, scrypt } from 'node:crypto'
 import { constantTimeEqual } from '../core/http/constant-time.ts'
 
+/** Options of `createPasswordHasher`. */
 export interface PasswordHasherOptions {
   /** scrypt cost N (a power of two). Default 16384. */
   cost?: number

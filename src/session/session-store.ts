@@ -12,6 +12,7 @@ export interface Session {
   createdAt: number
 }
 
+/** Options of `createSessionStore`. */
 export interface SessionStoreOptions {
   /** Where sessions live: the shared KeyValueStore (Redis with REDIS_URL), so any instance sees them. */
   store: KeyValueStore

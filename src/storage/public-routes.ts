@@ -7,6 +7,7 @@ import { FileNotFound, InvalidPath } from './errors.ts'
 import { normalizePath } from './path.ts'
 import type { Storage } from './storage.ts'
 
+/** Options of `publicDiskRoutes`. */
 export interface PublicDiskRoutesOptions {
   storage: Storage
   /** The disk served (default `public`). */

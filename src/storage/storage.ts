@@ -22,6 +22,7 @@ export interface TemporaryUrlOptions {
   clock?: Clock
 }
 
+/** Options of `createStorage`. */
 export interface StorageOptions {
   /** Name of the disk that operations without a disk name use. */
   default: string

@@ -13,6 +13,7 @@ import { resourceName } from '../../src/db/models/inflect.ts'
 import {
   createOpenApiBridgeServer,
   fetchKeyScopes,
+  type OpenApiBridgeOptions,
   operationsFromDocument,
 } from '../../src/mcp/bridge/openapi-bridge.ts'
 import {
@@ -21,7 +22,6 @@ import {
   type McpAccessOptions,
   type McpCaller,
   type McpQueries,
-  type OpenApiBridgeOptions,
 } from '../../src/mcp/index.ts'
 import { call, connectInMemory } from '../mcp/support/client.ts'
 import { describeEachDatabase } from '../support/databases.ts'

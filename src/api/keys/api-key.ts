@@ -33,6 +33,7 @@ export interface ParsedApiKey {
   prefix: string
 }
 
+/** Options of `generateApiKey`. */
 export interface GenerateApiKeyOptions {
   /** Source of random bytes; `crypto.randomBytes` unless a test injects one. */
   randomBytes?: (size: number) => Uint8Array

@@ -14,6 +14,7 @@ import { onLocalKeyChange } from './local-changes.ts'
 import { parseScopesColumn } from './scopes.ts'
 import { VerifiedKeyCache } from './verified-cache.ts'
 
+/** Options of `createDatabaseApiKeyProvider`. */
 export interface DatabaseApiKeyProviderOptions {
   /** The database holding `api_keys` (Postgres on pg or PGlite, or SQLite). */
   database: Database

@@ -30,6 +30,7 @@ export function apiKeyStatus(record: ApiKeyRecord, now: number = Date.now()): Ap
   return 'active'
 }
 
+/** Options of `createApiKey`. */
 export interface NewApiKeyOptions {
   /** A label for people: 1 to 255 characters, no control characters. */
   name: string

@@ -36,6 +36,7 @@ export class ListenersFailedError extends Error {
   }
 }
 
+/** Options of `new EventBus()`. */
 export interface EventBusOptions {
   logger?: Logger
   /** Remembers which listeners handled an emission id. Memory, or Redis for many workers. */

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono'
 import { ForbiddenError } from '../errors.ts'
 
+/** Options of `originPolicy`. */
 export interface OriginGuardOptions {
   /** The app's public URL (`APP_URL`): its origin and host are allowed. */
   appUrl: string

@@ -45,6 +45,7 @@ export type LimiterDefinition =
   | { points: number; durationSeconds?: number }
   | ((request: LimitRequest) => LimitRule)
 
+/** Options of `createRateLimiters`. */
 export interface RateLimitersOptions {
   /**
    * A request-path ioredis client (`SharedState.client`): one limit shared by every instance.

@@ -32,6 +32,7 @@ export interface BridgeOperation {
   bodyRequired: boolean
 }
 
+/** Options of `fetchOpenApiDocument`. */
 export interface OpenApiBridgeOptions {
   /** The API's base URL, e.g. `http://localhost:3000`. */
   apiUrl: string
@@ -124,6 +125,7 @@ function mayCall(scopes: readonly string[], needed: unknown): boolean {
   return needed.every((scope) => scopes.includes(String(scope)))
 }
 
+/** Options of `operationsFromDocument`. */
 export interface OperationsOptions {
   /**
    * The key's scopes (`fetchKeyScopes`): only the operations it may call become tools (each

@@ -92,6 +92,7 @@ export interface AuthorizeRequest {
 /** Decides one call after the allow-lists passed; `false` refuses it. It can only narrow. */
 export type Authorize = (request: AuthorizeRequest) => boolean | Promise<boolean>
 
+/** The access policy an app writes for `createDataTools({ access })`. */
 export interface McpAccessOptions {
   /** Per model, by resource, model or table name. */
   models?: Readonly<Record<string, McpModelAccess>>

@@ -43,6 +43,7 @@ export type { FilterValue } from './crud-list.ts'
 export type { JsonRecord, ListInput, ListResult, McpCaller }
 export { DEFAULT_PER_PAGE, MAX_PER_PAGE, ToolError }
 
+/** Options of `createCrud`. */
 export interface CrudOptions {
   database: Database
   models: McpModelSource

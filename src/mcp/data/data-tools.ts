@@ -33,6 +33,7 @@ import { registerModelResources } from './resources.ts'
 
 export { DATA_TOOL_NAMES }
 
+/** Options of `createDataTools`. */
 export interface DataToolsOptions extends CrudOptions {
   /**
    * Where calls that need the user's approval (the policy's `approval`) are kept, and the page

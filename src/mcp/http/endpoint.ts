@@ -34,6 +34,7 @@ import {
   isToolCall,
 } from './request.ts'
 
+/** Options of `mcpHttpHandler`. */
 export interface McpHttpHandlerOptions {
   /** Builds the MCP server that answers one request, acting as `caller`. */
   createServer: (caller: McpCaller) => McpServer
@@ -193,6 +194,7 @@ function authInfoOf(c: Context, caller: McpCaller): AuthInfo {
   }
 }
 
+/** Options of `mcpEndpoint`. */
 export interface McpEndpointOptions extends McpHttpHandlerOptions {
   /** Validates the bearer token (kiln/oauth `createBearerValidator`). */
   validator: ValidateBearer

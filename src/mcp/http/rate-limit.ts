@@ -15,6 +15,7 @@ export interface McpLimit {
   windowMs: number
 }
 
+/** The limits of `/mcp`: `mcpEndpoint({ rateLimit })` takes them without `logger`. */
 export interface McpRateLimitOptions {
   /**
    * kiln's rate limiters (`createRateLimiters({ redis: shared.client, trustProxy })`): with
