@@ -6,6 +6,7 @@ export class InvalidPurgePath extends KilnError {
   override readonly status = 400
 }
 
+/** One purge request that failed, as `PurgeFailed` reports it. */
 export interface FailedBatch {
   /** The paths this request was purging. */
   paths: string[]

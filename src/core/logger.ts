@@ -2,6 +2,7 @@ import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino'
 import { prettyLogLine } from './pretty-log.ts'
 import { Secret } from './secret.ts'
 
+/** kiln's logger: pino's, as `createLogger` makes it. */
 export type Logger = PinoLogger
 
 /** Shapes of secrets kiln mints: raw API keys, JWTs and bearer credentials. */
@@ -91,6 +92,7 @@ export interface LoggerOptions {
   format?: LogFormat
 }
 
+/** `json`: one JSON object per line; `pretty`: readable lines for a terminal. */
 export type LogFormat = 'json' | 'pretty'
 
 /**

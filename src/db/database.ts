@@ -14,9 +14,12 @@ import { type PipelineOptions, pipelineOneOffQueries } from './pipelined-queries
 import { type PoolerMode, poolerOfUrl, unnamedStatementClient } from './pooler.ts'
 import { DEFAULT_STATEMENT_TIMEOUT_MS, setPoolBudget } from './query-budget.ts'
 
+/** The SQL dialect of a database and of an app's tables. */
 export type Dialect = 'postgres' | 'sqlite'
 
+/** The Drizzle database of a `PostgresDatabase`. */
 export type PostgresDb = NodePgDatabase | PgliteDatabase
+/** The Drizzle database of a `SqliteDatabase`. */
 export type SqliteDb = BetterSQLite3Database
 
 interface DatabaseBase {
@@ -25,6 +28,7 @@ interface DatabaseBase {
   close(): Promise<void>
 }
 
+/** A PostgreSQL database (node-postgres or embedded PGlite) opened by `createDatabase`. */
 export interface PostgresDatabase extends DatabaseBase {
   dialect: 'postgres'
   driver: 'pg' | 'pglite'
@@ -33,12 +37,14 @@ export interface PostgresDatabase extends DatabaseBase {
   pglite: PGlite | undefined
 }
 
+/** A SQLite database (better-sqlite3) opened by `createDatabase`. */
 export interface SqliteDatabase extends DatabaseBase {
   dialect: 'sqlite'
   driver: 'better-sqlite3'
   db: SqliteDb
 }
 
+/** A database opened by `createDatabase`: PostgreSQL (or PGlite) or SQLite. */
 export type Database = PostgresDatabase | SqliteDatabase
 
 /** Options of `createDatabase`. */

@@ -27,6 +27,7 @@ export interface MigrateOptions {
   logger?: MigrationLogger
 }
 
+/** What `migrate` did. */
 export interface MigrateResult {
   /** The files applied by this run, namespaced: `kiln/0001_api_keys.sql`, `app/0001_init.sql`. */
   applied: string[]
@@ -43,6 +44,7 @@ export class MigrationError extends Error {
   }
 }
 
+/** One migration file, split into its statements. */
 export interface MigrationFile {
   /** `kiln/0001_api_keys.sql` or `app/0001_init.sql`. */
   name: string

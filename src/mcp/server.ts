@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/server'
 
 /** The SDK's server, which an app's own tools are registered on (`server.registerTool`). */
+/** The MCP SDK's server, as `createMcpServer` returns it. */
 export type { McpServer }
 
 import type { McpCaller } from './data/access.ts'

@@ -21,6 +21,7 @@ export interface SendResult {
   wamid: string
 }
 
+/** Sends messages through the provider's API, from `createMessagingClient`. */
 export interface MessagingClient {
   /**
    * Sends `message` to `to`: a phone number (E.164 without `+`, e.g. `12025550143`) or a
@@ -29,6 +30,7 @@ export interface MessagingClient {
   send(to: string, message: OutboundMessage): Promise<SendResult>
 }
 
+/** How the client retries a send: the `retry` option of `createMessagingClient`. */
 export interface SendRetryOptions {
   /** Tries in all, the first included. */
   attempts?: number

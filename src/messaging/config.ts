@@ -25,6 +25,7 @@ export const messagingEnvSchema = z.object({
   MSG_GRAPH_API_URL: envUrl('expected an absolute http(s) URL', ['http:', 'https:']).optional(),
 })
 
+/** What `new MessagingConfig()` takes: the credentials as `Secret`s or strings. */
 export interface MessagingConfigInput {
   appSecret: Secret | string
   accessToken: Secret | string

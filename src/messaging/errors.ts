@@ -6,6 +6,7 @@ export class MessagingError extends KilnError {
   override readonly status: number = 502
 }
 
+/** The provider's error fields, carried by `MessagingApiError` and its subclasses. */
 export interface ProviderErrorFields {
   /** The provider's `error.code` (130429, 131047, 190, …). */
   providerCode: number | undefined

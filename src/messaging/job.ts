@@ -10,6 +10,7 @@ import { extractWebhookEvents } from './payload.ts'
 /** The job the webhook queues for every accepted notification. */
 export const PROCESS_MESSAGING_WEBHOOK = 'ProcessMessagingWebhook'
 
+/** The payload of the `ProcessMessagingWebhook` job. */
 export interface ProcessMessagingWebhookPayload {
   /** The webhook body exactly as received. */
   payload_json: string

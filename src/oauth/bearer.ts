@@ -19,6 +19,7 @@ import { parseScope } from './protocol/scope.ts'
 import { readGrant } from './store/grants.ts'
 import { isFamilyRevoked } from './store/token-families.ts'
 
+/** What a bearer check found: valid claims, no token, or an invalid one. */
 export type BearerResult =
   | { kind: 'valid'; claims: AccessTokenClaims }
   | { kind: 'missing' }
@@ -48,6 +49,7 @@ export interface BearerValidatorOptions {
   credentialStamp?: CredentialStamp
 }
 
+/** Checks a request's bearer token, from `createBearerValidator`. */
 export type ValidateBearer = (request: Request) => Promise<BearerResult>
 
 /**
@@ -159,6 +161,7 @@ export interface BearerAuthOptions {
   challengeScopes?: string[]
 }
 
+/** The Hono env of routes behind `bearerAuth`: the verified token's claims. */
 export type BearerEnv = { Variables: { accessToken: AccessTokenClaims } }
 
 /**

@@ -27,6 +27,7 @@ export interface OAuthSession {
 /** Resolves the session of a browser request; undefined when nobody is signed in. */
 export type SessionResolver = (request: Request) => Promise<OAuthSession | undefined>
 
+/** A rate limit of the OAuth endpoints: at most `max` requests per `windowMs`. */
 export interface Limit {
   max: number
   windowMs: number

@@ -17,6 +17,7 @@ export interface PasswordUsersOptions {
   passwords?: PasswordHasher
 }
 
+/** The login check and the session stamp built by `passwordUsers`. */
 export interface PasswordUsers {
   /** For `loginRoutes`: the user's id when the email and password match. */
   verifyCredentials: VerifyCredentials

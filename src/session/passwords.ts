@@ -11,6 +11,7 @@ export interface PasswordHasherOptions {
   parallelization?: number
 }
 
+/** Hashes and verifies passwords, from `createPasswordHasher`. */
 export interface PasswordHasher {
   /** `scrypt$N$r$p$<salt>$<hash>` with this hasher's parameters. */
   hash(password: string): Promise<string>

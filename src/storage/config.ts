@@ -29,6 +29,7 @@ export const storageEnvSchema = z.object({
   CDN_URL: envUrl('expected an absolute http(s) URL', ['http:', 'https:']).optional(),
 })
 
+/** The storage settings read from the environment by `loadStorageConfig`. */
 export interface StorageConfig {
   defaultDisk: string
   local: { root: string; url: string | undefined }

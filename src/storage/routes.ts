@@ -8,6 +8,7 @@ import { FileNotFound, UnknownDisk } from './errors.ts'
 import { normalizePath } from './path.ts'
 import type { Storage } from './storage.ts'
 
+/** Options of `storageRoutes`. */
 export interface StorageRoutesOptions {
   /** A storage created with `temporaryUrls`; its secret and clock check the signatures. */
   storage: Storage

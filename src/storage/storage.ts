@@ -6,6 +6,7 @@ import { InvalidPath, UnknownDisk, Unsupported } from './errors.ts'
 import { encodePath, joinUrl, normalizePath } from './path.ts'
 import { UrlSigner } from './signing.ts'
 
+/** One named disk of a storage: its driver and its URL bases. */
 export interface DiskConfig {
   driver: Disk
   /** URL base for `url()`, e.g. `https://app.example.com/storage` or `/storage`. */
@@ -14,6 +15,7 @@ export interface DiskConfig {
   cdn?: string
 }
 
+/** How a storage signs temporary URLs (checked by `storageRoutes`). */
 export interface TemporaryUrlOptions {
   /** HMAC key for signed URLs (at least 32 characters). */
   secret: Secret | string

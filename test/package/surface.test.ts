@@ -72,7 +72,11 @@ function readSurface(): Map<string, Exported[]> {
         let target = symbol
         while (target.flags & ts.SymbolFlags.Alias) {
           const next = checker.getImmediateAliasedSymbol(target)
-          if (!next?.declarations?.some(isKilnSource)) break
+          if (!next || !inKiln(next)) break
+          // `import type { Redis } from 'ioredis'; export type { Redis }`: the export is kiln's.
+          const imported = next.declarations?.some((d) => ts.isImportSpecifier(d))
+          const beyond = imported ? checker.getImmediateAliasedSymbol(next) : undefined
+          if (imported && (!beyond || !inKiln(beyond))) break
           target = next
         }
         const declaration = target.declarations?.find(isKilnSource)
@@ -86,7 +90,7 @@ function readSurface(): Map<string, Exported[]> {
                 ts.isFunctionExpression(declaration.initializer))))
         return {
           name: symbol.name,
-          documented: docs.length > 0,
+          documented: docs.length > 0 || (declaration !== undefined && leadingDoc(declaration)),
           hasExample: docs.some((doc) =>
             (doc.tags ?? []).some((t) => t.tagName.text === 'example'),
           ),
@@ -98,8 +102,19 @@ function readSurface(): Map<string, Exported[]> {
   return surface
 }
 
+const inKiln = (symbol: ts.Symbol) => symbol.declarations?.some(isKilnSource) ?? false
+
 function isKilnSource(declaration: ts.Declaration): boolean {
   return declaration.getSourceFile().fileName.startsWith(join(repoRoot, 'src'))
+}
+
+/** `export type { Redis }` carries no parsed JSDoc: its statement's leading `/** … *\/` counts. */
+function leadingDoc(declaration: ts.Node): boolean {
+  const statement = ts.isExportSpecifier(declaration) ? declaration.parent.parent : declaration
+  const text = statement.getSourceFile().text
+  return (ts.getLeadingCommentRanges(text, statement.pos) ?? []).some((range) =>
+    text.startsWith('/**', range.pos),
+  )
 }
 
 /** The `/** … *\/` comments on a declaration (a variable's sit on its statement). */

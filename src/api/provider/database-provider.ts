@@ -36,6 +36,7 @@ export interface DatabaseApiKeyProviderOptions {
   lastUsedFlushDelayMs?: number
 }
 
+/** An `ApiKeyProvider` over the `api_keys` table, from `createDatabaseApiKeyProvider`. */
 export interface DatabaseApiKeyProvider extends ApiKeyProvider {
   /** Writes pending `last_used_at` updates now. */
   flush(): Promise<void>

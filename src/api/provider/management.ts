@@ -22,8 +22,10 @@ import { isValidScope } from './scopes.ts'
 
 export type { ApiKeyRecord }
 
+/** Whether a key is usable: `active`, or why not. */
 export type ApiKeyStatus = 'active' | 'revoked' | 'expired'
 
+/** A key's status at `now`: revoked first, then expired, else active. */
 export function apiKeyStatus(record: ApiKeyRecord, now: number = Date.now()): ApiKeyStatus {
   if (record.revokedAt !== null) return 'revoked'
   if (record.expiresAt !== null && record.expiresAt.getTime() <= now) return 'expired'
@@ -40,6 +42,7 @@ export interface NewApiKeyOptions {
   clock?: Clock
 }
 
+/** A key made by `createApiKey`: the raw key (shown once) and its stored record. */
 export interface CreatedApiKey extends GeneratedApiKey {
   record: ApiKeyRecord
 }
@@ -105,6 +108,7 @@ export function listApiKeys(database: Database): Promise<ApiKeyRecord[]> {
   return selectKeys(database)
 }
 
+/** What `revokeApiKey` did. */
 export interface RevokeResult {
   record: ApiKeyRecord
   /** False when the key was already revoked (its `revoked_at` is left as it was). */

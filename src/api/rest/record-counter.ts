@@ -37,6 +37,7 @@ export interface RecordCounter {
   invalidate(table: string): Promise<void>
 }
 
+/** Options of `createRecordCounter`. */
 export interface RecordCounterOptions {
   /** Where counts live; a shared store (Redis) for several instances. Default: memory. */
   store?: KeyValueStore

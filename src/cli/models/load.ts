@@ -8,6 +8,7 @@ import { createModelRegistry, type ModelRegistry } from '../../db/models/registr
 // failures as one line.
 import { CliError } from '../cli-error.ts'
 
+/** What `loadKilnConfig` returns: the validated config and where it was found. */
 export interface LoadedKilnConfig {
   config: KilnConfig
   /** The folder holding the config file; the config's paths are relative to it. */

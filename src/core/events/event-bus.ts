@@ -10,6 +10,7 @@ export interface Listener<Event> {
 /** Event type → event payload. An interface works too: `EventBus<MyEvents>`. */
 export type EventMap = Record<string, unknown>
 
+/** Options of `EventBus.emit`. */
 export interface EmitOptions {
   /**
    * A stable id for this emission (a message id, say). With it, a listener that already
@@ -18,6 +19,7 @@ export interface EmitOptions {
   id?: string
 }
 
+/** A listener that threw, by name, and what it threw. */
 export interface ListenerFailure {
   listener: string
   error: unknown

@@ -14,6 +14,7 @@ export interface OriginGuardOptions {
   hosts?: readonly string[] | false
 }
 
+/** The origins and hosts a request may come from, as `originPolicy` resolves them. */
 export interface OriginPolicy {
   origins: ReadonlySet<string>
   hosts: ReadonlySet<string> | undefined

@@ -67,6 +67,7 @@ export interface RateLimitersOptions {
   now?: () => number
 }
 
+/** What a limiter answers for one request: allowed or not, and the `RateLimit-*` values. */
 export interface LimitResult {
   allowed: boolean
   limit: number
@@ -75,6 +76,7 @@ export interface LimitResult {
   resetSeconds: number
 }
 
+/** Named fixed-window limits in memory or Redis, from `createRateLimiters`. */
 export interface RateLimiters {
   readonly kind: 'memory' | 'redis'
   readonly trustProxy: TrustProxy

@@ -10,6 +10,7 @@ import { mcpAuditPg, mcpAuditSqlite } from '../tables/mcp-audit.ts'
  * for a person to approve it.
  */
 export const AUDIT_OUTCOMES = ['ok', 'refused', 'error', 'awaiting_approval'] as const
+/** How a recorded call ended: one of `AUDIT_OUTCOMES`. */
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number]
 
 /** One data-tool call, as the audit trail records it. */
@@ -36,10 +37,12 @@ export interface AuditEntry {
   values: Record<string, unknown> | null
 }
 
+/** An audit entry as stored, with its id. */
 export interface AuditRecord extends AuditEntry {
   id: number
 }
 
+/** Which audit records `list` returns: filters, newest first, up to `limit`. */
 export interface AuditQuery {
   userId?: string | undefined
   clientId?: string | undefined
@@ -69,6 +72,7 @@ export interface AuditLog extends AuditReader {
 }
 
 export const DEFAULT_AUDIT_LIMIT = 50
+/** The most records one audit query returns. */
 export const MAX_AUDIT_LIMIT = 1000
 
 /**

@@ -10,6 +10,7 @@ import {
   toJsonSchema,
 } from './openapi-schema.ts'
 
+/** Where the bridge looks for the API's OpenAPI document, relative to its URL. */
 export const DEFAULT_SPEC_PATH = '/api/openapi.json'
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const

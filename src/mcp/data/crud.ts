@@ -80,6 +80,7 @@ export interface CrudOptions {
   audit?: AuditTrail | undefined
 }
 
+/** The data tools as plain functions, under the same policy, from `createCrud`. */
 export interface Crud {
   create(input: { model: string; data: Record<string, unknown> }): Promise<JsonRecord>
   /** `signal`: the call's; when the client cancels it, the running query is cancelled. */
