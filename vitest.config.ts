@@ -8,10 +8,12 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^kilnjs$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
-      ...['core', 'db', 'api', 'oauth', 'mcp', 'messaging', 'storage', 'cdn'].map((name) => ({
-        find: `kilnjs/${name}`,
-        replacement: src(name),
-      })),
+      ...['core', 'db', 'api', 'oauth', 'mcp', 'messaging', 'storage', 'cdn', 'session'].map(
+        (name) => ({
+          find: `kilnjs/${name}`,
+          replacement: src(name),
+        }),
+      ),
     ],
   },
   test: {

@@ -9,14 +9,10 @@ import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { jwtVerify } from 'jose'
 import { ManualClock, MemoryKeyValueStore } from 'kilnjs/core'
-import {
-  createBearerValidator,
-  MemoryClientStore,
-  type OAuthSession,
-  oauthServer,
-  s256Challenge,
-  signAccessToken,
-} from 'kilnjs/oauth'
+import { createBearerValidator, type OAuthSession, oauthServer } from 'kilnjs/oauth'
+import { signAccessToken } from '../src/oauth/protocol/access-token.ts'
+import { s256Challenge } from '../src/oauth/protocol/pkce.ts'
+import { MemoryClientStore } from '../src/oauth/store/client-store.ts'
 import { type BenchOptions, type BenchResult, compare, measure } from './lib.ts'
 
 const SECRET = 'bench-secret-0123456789-abcdefghijklmnopqrstuvwxyz'

@@ -20,7 +20,8 @@
 import { loadavg } from 'node:os'
 import pg from 'pg'
 import { postsQuery } from '../examples/demo/src/api/controllers/posts.ts'
-import { encodeCursor, planListQuery } from '../src/api/index.ts'
+import { encodeCursor } from '../src/api/query/cursor.ts'
+import { planListQuery } from '../src/api/query/plan.ts'
 import {
   formatRatios,
   type HttpRequest,

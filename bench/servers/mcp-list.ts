@@ -18,11 +18,8 @@ import { Hono } from 'hono'
 import { apiRoutes } from '../../examples/demo/src/api/index.ts'
 import { hashPassword } from '../../examples/demo/src/auth.ts'
 import * as schema from '../../examples/demo/src/schema.ts'
-import {
-  createDatabaseApiKeyProvider,
-  createRateLimiters,
-  createRecordCounter,
-} from '../../src/api/index.ts'
+import { createDatabaseApiKeyProvider, createRecordCounter } from '../../src/api/index.ts'
+import { createRateLimiters } from '../../src/core/http/rate-limiters.ts'
 import { errorHandler, silentLogger } from '../../src/core/index.ts'
 import { createDatabase, createModelRegistry } from '../../src/db/index.ts'
 import {
@@ -31,7 +28,8 @@ import {
   type McpServer,
   mcpEndpoint,
 } from '../../src/mcp/index.ts'
-import { createBearerValidator, signAccessToken } from '../../src/oauth/index.ts'
+import { createBearerValidator } from '../../src/oauth/index.ts'
+import { signAccessToken } from '../../src/oauth/protocol/access-token.ts'
 import { createDemoDatabase } from './demo-database.ts'
 
 export const ROWS = 10_000

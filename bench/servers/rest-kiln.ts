@@ -14,11 +14,8 @@
 import { Hono } from 'hono'
 import { apiRoutes } from '../../examples/demo/src/api/index.ts'
 import { hashPassword } from '../../examples/demo/src/auth.ts'
-import {
-  createDatabaseApiKeyProvider,
-  createRateLimiters,
-  createRecordCounter,
-} from '../../src/api/index.ts'
+import { createDatabaseApiKeyProvider, createRecordCounter } from '../../src/api/index.ts'
+import { createRateLimiters } from '../../src/core/http/rate-limiters.ts'
 import { createSharedState, errorHandler, silentLogger } from '../../src/core/index.ts'
 import { postgresPool } from '../../src/db/database.ts'
 import { createDatabase } from '../../src/db/index.ts'

@@ -24,14 +24,14 @@ import {
   type ApiEnv,
   apiGuard,
   apiKeyAuth,
-  bodyLimit,
   createDatabaseApiKeyProvider,
-  createRateLimiters,
   createRecordCounter,
   privateCache,
-  throttle,
   twoStageThrottle,
 } from '../../src/api/index.ts'
+import { bodyLimit } from '../../src/core/http/body-limit.ts'
+import { createRateLimiters } from '../../src/core/http/rate-limiters.ts'
+import { throttle } from '../../src/core/http/throttle.ts'
 import { errorHandler, silentLogger } from '../../src/core/index.ts'
 import { createDatabase } from '../../src/db/index.ts'
 import { serveFetch, serverReady } from '../http/index.ts'

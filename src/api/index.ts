@@ -3,13 +3,139 @@
 // docs: rest, query, openapi, docs.
 import '../core/check-peers.ts'
 
-export * from './auth/index.ts'
-export * from './client/index.ts'
-export * from './docs/index.ts'
+export {
+  type ApiEnv,
+  type ApiKeyAuthOptions,
+  apiKeyAuth,
+  getApiKey,
+  requireScopes,
+  routeScopes,
+  scopeGuard,
+} from './auth/index.ts'
+export { generateApiClient } from './client/index.ts'
+export { type ApiDocsOptions, apiDocs } from './docs/index.ts'
 export { ApiKeyRejectedError, type ApiKeyRejection } from './errors.ts'
-export * from './keys/index.ts'
-export * from './openapi/index.ts'
-export * from './provider/index.ts'
-export * from './query/index.ts'
-export * from './rate-limit/index.ts'
-export * from './rest/index.ts'
+export {
+  type ApiKeyEnv,
+  type ApiKeyInsertValues,
+  apiKeyInsertSnippet,
+  apiKeyInsertSql,
+  type GenerateApiKeyOptions,
+  type GeneratedApiKey,
+  generateApiKey,
+  hashApiKey,
+  type ParsedApiKey,
+  parseApiKey,
+} from './keys/index.ts'
+export {
+  buildOpenApiDocument,
+  describeRoute,
+  type JsonSchema,
+  type OpenApi31Document,
+  type OpenApiDocument,
+  type OpenApiOperation,
+  type OpenApiOptions,
+  type OpenApiParameter,
+  type OpenApiResource,
+  type OpenApiVersion,
+  type RouteDescription,
+  type RouteInfo,
+  type RouteResponse,
+  toOpenApi31,
+} from './openapi/index.ts'
+export {
+  type ApiKeyInfo,
+  type ApiKeyProvider,
+  type ApiKeyRecord,
+  type ApiKeyStatus,
+  apiKeyStatus,
+  type CreatedApiKey,
+  createApiKey,
+  createDatabaseApiKeyProvider,
+  type DatabaseApiKeyProvider,
+  type DatabaseApiKeyProviderOptions,
+  listApiKeys,
+  type NewApiKeyOptions,
+  type RevokeResult,
+  revokeApiKey,
+} from './provider/index.ts'
+export {
+  type AggregateContext,
+  type AggregateEnvelope,
+  type AggregateGroup,
+  belongsTo,
+  COUNT_STRATEGIES,
+  type CountStrategy,
+  DEFAULT_QUERY_LIMITS,
+  defineListQuery,
+  FILTER_OPERATORS,
+  type FilterOperator,
+  foreignKeyRelations,
+  hasMany,
+  type ListEnvelope,
+  type ListLinks,
+  type ListMeta,
+  type ListQueryContext,
+  type ListQueryDefinition,
+  type ListQueryOptions,
+  type QueryCaller,
+  type QueryField,
+  type QueryLimits,
+  type RelationSpec,
+  rowsWhere,
+  runAggregateQuery,
+  runListQuery,
+  type SearchMode,
+  searchIndexMigration,
+} from './query/index.ts'
+export { type TwoStageThrottle, twoStageThrottle } from './rate-limit/index.ts'
+export {
+  type ApiGuardOptions,
+  apiGuard,
+  type BulkChange,
+  type BulkOptions,
+  ConflictError,
+  type CreateBody,
+  checkIfMatch,
+  createRecordCounter,
+  currentKeyRoutes,
+  type DecimalOptions,
+  decimal,
+  type ExclusionOptions,
+  found,
+  hasFields,
+  type IdempotencyOptions,
+  idempotency,
+  int64,
+  isExcludedField,
+  type JsonBodyOptions,
+  jsonValue,
+  MAX_BULK_RECORDS,
+  type PageQuery,
+  type ParseIdOptions,
+  type ParseTextIdOptions,
+  PreconditionFailedError,
+  parseBigIntId,
+  parseBulkUpdate,
+  parseCreateBody,
+  parseId,
+  parseIdList,
+  parseJsonBody,
+  parseTextId,
+  parseUuid,
+  privateCache,
+  type RecordCounter,
+  type RecordCounterOptions,
+  type RenameKeys,
+  readJson,
+  rejectBlockedDelete,
+  rejectConstraintViolation,
+  renameKeys,
+  type SoftDelete,
+  softDeleteColumn,
+  softDeletes,
+  validate,
+  validationMessage,
+  when,
+  writeEach,
+} from './rest/index.ts'

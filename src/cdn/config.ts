@@ -4,6 +4,7 @@ import type { Logger, Redactor } from '../core/logger.ts'
 import { Secret } from '../core/secret.ts'
 
 export const CDN_PROVIDERS = ['none', 'digitalocean', 'bunny', 'cloudflare'] as const
+/** The CDN whose purge API is used, or `none`. */
 export type CdnProvider = (typeof CDN_PROVIDERS)[number]
 
 const url = envUrl('expected an absolute http(s) URL, e.g. https://cdn.example.com', [
@@ -64,6 +65,7 @@ const LEGACY_ZONE: Partial<Record<CdnProvider, LegacyName>> = {
   cloudflare: 'CLOUDFLARE_ZONE_ID',
 }
 
+/** The CDN settings read from the environment by `loadCdnConfig`. */
 export interface CdnConfig {
   /** `CDN_URL`: the base of `cdnUrl()` and of the full URLs sent to purge APIs. */
   url: string | undefined
@@ -77,6 +79,7 @@ export interface CdnConfig {
   deprecated: string[]
 }
 
+/** Options of `loadCdnConfig`. */
 export interface LoadCdnConfigOptions {
   /** Deprecation warnings go here (`warn`); otherwise to `process.emitWarning`. */
   logger?: Logger

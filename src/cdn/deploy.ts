@@ -1,5 +1,6 @@
 import type { PurgeApi } from './purge/types.ts'
 
+/** Options of `purgeAfterDeploy`. */
 export interface PurgeAfterDeployOptions {
   /** Decides whether a file name carries a content hash; the default is `isContentHashed`. */
   isHashed?: (fileName: string) => boolean

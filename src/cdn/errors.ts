@@ -5,6 +5,7 @@ export class InvalidPurgePath extends KilnError {
   override readonly code = 'invalid_purge_path'
 }
 
+/** One purge request that failed, as `PurgeFailed` reports it. */
 export interface FailedBatch {
   /** The paths this request was purging. */
   paths: string[]

@@ -2,26 +2,17 @@ import '../core/check-peers.ts'
 
 export { Secret } from '../core/secret.ts'
 export {
-  CDN_PROVIDERS,
   type CdnConfig,
   type CdnProvider,
-  cdnEnvSchema,
-  LEGACY_CDN_VARIABLES,
   type LoadCdnConfigOptions,
   loadCdnConfig,
 } from './config.ts'
-export { isContentHashed, type PurgeAfterDeployOptions, purgeAfterDeploy } from './deploy.ts'
+export { type PurgeAfterDeployOptions, purgeAfterDeploy } from './deploy.ts'
 export { type FailedBatch, InvalidPurgePath, PurgeFailed } from './errors.ts'
 export { type BunnyPurgeOptions, bunnyPurge } from './purge/bunny.ts'
 export { type CloudflarePurgeOptions, cloudflarePurge } from './purge/cloudflare.ts'
-export {
-  DIGITALOCEAN_BATCH,
-  DIGITALOCEAN_WINDOW,
-  type DigitalOceanPurgeOptions,
-  digitalOceanPurge,
-} from './purge/digitalocean.ts'
+export { type DigitalOceanPurgeOptions, digitalOceanPurge } from './purge/digitalocean.ts'
 export { createPurgeApi } from './purge/index.ts'
 export { noPurge } from './purge/none.ts'
-export { normalizePurgePaths } from './purge/paths.ts'
 export type { PurgeApi, PurgeHttpOptions } from './purge/types.ts'
 export { cdnUrl } from './url.ts'

@@ -2,17 +2,14 @@ import { existsSync, readFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import type { Env } from '../core/config/index.ts'
 import {
-  createDatabase,
   DATABASE_URL_FORMS,
-  type Database,
   databaseUrlDialect,
   databaseUrlKind,
-  type KilnConfig,
-  loadKilnConfig,
-  pgliteDir,
   sqlitePath,
-} from '../db/index.ts'
+} from '../db/database.ts'
+import { createDatabase, type Database, type KilnConfig, pgliteDir } from '../db/index.ts'
 import { CliError } from './cli-error.ts'
+import { loadKilnConfig } from './models/load.ts'
 
 export interface OpenAppDatabaseOptions {
   /** Where to look for kiln.config.ts; the current directory by default. */

@@ -7,6 +7,7 @@ import { NO_SNIFF } from './http/security-headers.ts'
 import type { Logger } from './logger.ts'
 import { MIGRATE_HINT, missingTable } from './missing-table.ts'
 
+/** Options of `errorHandler`. */
 export interface ErrorHandlerOptions {
   logger: Logger
 }

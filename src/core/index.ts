@@ -1,9 +1,8 @@
 import './check-peers.ts'
 
-export { type Clock, ManualClock, systemClock } from './clock.ts'
+export { type Clock, ManualClock } from './clock.ts'
 export {
   type AppConfig,
-  appEnvSchema,
   ConfigError,
   type Env,
   envBoolean,
@@ -32,10 +31,69 @@ export {
   UnsupportedMediaTypeError,
   ValidationError,
 } from './errors.ts'
-export * from './events/index.ts'
-export * from './http/index.ts'
+export {
+  type EmitOptions,
+  EventBus,
+  type EventBusOptions,
+  type EventMap,
+  type Listener,
+  type ListenerFailure,
+  ListenerInProgressError,
+  ListenersFailedError,
+} from './events/index.ts'
+export {
+  type BodyLimitOptions,
+  bodyLimit,
+  type CspDirectives,
+  clientAddress,
+  constantTimeEqual,
+  createRateLimiters,
+  digestsEqual,
+  escapeHtml,
+  hasResponseHeader,
+  type LegacyWindowLimit,
+  type LimitedApiKey,
+  type LimiterDefinition,
+  type LimitRequest,
+  type LimitResult,
+  type LimitRule,
+  NO_SNIFF,
+  noSniff,
+  type OriginGuardOptions,
+  type OriginPolicy,
+  originGuard,
+  originPolicy,
+  originRefusal,
+  PAGE_CSP,
+  type PlainHeaders,
+  type PlainResponsesOptions,
+  perIp,
+  plainResponses,
+  type RateLimiters,
+  type RateLimitersOptions,
+  type RequestLogOptions,
+  readBodyBytes,
+  requestLog,
+  resolveClientAddress,
+  type SecurityHeadersOptions,
+  securityHeaders,
+  securityHeaderValues,
+  setRateLimitHeaders,
+  setRequestActor,
+  type TrustProxy,
+  throttle,
+  type WindowLimit,
+} from './http/index.ts'
 export { type ErrorHandlerOptions, errorHandler } from './http-errors.ts'
-export * from './kv/index.ts'
+export {
+  type KeyValueStore,
+  keyDigest,
+  MemoryKeyValueStore,
+  type MemoryStoreOptions,
+  RedisKeyValueStore,
+  type RedisStoreOptions,
+  type SetOptions,
+} from './kv/index.ts'
 export {
   createLogger,
   type LogFormat,
@@ -51,14 +109,27 @@ export {
   RedisPubSub,
   type RedisPubSubOptions,
 } from './pubsub.ts'
-export * from './queue/index.ts'
 export {
-  type ConnectOptions,
-  pingRedis,
-  type Redis,
-  RedisConnections,
-  redisAddress,
-} from './redis.ts'
+  BullMqQueue,
+  type BullMqQueueOptions,
+  backoffDelay,
+  type DeduplicationIds,
+  type EnqueueOptions,
+  type FailedJob,
+  type JobContext,
+  type JobHandler,
+  type JobHandlers,
+  MemoryQueue,
+  type MemoryQueueOptions,
+  type Queue,
+  type QueueWorker,
+  type RetryPolicy,
+  UnrecoverableJobError,
+  type WorkerDefinition,
+  type WorkerModule,
+  type WorkOptions,
+} from './queue/index.ts'
+export { type ConnectOptions, type Redis, RedisConnections } from './redis.ts'
 export {
   type BackoffOptions,
   backoffDelayMs,
@@ -66,6 +137,5 @@ export {
   retry,
   type TryOutcome,
 } from './retry.ts'
-export { redactSecrets, revealSecret, Secret } from './secret.ts'
-export * from './session/index.ts'
+export { redactSecrets, Secret } from './secret.ts'
 export { createSharedState, type SharedState, type SharedStateOptions } from './shared-state.ts'

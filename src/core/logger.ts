@@ -2,6 +2,7 @@ import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino'
 import { prettyLogLine } from './pretty-log.ts'
 import { Secret } from './secret.ts'
 
+/** kiln's logger: pino's, as `createLogger` makes it. */
 export type Logger = PinoLogger
 
 /** Shapes of secrets kiln mints: raw API keys, JWTs and bearer credentials. */
@@ -76,6 +77,7 @@ export class Redactor {
   }
 }
 
+/** Options of `createLogger`. */
 export interface LoggerOptions {
   level?: string
   redactor?: Redactor
@@ -90,6 +92,7 @@ export interface LoggerOptions {
   format?: LogFormat
 }
 
+/** `json`: one JSON object per line; `pretty`: readable lines for a terminal. */
 export type LogFormat = 'json' | 'pretty'
 
 /**
@@ -117,6 +120,14 @@ const REDACTED_PATHS = [
   'headers.cookie',
 ]
 
+/**
+ * A pino logger with kiln's redaction of credentials and cookies: JSON lines, or readable
+ * lines with `format: 'pretty'`.
+ * @example
+ * ```ts
+ * const logger = createLogger({ level: config.logLevel, format: config.logFormat })
+ * ```
+ */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const redactor = options.redactor ?? new Redactor()
   return pino(

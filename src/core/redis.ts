@@ -1,8 +1,10 @@
 import type { Redis, RedisOptions } from 'ioredis'
 import { requireOptional } from './optional-package.ts'
 
+/** An ioredis client, as `RedisConnections` and `SharedState` hand them out. */
 export type { Redis }
 
+/** Options of `RedisConnections`' connections. */
 export interface ConnectOptions {
   /**
    * Blocking connections (BullMQ workers) retry every command until Redis is back.

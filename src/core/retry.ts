@@ -1,6 +1,7 @@
 /** What one try gave: the value it returned or the error it threw. */
 export type TryOutcome<T> = { ok: true; value: T } | { ok: false; error: unknown }
 
+/** Options of `retry`. */
 export interface RetryOptions<T> {
   /** Tries in all, the first included. */
   attempts: number
@@ -42,6 +43,7 @@ export async function retry<T>(
   }
 }
 
+/** Options of `backoffDelayMs`. */
 export interface BackoffOptions {
   /** The wait after the first try; each later one doubles it. */
   baseMs: number

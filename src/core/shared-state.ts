@@ -9,6 +9,7 @@ import type { Queue, RetryPolicy } from './queue/queue.ts'
 import { pingRedis, type Redis, RedisConnections } from './redis.ts'
 import { revealSecret, type Secret } from './secret.ts'
 
+/** Options of `createSharedState`. */
 export interface SharedStateOptions {
   /** Redis for everything shared between instances; memory in this process without it. */
   redisUrl?: Secret | string | undefined
@@ -43,6 +44,10 @@ export interface SharedState {
 /**
  * Opens the shared state. With a Redis URL it pings Redis first and rejects, within
  * `connectTimeoutMs`, with one line naming host:port (never the password) when it does not answer.
+ * @example
+ * ```ts
+ * const shared = await createSharedState({ redisUrl: config.redisUrl, logger })
+ * ```
  */
 export async function createSharedState(options: SharedStateOptions = {}): Promise<SharedState> {
   const prefix = options.prefix ?? 'kiln'

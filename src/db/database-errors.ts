@@ -25,6 +25,10 @@ export type DatabaseErrorKind =
   | 'data'
   | 'constraint'
 
+/**
+ * A driver error `classifyDatabaseError` recognised as the data's fault (a constraint, a bad
+ * value).
+ */
 export interface DatabaseDataError {
   kind: DatabaseErrorKind
   /** The driver's code, e.g. `23505` or `SQLITE_CONSTRAINT_UNIQUE`. */

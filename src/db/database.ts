@@ -20,9 +20,12 @@ import {
   setPoolBudget,
 } from './query-budget.ts'
 
+/** The SQL dialect of a database and of an app's tables. */
 export type Dialect = 'postgres' | 'sqlite'
 
+/** The Drizzle database of a `PostgresDatabase`. */
 export type PostgresDb = NodePgDatabase | PgliteDatabase
+/** The Drizzle database of a `SqliteDatabase`. */
 export type SqliteDb = BetterSQLite3Database
 
 interface DatabaseBase {
@@ -31,6 +34,7 @@ interface DatabaseBase {
   close(): Promise<void>
 }
 
+/** A PostgreSQL database (node-postgres or embedded PGlite) opened by `createDatabase`. */
 export interface PostgresDatabase extends DatabaseBase {
   dialect: 'postgres'
   driver: 'pg' | 'pglite'
@@ -39,14 +43,17 @@ export interface PostgresDatabase extends DatabaseBase {
   pglite: PGlite | undefined
 }
 
+/** A SQLite database (better-sqlite3) opened by `createDatabase`. */
 export interface SqliteDatabase extends DatabaseBase {
   dialect: 'sqlite'
   driver: 'better-sqlite3'
   db: SqliteDb
 }
 
+/** A database opened by `createDatabase`: PostgreSQL (or PGlite) or SQLite. */
 export type Database = PostgresDatabase | SqliteDatabase
 
+/** Options of `createDatabase`. */
 export interface CreateDatabaseOptions {
   /** Where embedded PGlite keeps its data when no URL is given. */
   pgliteDir?: string
@@ -109,6 +116,10 @@ export interface CreateDatabaseOptions {
  * - `sqlite:<path>`, `file:<path>` (`sqlite::memory:` for tests): SQLite on better-sqlite3;
  * - `pglite:` (in memory) or `pglite:<dir>`: embedded Postgres;
  * - no URL: embedded Postgres in `storage/pgdata`, the zero-setup default of a Postgres app.
+ * @example
+ * ```ts
+ * const database = await createDatabase(process.env.DATABASE_URL)
+ * ```
  */
 export async function createDatabase(
   given?: Secret | string,

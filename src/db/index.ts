@@ -9,23 +9,18 @@ export {
   type AuditReader,
   type AuditRecord,
   createAuditLog,
-  DEFAULT_AUDIT_LIMIT,
   MAX_AUDIT_LIMIT,
 } from './audit/audit-log.ts'
 export {
   type CreateDatabaseOptions,
   createDatabase,
-  DATABASE_URL_FORMS,
   type Database,
   type Dialect,
-  databaseUrlDialect,
-  databaseUrlKind,
   type PostgresDatabase,
   type PostgresDb,
   pgliteDir,
   type SqliteDatabase,
   type SqliteDb,
-  sqlitePath,
 } from './database.ts'
 export {
   classifyDatabaseError,
@@ -33,7 +28,7 @@ export {
   type DatabaseErrorKind,
 } from './database-errors.ts'
 export { postgresDb, sqliteDb } from './dialect-db.ts'
-export { defineConfig, type KilnConfig, kilnConfigSchema } from './kiln-config.ts'
+export { defineConfig, type KilnConfig } from './kiln-config.ts'
 export {
   libraryMigrationsDir,
   type MigrateOptions,
@@ -42,22 +37,29 @@ export {
   type MigrationFile,
   type MigrationLogger,
   migrate,
-  readMigrationFiles,
-  STATEMENT_BREAKPOINT,
 } from './migrate.ts'
-export * from './models/index.ts'
 export {
-  budgetError,
-  budgetedDb,
-  DEFAULT_SLOW_QUERY_WAIT_MS,
-  DEFAULT_STATEMENT_TIMEOUT_MS,
-  type QueryBudgetOptions,
+  AUTO_EXCLUDED_FIELDS,
+  type ColumnDataType,
+  type ColumnInfo,
+  type CredentialOptions,
+  createModelRegistry,
+  isCredentialField,
+  type ModelInfo,
+  type ModelRegistry,
+  type PolicyCaller,
+  type PostgresModelInfo,
+  type RowFilter,
+  type SqliteModelInfo,
+  splitWords,
+  typedJson,
+} from './models/index.ts'
+export {
   QueryCancelledError,
   type QueryGate,
   QueryTimeoutError,
   QueryWaitTimeoutError,
   slowQueryGateOf,
-  statementTimeoutOf,
 } from './query-budget.ts'
 export { type ApiKeyRow, apiKeysPg, apiKeysSqlite } from './tables/api-keys.ts'
 export { mcpAuditPg, mcpAuditSqlite } from './tables/mcp-audit.ts'

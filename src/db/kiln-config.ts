@@ -22,7 +22,14 @@ export interface KilnConfig {
   messaging?: string
 }
 
-/** Types a `kiln.config.ts` default export. */
+/**
+ * Types a `kiln.config.ts` default export.
+ * @example
+ * ```ts
+ * // kiln.config.ts
+ * export default defineConfig({ dialect: 'postgres', schema: './src/schema.ts', out: './src/api' })
+ * ```
+ */
 export function defineConfig(config: KilnConfig): KilnConfig {
   return config
 }

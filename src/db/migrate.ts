@@ -20,12 +20,14 @@ export interface MigrationLogger {
   warn(message: string): void
 }
 
+/** Options of `migrate`. */
 export interface MigrateOptions {
   /** The app's folder of `.sql` migrations, run after kiln's own. */
   appMigrationsDir?: string
   logger?: MigrationLogger
 }
 
+/** What `migrate` did. */
 export interface MigrateResult {
   /** The files applied by this run, namespaced: `kiln/0001_api_keys.sql`, `app/0001_init.sql`. */
   applied: string[]
@@ -42,6 +44,7 @@ export class MigrationError extends Error {
   }
 }
 
+/** One migration file, split into its statements. */
 export interface MigrationFile {
   /** `kiln/0001_api_keys.sql` or `app/0001_init.sql`. */
   name: string

@@ -49,6 +49,7 @@ export class QueryCancelledError extends RequestAbortedError {
   }
 }
 
+/** Options of `budgetedDb`. */
 export interface QueryBudgetOptions {
   /** The request's signal: aborting it cancels the running query (the client hung up). */
   signal?: AbortSignal | undefined

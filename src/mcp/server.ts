@@ -1,11 +1,13 @@
 import { McpServer } from '@modelcontextprotocol/server'
 
 /** The SDK's server, which an app's own tools are registered on (`server.registerTool`). */
+/** The MCP SDK's server, as `createMcpServer` returns it. */
 export type { McpServer }
 
 import type { McpCaller } from './data/access.ts'
 import { type DataTools, type DataToolsOptions, registerDataTools } from './data/data-tools.ts'
 
+/** Options of `createMcpServer`. */
 export interface CreateMcpServerOptions {
   /** Server name announced to clients (default `kiln`). */
   name?: string
@@ -32,6 +34,10 @@ export interface CreateMcpServerOptions {
  * An MCP server with kiln's tools, for one transport or one request of the HTTP entry. It
  * advertises `tools` without `listChanged`: the tool list of a server never changes while it
  * serves, and the stateless endpoint has no `subscriptions/listen` stream to announce it on.
+ * @example
+ * ```ts
+ * const server = createMcpServer({ dataTools: { tools, caller } })
+ * ```
  */
 export function createMcpServer(options: CreateMcpServerOptions = {}): McpServer {
   const server = new McpServer(

@@ -21,6 +21,7 @@ export interface SendResult {
   wamid: string
 }
 
+/** Sends messages through the provider's API, from `createMessagingClient`. */
 export interface MessagingClient {
   /**
    * Sends `message` to `to`: a phone number (E.164 without `+`, e.g. `12025550143`) or a
@@ -29,6 +30,7 @@ export interface MessagingClient {
   send(to: string, message: OutboundMessage): Promise<SendResult>
 }
 
+/** How the client retries a send: the `retry` option of `createMessagingClient`. */
 export interface SendRetryOptions {
   /** Tries in all, the first included. */
   attempts?: number
@@ -37,6 +39,7 @@ export interface SendRetryOptions {
   maxDelayMs?: number
 }
 
+/** Options of `createMessagingClient`. */
 export interface MessagingClientOptions {
   config: MessagingConfig
   fetch?: typeof globalThis.fetch
@@ -65,6 +68,10 @@ const MAX_TEXT_LENGTH = 4096
  * A client for the Graph API's `/{phone_number_id}/messages` (v23.0). Every call has a timeout;
  * throttling (130429, 131056) and temporary failures (5xx) are retried a bounded number of times
  * with exponential backoff and jitter; other provider errors become typed errors at once.
+ * @example
+ * ```ts
+ * const client = createMessagingClient({ config, logger })
+ * ```
  */
 export function createMessagingClient(options: MessagingClientOptions): MessagingClient {
   const { config, logger } = options

@@ -25,6 +25,7 @@ export const messagingEnvSchema = z.object({
   MSG_GRAPH_API_URL: envUrl('expected an absolute http(s) URL', ['http:', 'https:']).optional(),
 })
 
+/** What `new MessagingConfig()` takes: the credentials as `Secret`s or strings. */
 export interface MessagingConfigInput {
   appSecret: Secret | string
   accessToken: Secret | string
@@ -70,6 +71,7 @@ export class MessagingConfig {
   }
 }
 
+/** Options of `loadMessagingConfig`. */
 export interface LoadMessagingConfigOptions {
   /** Receives the secret values, so no log line can ever carry them. */
   redactor?: Redactor

@@ -20,6 +20,7 @@ export interface DeduplicationStore {
   release(id: string): Promise<void>
 }
 
+/** Options of `new MemoryDeduplicationStore()`. */
 export interface MemoryDeduplicationStoreOptions {
   clock?: Clock
   ttlMs?: number
@@ -69,6 +70,7 @@ export class MemoryDeduplicationStore implements DeduplicationStore {
   }
 }
 
+/** Options of `new KeyValueDeduplicationStore()`. */
 export interface KeyValueDeduplicationStoreOptions {
   ttlMs?: number
   /** Key prefix inside the store. */
@@ -100,6 +102,7 @@ export class KeyValueDeduplicationStore implements DeduplicationStore {
   }
 }
 
+/** Options of `new QueueDeduplicationStore()`. */
 export interface QueueDeduplicationStoreOptions {
   ttlMs?: number
 }

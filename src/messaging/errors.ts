@@ -5,6 +5,7 @@ export class MessagingError extends KilnError {
   override readonly code: KilnErrorCode = 'messaging_failed'
 }
 
+/** The provider's error fields, carried by `MessagingApiError` and its subclasses. */
 export interface ProviderErrorFields {
   /** The provider's `error.code` (130429, 131047, 190, …). */
   providerCode: number | undefined

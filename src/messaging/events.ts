@@ -15,10 +15,12 @@ export type SenderKeys =
 export type SenderIdentity = ({ readonly kind: 'Owner' } | { readonly kind: 'Customer' }) &
   SenderKeys
 
+/** A sender who is one of the business's owners. */
 export function Owner(sender: string | SenderKeys): SenderIdentity {
   return { kind: 'Owner', ...toKeys(sender) }
 }
 
+/** A sender who is a customer (not one of the business's owners). */
 export function Customer(sender: string | SenderKeys): SenderIdentity {
   return { kind: 'Customer', ...toKeys(sender) }
 }

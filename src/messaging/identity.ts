@@ -35,6 +35,7 @@ export function staticOwners(ids: Iterable<string>): IsOwner {
   return (id) => owners.has(id)
 }
 
+/** Options of `createOwnerDirectory`. */
 export interface OwnerDirectoryOptions {
   /** Loads the owners' phone numbers and BSUIDs, e.g. from a database table. */
   load: () => Promise<string[]>
@@ -58,6 +59,10 @@ export interface OwnerDirectory {
  * Loads the owner list once (a failure here fails start-up) and keeps it fresh every
  * `refreshMs`. A failed background reload is logged and the last good list is kept, so a
  * database hiccup never turns owners into customers.
+ * @example
+ * ```ts
+ * const owners = await createOwnerDirectory({ load: loadOwnerPhones, refreshMs: 30_000 })
+ * ```
  */
 export async function createOwnerDirectory(
   options: OwnerDirectoryOptions,

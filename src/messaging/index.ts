@@ -1,6 +1,5 @@
 import '../core/check-peers.ts'
 
-export { isBsuid } from './bsuid.ts'
 export {
   createMessagingClient,
   type MessagingClient,
@@ -9,19 +8,15 @@ export {
   type SendRetryOptions,
 } from './client.ts'
 export {
-  DEFAULT_GRAPH_API_URL,
-  GRAPH_API_VERSION,
   isMessagingConfigured,
   type LoadMessagingConfigOptions,
   loadMessagingConfig,
   MESSAGING_ENV_VARS,
   MessagingConfig,
   type MessagingConfigInput,
-  messagingEnvSchema,
   messagingEnvStatus,
 } from './config.ts'
 export {
-  DEDUP_TTL_MS,
   type DeduplicationStore,
   KeyValueDeduplicationStore,
   type KeyValueDeduplicationStoreOptions,
@@ -51,10 +46,8 @@ export {
   type SenderIdentity,
   type SenderKeys,
   type StatusError,
-  toDeliveryStatus,
 } from './events.ts'
 export {
-  classifySender,
   createOwnerDirectory,
   type IsOwner,
   type OwnerDirectory,
@@ -69,10 +62,8 @@ export {
   messagingJobHandlers,
   PROCESS_MESSAGING_WEBHOOK,
   type ProcessMessagingWebhookPayload,
-  processMessagingWebhook,
 } from './job.ts'
 export {
-  buildSendRequest,
   currencyParameter,
   type OutboundMessage,
   Template,
@@ -82,14 +73,12 @@ export {
   type TextMessage,
   textParameter,
 } from './message.ts'
-export { dedupMessageIds, extractWebhookEvents, type WebhookEvent } from './payload.ts'
-export { isE164WithoutPlus, normalizePhone } from './phone.ts'
-export { SIGNATURE_HEADER, signWebhookBody, verifyWebhookSignature } from './signature.ts'
+export type { WebhookEvent } from './payload.ts'
+export { normalizePhone } from './phone.ts'
 export {
   InvalidJsonError,
   InvalidSignatureError,
   type MessagingWebhookOptions,
   messagingWebhook,
-  WEBHOOK_BODY_LIMIT,
   WebhookQueueError,
 } from './webhook.ts'

@@ -10,11 +10,13 @@ import { extractWebhookEvents } from './payload.ts'
 /** The job the webhook queues for every accepted notification. */
 export const PROCESS_MESSAGING_WEBHOOK = 'ProcessMessagingWebhook'
 
+/** The payload of the `ProcessMessagingWebhook` job. */
 export interface ProcessMessagingWebhookPayload {
   /** The webhook body exactly as received. */
   payload_json: string
 }
 
+/** Options of `messagingJobHandlers`. */
 export interface MessagingJobOptions {
   /** Listeners are registered on it. Give it a store so retries skip listeners that succeeded. */
   bus: EventBus<MessagingEvents>
@@ -22,6 +24,7 @@ export interface MessagingJobOptions {
   logger?: Logger
 }
 
+/** Options of `createMessagingEventBus`. */
 export interface MessagingEventBusOptions {
   /**
    * Remembers which listener handled which message, so a retried job (or a redelivered
@@ -31,7 +34,13 @@ export interface MessagingEventBusOptions {
   logger?: Logger
 }
 
-/** The event bus messaging listeners register on. */
+/**
+ * The event bus messaging listeners register on.
+ * @example
+ * ```ts
+ * const bus = createMessagingEventBus({ store: shared.kv, logger })
+ * ```
+ */
 export function createMessagingEventBus(
   options: MessagingEventBusOptions,
 ): EventBus<MessagingEvents> {

@@ -7,6 +7,7 @@ export type TemplateParameter =
   | { type: 'date_time'; date_time: { fallback_value: string } }
   | ({ type: string } & Record<string, unknown>)
 
+/** A plain text message, from `Text`. */
 export interface TextMessage {
   type: 'text'
   body: string
@@ -14,6 +15,7 @@ export interface TextMessage {
   previewUrl?: boolean
 }
 
+/** A message built from a provider-approved template. */
 export interface TemplateMessage {
   type: 'template'
   /** The template's name; it must be approved by the provider. */
@@ -27,6 +29,7 @@ export interface TemplateMessage {
 /** What `send()` sends. New kinds may be added as new variants. */
 export type OutboundMessage = TextMessage | TemplateMessage
 
+/** A plain text message. */
 export function Text(body: string, options: { previewUrl?: boolean } = {}): TextMessage {
   return { type: 'text', body, ...options }
 }
@@ -40,6 +43,7 @@ export function Template(
   return { type: 'template', name, language, parameters }
 }
 
+/** A text parameter of a template message. */
 export function textParameter(text: string): TemplateParameter {
   return { type: 'text', text }
 }

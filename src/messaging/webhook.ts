@@ -19,6 +19,7 @@ import { SIGNATURE_HEADER, verifyWebhookSignature } from './signature.ts'
 /** The webhook body limit: the provider's notifications are a few kilobytes. */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024
 
+/** Options of `messagingWebhook`. */
 export interface MessagingWebhookOptions {
   config: MessagingConfig
   queue: Queue
@@ -59,6 +60,10 @@ export class WebhookQueueError extends KilnError {
  *
  * Its errors are plain text, as the provider expects; they are answered by this app's own
  * error handler, so the host app's JSON handler does not apply here.
+ * @example
+ * ```ts
+ * app.route('/', messagingWebhook({ config, queue, dedup }))
+ * ```
  */
 export function messagingWebhook(options: MessagingWebhookOptions): Hono {
   const { config, queue, dedup, logger, redactor } = options

@@ -19,11 +19,13 @@ import { parseScope } from './protocol/scope.ts'
 import { readGrant } from './store/grants.ts'
 import { isFamilyRevoked } from './store/token-families.ts'
 
+/** What a bearer check found: valid claims, no token, or an invalid one. */
 export type BearerResult =
   | { kind: 'valid'; claims: AccessTokenClaims }
   | { kind: 'missing' }
   | { kind: 'invalid'; reason: string }
 
+/** Options of `createBearerValidator`. */
 export interface BearerValidatorOptions {
   /** The `MCP_TOKEN_SECRET` the authorization server signs with. */
   secret: Secret | string
@@ -47,11 +49,20 @@ export interface BearerValidatorOptions {
   credentialStamp?: CredentialStamp
 }
 
+/** Checks a request's bearer token, from `createBearerValidator`. */
 export type ValidateBearer = (request: Request) => Promise<BearerResult>
 
 /**
  * Reads `Authorization: Bearer <token>` (never the query string or the body) and verifies the
  * access token. @see RFC 6750 §2.1, RFC 9068 §4
+ * @example
+ * ```ts
+ * const validator = createBearerValidator({
+ *   secret: oauthConfig.secret,
+ *   issuer: oauthConfig.issuer,
+ *   resource: `${oauthConfig.issuer}/mcp`,
+ * })
+ * ```
  */
 export function createBearerValidator(options: BearerValidatorOptions): ValidateBearer {
   const { issuer, resource, clock = systemClock, store, credentialStamp } = options
@@ -136,6 +147,7 @@ async function stampHolds(
   return grant !== undefined && stampStillValid(current, grant.credentialStamp)
 }
 
+/** Options of `bearerAuth`. */
 export interface BearerAuthOptions {
   validator: ValidateBearer
   /** The URL of this resource's protected-resource metadata, sent in every challenge. */
@@ -149,6 +161,7 @@ export interface BearerAuthOptions {
   challengeScopes?: string[]
 }
 
+/** The Hono env of routes behind `bearerAuth`: the verified token's claims. */
 export type BearerEnv = { Variables: { accessToken: AccessTokenClaims } }
 
 /**

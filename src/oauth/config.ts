@@ -4,6 +4,7 @@ import { ConfigError, type Env, parseEnv } from '../core/config/parse-env.ts'
 import type { Logger } from '../core/logger.ts'
 import { Secret } from '../core/secret.ts'
 
+/** The OAuth server's settings, read by `loadOAuthConfig`. */
 export interface OAuthConfig {
   /** HMAC-SHA256 secret that signs access tokens; prints as `<redacted>`, `reveal()` reads it. */
   secret: Secret
@@ -13,6 +14,7 @@ export interface OAuthConfig {
   secretGenerated: boolean
 }
 
+/** Options of `loadOAuthConfig`. */
 export interface LoadOAuthConfigOptions {
   /** In production both variables are required; in development missing ones get defaults. */
   production: boolean

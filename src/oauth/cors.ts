@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from 'hono'
 import { cors } from 'hono/cors'
 import { editResponseHeaders } from '../core/http/response-headers.ts'
 
+/** Options of `oauthCors`. */
 export interface OAuthCorsOptions {
   /** Extra request headers to allow besides the MCP ones. */
   allowHeaders?: string[]

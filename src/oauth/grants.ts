@@ -24,6 +24,7 @@ export interface ConnectedApp {
   lastUsedAt: Date
 }
 
+/** Options of `createOAuthGrants`. */
 export interface OAuthGrantsOptions {
   /** The authorization server's KeyValueStore (the same one passed to `oauthServer`). */
   store: KeyValueStore
@@ -46,6 +47,11 @@ export interface OAuthGrants {
 /**
  * The grants library API. It reads and writes the same store as `oauthServer`, so it can be
  * built anywhere in the application (a user service, a CLI command) from that store alone.
+ * @example
+ * ```ts
+ * const grants = createOAuthGrants({ store: shared.kv }) // the store given to oauthServer
+ * await grants.revokeAllForUser(userId)
+ * ```
  */
 export function createOAuthGrants(options: OAuthGrantsOptions): OAuthGrants {
   if (!options?.store)

@@ -1,5 +1,6 @@
 import '../core/check-peers.ts'
 
+export { safeReturnTo } from '../core/http/return-to.ts'
 export {
   type BearerAuthOptions,
   type BearerEnv,
@@ -21,27 +22,8 @@ export {
   type OAuthGrants,
   type OAuthGrantsOptions,
 } from './grants.ts'
-export { PAGE_SECURITY_HEADERS } from './http/page-response.ts'
-export {
-  ACCESS_TOKEN_TTL_SECONDS,
-  type AccessTokenClaims,
-  signAccessToken,
-  verifyAccessToken,
-} from './protocol/access-token.ts'
+export type { AccessTokenClaims } from './protocol/access-token.ts'
 export type { RegisteredClient } from './protocol/client-metadata.ts'
-export type {
-  AccessGrant,
-  GrantAction,
-  GrantableAccess,
-  GrantableModel,
-} from './protocol/grant.ts'
-export { s256Challenge } from './protocol/pkce.ts'
-export { safeReturnTo } from './protocol/return-to.ts'
-export { DEFAULT_SCOPES, MCP_READ_SCOPE, MCP_WRITE_SCOPE } from './protocol/scope.ts'
-export { formatUserCode, normalizeUserCode } from './protocol/user-code.ts'
+export type { AccessGrant, GrantAction, GrantableAccess, GrantableModel } from './protocol/grant.ts'
 export { type OAuthServerOptions, oauthServer } from './server.ts'
-export {
-  type ClientStore,
-  createDatabaseClientStore,
-  MemoryClientStore,
-} from './store/client-store.ts'
+export type { ClientStore } from './store/client-store.ts'

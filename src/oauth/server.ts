@@ -42,6 +42,7 @@ import { DeviceGrantStore } from './store/device-grants.ts'
 import { GrantIndex } from './store/grants.ts'
 import { TokenFamilies } from './store/token-families.ts'
 
+/** Options of `oauthServer`. */
 export interface OAuthServerOptions {
   /** Where registered clients live (the `oauth_clients` table). Or pass `clients`. */
   database?: Database
@@ -138,6 +139,16 @@ const MIN_SECRET = 32
  * The OAuth 2.1 authorization server for an MCP endpoint, as Hono routes to mount at the
  * root of the app: discovery (RFC 8414, RFC 9728), registration (RFC 7591), authorization
  * code + PKCE with consent, the device grant (RFC 8628) and the token endpoint.
+ * @example
+ * ```ts
+ * app.route('/', oauthServer({
+ *   database,
+ *   store: shared.kv,
+ *   secret: oauthConfig.secret,
+ *   issuer: oauthConfig.issuer,
+ *   session: (request) => sessions.current(request),
+ * }))
+ * ```
  */
 export function oauthServer(options: OAuthServerOptions): Hono {
   const ctx = buildContext(options)

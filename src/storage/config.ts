@@ -29,6 +29,7 @@ export const storageEnvSchema = z.object({
   CDN_URL: envUrl('expected an absolute http(s) URL', ['http:', 'https:']).optional(),
 })
 
+/** The storage settings read from the environment by `loadStorageConfig`. */
 export interface StorageConfig {
   defaultDisk: string
   local: { root: string; url: string | undefined }
@@ -101,6 +102,10 @@ export function loadStorageConfig(env: Env = process.env): StorageConfig {
 /**
  * The storage described by the environment: the `local` and `public` disks, plus the `s3` disk
  * when `OBJSTORE_BUCKET` is set; the default disk from `FILESYSTEM_DISK`.
+ * @example
+ * ```ts
+ * const storage = createStorageFromEnv(process.env)
+ * ```
  */
 export function createStorageFromEnv(
   env: Env = process.env,

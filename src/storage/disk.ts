@@ -1,8 +1,10 @@
 import { Readable } from 'node:stream'
 import type { ReadableStream as WebReadableStream } from 'node:stream/web'
 
+/** Whether a file may be served by a public URL. */
 export type Visibility = 'Private' | 'Public'
 
+/** Options of `put`. */
 export interface PutOptions {
   visibility?: Visibility
   /** Stored as the object's content type; derived from the extension when omitted. */
@@ -22,6 +24,7 @@ export type Content =
   | ReadableStream<Uint8Array>
   | AsyncIterable<Uint8Array>
 
+/** What a disk knows of a file. */
 export interface FileMetadata {
   path: string
   /** Size in bytes. */

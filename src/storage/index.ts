@@ -1,26 +1,13 @@
 import '../core/check-peers.ts'
 
-export {
-  createStorageFromEnv,
-  loadStorageConfig,
-  type StorageConfig,
-  storageEnvSchema,
-} from './config.ts'
-export type {
-  Content,
-  Disk,
-  FileMetadata,
-  PutOptions,
-  Visibility,
-} from './disk.ts'
+export { createStorageFromEnv, loadStorageConfig, type StorageConfig } from './config.ts'
+export type { Content, Disk, FileMetadata, PutOptions, Visibility } from './disk.ts'
 export { FileNotFound, InvalidPath, StorageIo, UnknownDisk, Unsupported } from './errors.ts'
 export { local } from './local.ts'
 export { type MemoryDiskOptions, memory } from './memory.ts'
-export { normalizePath } from './path.ts'
 export { type PublicDiskRoutesOptions, publicDiskRoutes } from './public-routes.ts'
 export { type StorageRoutesOptions, storageRoutes } from './routes.ts'
 export { type S3DiskOptions, s3 } from './s3.ts'
-export { type SignatureCheck, UrlSigner, type UrlSignerOptions } from './signing.ts'
 export {
   createStorage,
   type DiskConfig,

@@ -22,6 +22,7 @@ interface StoredFile {
   visibility: Visibility
 }
 
+/** Options of `memory`. */
 export interface MemoryDiskOptions {
   clock?: Clock
 }

@@ -7,6 +7,7 @@ import { FileNotFound, InvalidPath } from './errors.ts'
 import { normalizePath } from './path.ts'
 import type { Storage } from './storage.ts'
 
+/** Options of `publicDiskRoutes`. */
 export interface PublicDiskRoutesOptions {
   storage: Storage
   /** The disk served (default `public`). */
@@ -23,6 +24,10 @@ export interface PublicDiskRoutesOptions {
  * `ETag` (304 on `If-None-Match` / `If-Modified-Since`) and `Cache-Control`. A path that is not
  * a file of the disk (a `..` escape, however encoded, a NUL byte, a backslash, a symlink out
  * of the root) answers 404, as a missing file does.
+ * @example
+ * ```ts
+ * app.route('/storage', publicDiskRoutes({ storage, logger }))
+ * ```
  */
 export function publicDiskRoutes(options: PublicDiskRoutesOptions): Hono {
   const { storage, logger = silentLogger() } = options

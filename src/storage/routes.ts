@@ -8,6 +8,7 @@ import { FileNotFound, UnknownDisk } from './errors.ts'
 import { normalizePath } from './path.ts'
 import type { Storage } from './storage.ts'
 
+/** Options of `storageRoutes`. */
 export interface StorageRoutesOptions {
   /** A storage created with `temporaryUrls`; its secret and clock check the signatures. */
   storage: Storage
@@ -19,6 +20,10 @@ export interface StorageRoutesOptions {
  * Serves kiln-signed temporary URLs: `GET /:disk/:path?expires=…&signature=…`. Mount it at the
  * `temporaryUrls.baseUrl` path: `app.route('/storage/signed', storageRoutes({ storage }))`.
  * A missing, altered or expired signature answers 403 before the disk is touched.
+ * @example
+ * ```ts
+ * app.route('/files/signed', storageRoutes({ storage, logger }))
+ * ```
  */
 export function storageRoutes({ storage, logger = silentLogger() }: StorageRoutesOptions): Hono {
   if (!storage?.signsUrls) {

@@ -19,6 +19,7 @@ type S3Sdk = typeof import('@aws-sdk/client-s3')
 type Presigner = typeof import('@aws-sdk/s3-request-presigner')
 type S3Client = import('@aws-sdk/client-s3').S3Client
 
+/** Options of `s3`. */
 export interface S3DiskOptions {
   bucket: string
   region?: string

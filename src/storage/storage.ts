@@ -6,6 +6,7 @@ import { InvalidPath, UnknownDisk, Unsupported } from './errors.ts'
 import { encodePath, joinUrl, normalizePath } from './path.ts'
 import { UrlSigner } from './signing.ts'
 
+/** One named disk of a storage: its driver and its URL bases. */
 export interface DiskConfig {
   driver: Disk
   /** URL base for `url()`, e.g. `https://app.example.com/storage` or `/storage`. */
@@ -14,6 +15,7 @@ export interface DiskConfig {
   cdn?: string
 }
 
+/** How a storage signs temporary URLs (checked by `storageRoutes`). */
 export interface TemporaryUrlOptions {
   /** HMAC key for signed URLs (at least 32 characters). */
   secret: Secret | string
@@ -22,6 +24,7 @@ export interface TemporaryUrlOptions {
   clock?: Clock
 }
 
+/** Options of `createStorage`. */
 export interface StorageOptions {
   /** Name of the disk that operations without a disk name use. */
   default: string
@@ -249,6 +252,14 @@ export class Storage extends DiskHandle {
   }
 }
 
+/**
+ * One file API over the named disks of `options`; `storage.disk(name)` picks one, the
+ * default disk otherwise.
+ * @example
+ * ```ts
+ * const storage = createStorage({ default: 'local', disks: { local: { driver: local('./storage') } } })
+ * ```
+ */
 export function createStorage(options: StorageOptions): Storage {
   return new Storage(options)
 }

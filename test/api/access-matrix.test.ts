@@ -8,17 +8,20 @@ import { getTableName } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApiKey, type ListQueryDefinition } from '../../src/api/index.ts'
 import { silentLogger } from '../../src/core/index.ts'
-import { createModelRegistry, isCredentialField, resourceName } from '../../src/db/index.ts'
+import { createModelRegistry, isCredentialField } from '../../src/db/index.ts'
+import { resourceName } from '../../src/db/models/inflect.ts'
+import {
+  createOpenApiBridgeServer,
+  fetchKeyScopes,
+  type OpenApiBridgeOptions,
+  operationsFromDocument,
+} from '../../src/mcp/bridge/openapi-bridge.ts'
 import {
   createDataTools,
   createMcpServer,
-  createOpenApiBridgeServer,
-  fetchKeyScopes,
   type McpAccessOptions,
   type McpCaller,
   type McpQueries,
-  type OpenApiBridgeOptions,
-  operationsFromDocument,
 } from '../../src/mcp/index.ts'
 import { call, connectInMemory } from '../mcp/support/client.ts'
 import { describeEachDatabase } from '../support/databases.ts'

@@ -1,9 +1,9 @@
 import { Hono } from 'hono'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { bearerCredential } from '../../src/api/auth/api-key-auth.ts'
 import {
   type ApiEnv,
   apiKeyAuth,
-  bearerCredential,
   createApiKey,
   createDatabaseApiKeyProvider,
   type DatabaseApiKeyProvider,

@@ -1,18 +1,20 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
-  API_KEY_LENGTH,
-  API_KEY_PREFIX_LENGTH,
   ApiKeyRejectedError,
   apiKeyInsertSnippet,
   apiKeyInsertSql,
-  digestApiKey,
-  digestMatches,
   generateApiKey,
   hashApiKey,
   parseApiKey,
-  sqlString,
 } from '../../src/api/index.ts'
+import {
+  API_KEY_LENGTH,
+  API_KEY_PREFIX_LENGTH,
+  digestApiKey,
+  digestMatches,
+} from '../../src/api/keys/api-key.ts'
+import { sqlString } from '../../src/api/keys/insert-statement.ts'
 
 describe('generateApiKey', () => {
   it('mints kl_live_ keys of 51 characters with a 16-character prefix and a SHA-256 hex hash', () => {

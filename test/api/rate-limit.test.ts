@@ -4,18 +4,19 @@ import { Hono } from 'hono'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
   type ApiEnv,
-  addressKey,
   apiKeyAuth,
   createApiKey,
   createDatabaseApiKeyProvider,
-  createRateLimiters,
   type DatabaseApiKeyProvider,
+} from '../../src/api/index.ts'
+import { addressKey, normalizeAddress } from '../../src/core/http/client-ip.ts'
+import {
+  createRateLimiters,
   type LimiterDefinition,
-  normalizeAddress,
   perIp,
   type RateLimiters,
-  throttle,
-} from '../../src/api/index.ts'
+} from '../../src/core/http/rate-limiters.ts'
+import { throttle } from '../../src/core/http/throttle.ts'
 import { errorHandler, RedisConnections } from '../../src/core/index.ts'
 import { createDatabase, type Database, migrate } from '../../src/db/index.ts'
 import { redisUrl } from '../support/env.ts'

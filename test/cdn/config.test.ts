@@ -1,14 +1,9 @@
 import { inspect } from 'node:util'
-import {
-  cdnUrl,
-  createPurgeApi,
-  InvalidPurgePath,
-  LEGACY_CDN_VARIABLES,
-  loadCdnConfig,
-  normalizePurgePaths,
-} from 'kilnjs/cdn'
+import { cdnUrl, createPurgeApi, InvalidPurgePath, loadCdnConfig } from 'kilnjs/cdn'
 import { ConfigError, Redactor } from 'kilnjs/core'
 import { afterEach, describe, expect, it } from 'vitest'
+import { LEGACY_CDN_VARIABLES } from '../../src/cdn/config.ts'
+import { normalizePurgePaths } from '../../src/cdn/purge/paths.ts'
 import { capturingLogger } from './support/logger.ts'
 import { type StandIn, startStandIn } from './support/stand-in.ts'
 

@@ -1,5 +1,6 @@
-import { isContentHashed, type PurgeApi, purgeAfterDeploy } from 'kilnjs/cdn'
+import { type PurgeApi, purgeAfterDeploy } from 'kilnjs/cdn'
 import { describe, expect, it } from 'vitest'
+import { isContentHashed } from '../../src/cdn/deploy.ts'
 
 function recorder(): PurgeApi & { calls: string[][] } {
   const calls: string[][] = []

@@ -1,12 +1,7 @@
 import { Queue as BullQueue } from 'bullmq'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import {
-  BullMqQueue,
-  DependencyError,
-  decodeJobId,
-  encodeJobId,
-  RedisConnections,
-} from '../../src/core/index.ts'
+import { BullMqQueue, DependencyError, RedisConnections } from '../../src/core/index.ts'
+import { decodeJobId, encodeJobId } from '../../src/core/queue/bullmq-queue.ts'
 import { createTestRedis, describeWithRedis, type TestRedis } from '../support/redis.ts'
 
 describe('BullMQ job ids', () => {

@@ -4,11 +4,8 @@ import { pgTable, serial, text } from 'drizzle-orm/pg-core'
 import { integer, sqliteTable, text as sqliteText } from 'drizzle-orm/sqlite-core'
 import { Hono } from 'hono'
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
-import {
-  createApiKey,
-  createDatabaseApiKeyProvider,
-  createRateLimiters,
-} from '../../src/api/index.ts'
+import { createApiKey, createDatabaseApiKeyProvider } from '../../src/api/index.ts'
+import { createRateLimiters } from '../../src/core/http/rate-limiters.ts'
 import { createLogger, errorHandler, type Logger } from '../../src/core/index.ts'
 import { migrate } from '../../src/db/index.ts'
 import {

@@ -2,12 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest'
 import {
   createSharedState,
   MemoryKeyValueStore,
-  pingRedis,
   RedisConnections,
   RedisKeyValueStore,
-  redisAddress,
   type SharedState,
 } from '../../src/core/index.ts'
+import { pingRedis, redisAddress } from '../../src/core/redis.ts'
 import { redisUrl } from '../support/env.ts'
 import { createTestRedis, describeWithRedis } from '../support/redis.ts'
 

@@ -4,13 +4,8 @@ import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/core/index.ts'
-import {
-  createDatabase,
-  type Database,
-  databaseUrlDialect,
-  databaseUrlKind,
-  sqlitePath,
-} from '../../src/db/index.ts'
+import { databaseUrlDialect, databaseUrlKind, sqlitePath } from '../../src/db/database.ts'
+import { createDatabase, type Database } from '../../src/db/index.ts'
 import { describeEachDatabase } from '../support/databases.ts'
 
 async function selectOne(database: Database): Promise<number> {

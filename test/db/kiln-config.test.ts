@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { CliError } from '../../src/cli/cli-error.ts'
-import { loadKilnConfig, loadModelRegistry, loadSchemaModule } from '../../src/db/index.ts'
+import { loadKilnConfig, loadModelRegistry, loadSchemaModule } from '../../src/cli/models/load.ts'
 
 const root = resolve(import.meta.dirname, '../..')
 const fixture = join(root, 'test/fixtures/sqlite-app')

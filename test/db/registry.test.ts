@@ -12,15 +12,9 @@ import {
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 import { describe, expect, it } from 'vitest'
 import * as demoSchema from '../../examples/demo/src/schema.ts'
-import {
-  type ColumnInfo,
-  createModelRegistry,
-  loadSchemaModule,
-  modelName,
-  pluralize,
-  resourceName,
-  singularize,
-} from '../../src/db/index.ts'
+import { loadSchemaModule } from '../../src/cli/models/load.ts'
+import { type ColumnInfo, createModelRegistry } from '../../src/db/index.ts'
+import { modelName, pluralize, resourceName, singularize } from '../../src/db/models/inflect.ts'
 import * as sqliteSchema from '../fixtures/sqlite-app/schema.ts'
 
 const root = resolve(import.meta.dirname, '../..')

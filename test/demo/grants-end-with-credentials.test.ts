@@ -3,7 +3,7 @@ import type { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { passwords } from '../../examples/demo/src/auth.ts'
 import { users } from '../../examples/demo/src/schema.ts'
-import { s256Challenge } from '../../src/oauth/index.ts'
+import { s256Challenge } from '../../src/oauth/protocol/pkce.ts'
 import { type DemoUnderTest, hiddenInput, signIn, startDemo } from './support.ts'
 
 const ISSUER = 'http://127.0.0.1:3000'

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { users } from '../../examples/demo/src/schema.ts'
 import { createApiKey } from '../../src/api/index.ts'
-import { createPasswordHasher } from '../../src/core/index.ts'
+import { createPasswordHasher } from '../../src/session/index.ts'
 import { CookieJar, type DemoUnderTest, hiddenInput, signIn, startDemo } from './support.ts'
 
 /** One login POST from `ip` (the demo trusts one proxy here, which appends the address). */

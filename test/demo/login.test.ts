@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { safeReturnTo } from '../../src/core/index.ts'
+import { safeReturnTo } from '../../src/session/index.ts'
 import { CookieJar, type DemoUnderTest, hiddenInput, signIn, startDemo } from './support.ts'
 
 describe('demo login and sessions', () => {

@@ -14,7 +14,7 @@ import { createDemoContext, type DemoContext } from '../../examples/demo/src/con
 import { users } from '../../examples/demo/src/schema.ts'
 import { silentLogger } from '../../src/core/index.ts'
 import { type AuditRecord, createAuditLog } from '../../src/db/index.ts'
-import { s256Challenge } from '../../src/oauth/index.ts'
+import { s256Challenge } from '../../src/oauth/protocol/pkce.ts'
 import { call, ok } from '../mcp/support/client.ts'
 import { isCI } from '../support/env.ts'
 

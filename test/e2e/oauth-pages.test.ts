@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDemoApp } from '../../examples/demo/src/app.ts'
 import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
 import { silentLogger } from '../../src/core/index.ts'
-import { s256Challenge } from '../../src/oauth/index.ts'
+import { s256Challenge } from '../../src/oauth/protocol/pkce.ts'
 import { isCI } from '../support/env.ts'
 
 const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'

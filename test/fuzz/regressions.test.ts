@@ -4,8 +4,10 @@ import { z } from 'zod'
 import { validate } from '../../src/api/index.ts'
 import { ValidationError } from '../../src/core/index.ts'
 import { createDatabase, migrate } from '../../src/db/index.ts'
-import { extractWebhookEvents, toDeliveryStatus } from '../../src/messaging/index.ts'
-import { createDatabaseClientStore, loadOAuthConfig } from '../../src/oauth/index.ts'
+import { toDeliveryStatus } from '../../src/messaging/events.ts'
+import { extractWebhookEvents } from '../../src/messaging/payload.ts'
+import { loadOAuthConfig } from '../../src/oauth/index.ts'
+import { createDatabaseClientStore } from '../../src/oauth/store/client-store.ts'
 
 /** Bugs the fuzz suites found, each pinned by the smallest request or call that showed it. */
 describe('fuzz regressions', () => {

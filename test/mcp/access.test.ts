@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { defineListQuery } from '../../src/api/index.ts'
 import { createLogger, silentLogger } from '../../src/core/index.ts'
 import { createModelRegistry, type Database } from '../../src/db/index.ts'
+import { resolveAccess } from '../../src/mcp/data/access.ts'
 import {
   type AuthorizeRequest,
   createDataTools,
@@ -11,7 +12,6 @@ import {
   type McpAccessOptions,
   type McpCaller,
   type McpModelSource,
-  resolveAccess,
 } from '../../src/mcp/index.ts'
 import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
 import { call, connectInMemory, ok, snapshot } from './support/client.ts'

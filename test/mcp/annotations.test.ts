@@ -15,14 +15,12 @@ import type { PostgresDb } from '../../src/db/index.ts'
 import { createModelRegistry, type Database } from '../../src/db/index.ts'
 import { httpMethodAnnotations } from '../../src/mcp/annotations.ts'
 import {
-  createDataTools,
-  createMcpServer,
   createOpenApiBridgeServer,
   fetchOpenApiDocument,
-  type McpModelSource,
   operationsFromDocument,
-  registerDeveloperTools,
-} from '../../src/mcp/index.ts'
+} from '../../src/mcp/bridge/openapi-bridge.ts'
+import { registerDeveloperTools } from '../../src/mcp/developer/developer-tools.ts'
+import { createDataTools, createMcpServer, type McpModelSource } from '../../src/mcp/index.ts'
 import { type DemoUnderTest, startDemo } from '../demo/support.ts'
 import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
 import { call, connectInMemory, snapshot } from './support/client.ts'

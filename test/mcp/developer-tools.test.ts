@@ -8,12 +8,10 @@ import ts from 'typescript'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { runMakeMessaging } from '../../src/cli/commands/make-messaging.ts'
 import type { KilnConfig } from '../../src/db/index.ts'
-import {
-  CODE_TEMPLATES,
-  createMcpServer,
-  findListenerImplementations,
-  registerDeveloperTools,
-} from '../../src/mcp/index.ts'
+import { registerDeveloperTools } from '../../src/mcp/developer/developer-tools.ts'
+import { findListenerImplementations } from '../../src/mcp/developer/listeners.ts'
+import { CODE_TEMPLATES } from '../../src/mcp/developer/templates.ts'
+import { createMcpServer } from '../../src/mcp/index.ts'
 import { call, connectInMemory, ok } from './support/client.ts'
 
 const config: KilnConfig = {

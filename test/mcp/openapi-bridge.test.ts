@@ -13,7 +13,7 @@ import {
   fetchOpenApiDocument,
   operationsFromDocument,
   toolName,
-} from '../../src/mcp/index.ts'
+} from '../../src/mcp/bridge/openapi-bridge.ts'
 import { freePort, repoRoot } from '../support/processes.ts'
 import { call, connectInMemory } from './support/client.ts'
 

@@ -6,13 +6,12 @@ import {
   MemoryQueue,
   silentLogger,
 } from '../../src/core/index.ts'
+import { isBsuid } from '../../src/messaging/bsuid.ts'
+import { classifySender } from '../../src/messaging/identity.ts'
 import {
   Customer,
-  classifySender,
   createMessagingEventBus,
   createOwnerDirectory,
-  extractWebhookEvents,
-  isBsuid,
   MemoryDeduplicationStore,
   type MessagingStatusUpdate,
   type MessagingTextReceived,
@@ -23,6 +22,7 @@ import {
   replyAddress,
   staticOwners,
 } from '../../src/messaging/index.ts'
+import { extractWebhookEvents } from '../../src/messaging/payload.ts'
 import {
   CUSTOMER,
   CUSTOMER_BSUID,

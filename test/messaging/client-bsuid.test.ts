@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { ValidationError } from '../../src/core/index.ts'
 import {
-  buildSendRequest,
   createMessagingClient,
   MessagingApiError,
   Template,
   Text,
   textParameter,
 } from '../../src/messaging/index.ts'
+import { buildSendRequest } from '../../src/messaging/message.ts'
 import {
   CUSTOMER,
   CUSTOMER_BSUID,

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock, MemoryKeyValueStore, RedisKeyValueStore } from '../../src/core/index.ts'
+import { DEDUP_TTL_MS } from '../../src/messaging/dedup.ts'
 import {
-  DEDUP_TTL_MS,
   type DeduplicationStore,
   KeyValueDeduplicationStore,
   MemoryDeduplicationStore,

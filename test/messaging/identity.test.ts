@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import {
-  classifySender,
-  createOwnerDirectory,
-  isE164WithoutPlus,
-  normalizePhone,
-  staticOwners,
-} from '../../src/messaging/index.ts'
+import { classifySender } from '../../src/messaging/identity.ts'
+import { createOwnerDirectory, normalizePhone, staticOwners } from '../../src/messaging/index.ts'
+import { isE164WithoutPlus } from '../../src/messaging/phone.ts'
 import { capturingLogger } from './support.ts'
 
 describe('phone numbers', () => {

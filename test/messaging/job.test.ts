@@ -13,9 +13,9 @@ import {
   type MessagingTextReceived,
   messagingJobHandlers,
   PROCESS_MESSAGING_WEBHOOK,
-  processMessagingWebhook,
   staticOwners,
 } from '../../src/messaging/index.ts'
+import { processMessagingWebhook } from '../../src/messaging/job.ts'
 import { CUSTOMER, capturingLogger, fixtureBytes, OWNER } from './support.ts'
 
 const job: JobContext = { id: '1', name: PROCESS_MESSAGING_WEBHOOK, attempt: 1 }

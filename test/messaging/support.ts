@@ -6,11 +6,11 @@ import type { Hono } from 'hono'
 import {
   createLogger,
   type Logger,
-  pingRedis,
   Redactor,
   type Redis,
   type RedisConnections,
 } from '../../src/core/index.ts'
+import { pingRedis } from '../../src/core/redis.ts'
 import { MessagingConfig } from '../../src/messaging/index.ts'
 
 const FIXTURES = new URL('../fixtures/whatsapp/', import.meta.url)

@@ -17,9 +17,9 @@ import {
   messagingJobHandlers,
   messagingWebhook,
   PROCESS_MESSAGING_WEBHOOK,
-  signWebhookBody,
   staticOwners,
 } from '../../src/messaging/index.ts'
+import { signWebhookBody } from '../../src/messaging/signature.ts'
 import { describeEach, storeBackends } from '../core/backends.ts'
 import {
   ACCESS_TOKEN,

@@ -7,8 +7,8 @@ import {
   bearerAuth,
   createBearerValidator,
   getAccessToken,
-  signAccessToken,
 } from '../../src/oauth/index.ts'
+import { signAccessToken } from '../../src/oauth/protocol/access-token.ts'
 import { TokenFamilies } from '../../src/oauth/store/token-families.ts'
 
 const secret = 'a-test-secret-that-is-long-enough-000000'

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest'
 import { ManualClock } from '../../src/core/index.ts'
-import { createDatabaseClientStore } from '../../src/oauth/index.ts'
+import { createDatabaseClientStore } from '../../src/oauth/store/client-store.ts'
 import { describeEachDatabase } from '../support/databases.ts'
 import { codeGrant, createHarness, form, migrated, registerClient } from './support.ts'
 

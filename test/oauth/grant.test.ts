@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { createOAuthGrants, verifyAccessToken } from '../../src/oauth/index.ts'
-import { hmacKey, signAccessToken } from '../../src/oauth/protocol/access-token.ts'
+import { createOAuthGrants } from '../../src/oauth/index.ts'
+import {
+  hmacKey,
+  signAccessToken,
+  verifyAccessToken,
+} from '../../src/oauth/protocol/access-token.ts'
 import type { GrantableAccess } from '../../src/oauth/protocol/grant.ts'
 import {
   authorizeQuery,

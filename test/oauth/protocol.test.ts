@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest'
 import { ConfigError, Secret } from '../../src/core/index.ts'
-import { loadOAuthConfig, normalizeUserCode, safeReturnTo } from '../../src/oauth/index.ts'
+import { loadOAuthConfig, safeReturnTo } from '../../src/oauth/index.ts'
 import { decidePoll } from '../../src/oauth/protocol/device-poll.ts'
 import { s256Challenge, verifyCodeVerifier } from '../../src/oauth/protocol/pkce.ts'
 import { matchesRedirectUri } from '../../src/oauth/protocol/redirect-uri.ts'
 import { resolveResource } from '../../src/oauth/protocol/resource.ts'
-import { generateUserCode, USER_CODE_ALPHABET } from '../../src/oauth/protocol/user-code.ts'
+import {
+  generateUserCode,
+  normalizeUserCode,
+  USER_CODE_ALPHABET,
+} from '../../src/oauth/protocol/user-code.ts'
 
 describe('safeReturnTo', () => {
   it('keeps relative paths', () => {

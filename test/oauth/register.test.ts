@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/core/index.ts'
 import type { Database } from '../../src/db/index.ts'
-import { createDatabaseClientStore } from '../../src/oauth/index.ts'
+import { createDatabaseClientStore } from '../../src/oauth/store/client-store.ts'
 import { describeEachDatabase } from '../support/databases.ts'
 import { createHarness, type Harness, migrated } from './support.ts'
 

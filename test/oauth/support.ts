@@ -5,21 +5,21 @@ import { Hono } from 'hono'
 import { type KeyValueStore, ManualClock, MemoryKeyValueStore } from '../../src/core/index.ts'
 import type { Database } from '../../src/db/index.ts'
 import { migrate } from '../../src/db/migrate.ts'
+import { PAGE_SECURITY_HEADERS } from '../../src/oauth/http/page-response.ts'
 import {
   bearerAuth,
   type ClientStore,
   createBearerValidator,
   getAccessToken,
-  MemoryClientStore,
   type OAuthServerOptions,
   type OAuthSession,
   oauthCors,
   oauthServer,
-  PAGE_SECURITY_HEADERS,
-  s256Challenge,
   safeReturnTo,
   type ValidateBearer,
 } from '../../src/oauth/index.ts'
+import { s256Challenge } from '../../src/oauth/protocol/pkce.ts'
+import { MemoryClientStore } from '../../src/oauth/store/client-store.ts'
 
 export const TEST_SECRET = 'test-secret-0123456789-abcdefghijklmnop'
 

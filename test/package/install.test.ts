@@ -397,7 +397,14 @@ describe('kiln installed beside zod 3, outside its zod range', () => {
       .source
 
   it('importing kiln fails at once with one message naming zod, the version and the fix', async () => {
-    for (const entry of ['kilnjs', 'kilnjs/core', 'kilnjs/api', 'kilnjs/db', 'kilnjs/mcp']) {
+    for (const entry of [
+      'kilnjs',
+      'kilnjs/core',
+      'kilnjs/api',
+      'kilnjs/db',
+      'kilnjs/mcp',
+      'kilnjs/session',
+    ]) {
       const failure = await run(dir, 'node', [
         '--input-type=module',
         '-e',

@@ -3,10 +3,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join, relative, resolve } from 'node:path'
 import { promisify, stripVTControlCharacters } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AUTO_EXCLUDED_FIELDS, isExcludedField, when } from '../../src/api/index.ts'
+import { isExcludedField, when } from '../../src/api/index.ts'
 import { runMakeApi } from '../../src/cli/commands/make-api.ts'
 import { CliError } from '../../src/cli/index.ts'
 import { libraryMigrationsDir } from '../../src/db/index.ts'
+import { AUTO_EXCLUDED_FIELDS } from '../../src/db/models/credentials.ts'
 import { scaffoldApp, TRASH } from '../api/rest/generated-app.ts'
 
 const run = promisify(execFile)

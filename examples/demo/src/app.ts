@@ -1,5 +1,6 @@
 import { Hono } from 'hono'
-import { errorHandler, loginRoutes, requestLog } from 'kilnjs/core'
+import { errorHandler, requestLog } from 'kilnjs/core'
+import { loginRoutes } from 'kilnjs/session'
 import { verifyUserCredentials } from './auth.ts'
 import type { DemoContext } from './context.ts'
 import { type DemoAppOptions, features } from './features/index.ts'

@@ -1,11 +1,11 @@
 import { eq, type SQL } from 'drizzle-orm'
+import type { PostgresDatabase } from 'kilnjs/db'
 import {
   createPasswordHasher,
   type PasswordUsers,
   passwordUsers,
   type VerifyCredentials,
-} from 'kilnjs/core'
-import type { PostgresDatabase } from 'kilnjs/db'
+} from 'kilnjs/session'
 import { users } from './schema.ts'
 
 /** The demo's password hashing: scrypt with parameters fixed here, never read from a hash. */

@@ -4,14 +4,12 @@ import {
   type AppConfig,
   createLogger,
   createRateLimiters,
-  createSessionStore,
   createSharedState,
   type Env,
   type Logger,
   loadAppConfig,
   type RateLimiters,
   Redactor,
-  type SessionStore,
   type SharedState,
 } from 'kilnjs/core'
 import {
@@ -21,6 +19,7 @@ import {
   migrate,
   type PostgresDatabase,
 } from 'kilnjs/db'
+import { createSessionStore, type SessionStore } from 'kilnjs/session'
 import { passwords, userCredentialStamp } from './auth.ts'
 import * as schema from './schema.ts'
 

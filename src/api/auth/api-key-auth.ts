@@ -9,6 +9,7 @@ import { isValidScope, missingScopes } from '../provider/scopes.ts'
 /** The Hono `Env` of routes behind `apiKeyAuth`: `c.get('apiKey')` is the verified key. */
 export type ApiEnv = { Variables: { apiKey: ApiKeyInfo } }
 
+/** Options of `apiKeyAuth`. */
 export interface ApiKeyAuthOptions {
   provider: ApiKeyProvider
   /** Scopes every request must carry; none means any valid key. `*` on a key grants all. */

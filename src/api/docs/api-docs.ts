@@ -7,6 +7,7 @@ import { DOCS_CSP, hasRedoc, redocHtml, redocScript } from './redoc-page.ts'
 
 const DOCS_HEADERS = securityHeaderValues({ csp: DOCS_CSP, cacheControl: 'no-cache' })
 
+/** Options of `apiDocs`. */
 export interface ApiDocsOptions {
   /** The app whose registered routes are documented; read on the first request. */
   app: { readonly routes: readonly RouteInfo[] }

@@ -19,6 +19,7 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 const UNBIASED_LIMIT = 248
 const API_KEY_PATTERN = /^kl_(live|test)_[0-9A-Za-z]{43}$/
 
+/** A new API key, from `generateApiKey`. */
 export interface GeneratedApiKey {
   /** The key itself: shown to its owner once, never stored. */
   rawKey: string
@@ -28,11 +29,13 @@ export interface GeneratedApiKey {
   hashedKey: string
 }
 
+/** What `parseApiKey` reads from a key's shape: its environment and prefix. */
 export interface ParsedApiKey {
   env: ApiKeyEnv
   prefix: string
 }
 
+/** Options of `generateApiKey`. */
 export interface GenerateApiKeyOptions {
   /** Source of random bytes; `crypto.randomBytes` unless a test injects one. */
   randomBytes?: (size: number) => Uint8Array

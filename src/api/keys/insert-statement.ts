@@ -1,5 +1,6 @@
 import type { Dialect } from '../../db/database.ts'
 
+/** The column values of one `api_keys` row, for `apiKeyInsertSql`. */
 export interface ApiKeyInsertValues {
   name: string
   prefix: string

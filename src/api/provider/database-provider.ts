@@ -14,6 +14,7 @@ import { onLocalKeyChange } from './local-changes.ts'
 import { parseScopesColumn } from './scopes.ts'
 import { VerifiedKeyCache } from './verified-cache.ts'
 
+/** Options of `createDatabaseApiKeyProvider`. */
 export interface DatabaseApiKeyProviderOptions {
   /** The database holding `api_keys` (Postgres on pg or PGlite, or SQLite). */
   database: Database
@@ -35,6 +36,7 @@ export interface DatabaseApiKeyProviderOptions {
   lastUsedFlushDelayMs?: number
 }
 
+/** An `ApiKeyProvider` over the `api_keys` table, from `createDatabaseApiKeyProvider`. */
 export interface DatabaseApiKeyProvider extends ApiKeyProvider {
   /** Writes pending `last_used_at` updates now. */
   flush(): Promise<void>
@@ -57,6 +59,10 @@ const DEFAULT_CACHE_TTL_MS = 10_000
  * the row changes (Postgres triggers + LISTEN, SQLite `data_version`, in-process revocation);
  * while the change feed is not connected, nothing is cached. `last_used_at` is written after
  * the response, at most once a minute per key.
+ * @example
+ * ```ts
+ * const apiKeys = createDatabaseApiKeyProvider({ database, logger })
+ * ```
  */
 export function createDatabaseApiKeyProvider(
   options: DatabaseApiKeyProviderOptions,

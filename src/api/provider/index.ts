@@ -18,4 +18,4 @@ export {
   revokeApiKey,
   scopesColumn,
 } from './management.ts'
-export { allowsScopes, isValidScope, missingScopes, parseScopesColumn } from './scopes.ts'
+export { isValidScope, missingScopes, parseScopesColumn } from './scopes.ts'

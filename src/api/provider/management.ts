@@ -22,14 +22,17 @@ import { isValidScope } from './scopes.ts'
 
 export type { ApiKeyRecord }
 
+/** Whether a key is usable: `active`, or why not. */
 export type ApiKeyStatus = 'active' | 'revoked' | 'expired'
 
+/** A key's status at `now`: revoked first, then expired, else active. */
 export function apiKeyStatus(record: ApiKeyRecord, now: number = Date.now()): ApiKeyStatus {
   if (record.revokedAt !== null) return 'revoked'
   if (record.expiresAt !== null && record.expiresAt.getTime() <= now) return 'expired'
   return 'active'
 }
 
+/** Options of `createApiKey`. */
 export interface NewApiKeyOptions {
   /** A label for people: 1 to 255 characters, no control characters. */
   name: string
@@ -39,6 +42,7 @@ export interface NewApiKeyOptions {
   clock?: Clock
 }
 
+/** A key made by `createApiKey`: the raw key (shown once) and its stored record. */
 export interface CreatedApiKey extends GeneratedApiKey {
   record: ApiKeyRecord
 }
@@ -73,6 +77,13 @@ export function scopesColumn(scopes: string[] | undefined): string | null {
 /**
  * Mints a key and stores its record (prefix and hash only). The raw key is in the result and
  * nowhere else: show it to its owner once.
+ * @example
+ * ```ts
+ * const { rawKey, record } = await createApiKey(database, {
+ *   name: 'ci-bot',
+ *   scopes: ['posts:read'],
+ * })
+ * ```
  */
 export async function createApiKey(
   database: Database,
@@ -97,6 +108,7 @@ export function listApiKeys(database: Database): Promise<ApiKeyRecord[]> {
   return selectKeys(database)
 }
 
+/** What `revokeApiKey` did. */
 export interface RevokeResult {
   record: ApiKeyRecord
   /** False when the key was already revoked (its `revoked_at` is left as it was). */

@@ -23,12 +23,6 @@ export function parseScopesColumn(value: string | null): string[] | undefined {
   return parsed as string[]
 }
 
-/** True when `granted` includes every scope in `required`; `*` grants them all. */
-export function allowsScopes(granted: readonly string[], required: readonly string[]): boolean {
-  if (required.length === 0 || granted.includes('*')) return true
-  return required.every((scope) => granted.includes(scope))
-}
-
 /** The scopes of `required` that `granted` lacks. */
 export function missingScopes(granted: readonly string[], required: readonly string[]): string[] {
   if (granted.includes('*')) return []

@@ -236,6 +236,10 @@ function isSensitive(field: QueryField, credentials: CredentialOptions = {}): bo
  * The allow-lists of a list endpoint: which fields `filter`, `sort`, `fields` and `search` may
  * name and which relations `include` may load. Every name is checked here, when the routes are
  * built: an unknown or sensitive field is a TypeError at start-up, never a surprise per request.
+ * @example
+ * ```ts
+ * export const postsQuery = defineListQuery(posts, { readScope: 'posts:read' })
+ * ```
  */
 export function defineListQuery<T extends Table>(
   table: T,

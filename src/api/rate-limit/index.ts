@@ -1,23 +1,3 @@
-// The rate limits and the body limit live in kiln/core (one throttle for the API, OAuth and logins); kiln/api
-// keeps exporting them so generated code and apps import from one place.
-export {
-  addressKey,
-  type BodyLimitOptions,
-  bodyLimit,
-  clientAddress,
-  createRateLimiters,
-  DEFAULT_API_LIMIT,
-  type LimiterDefinition,
-  type LimitRequest,
-  type LimitResult,
-  type LimitRule,
-  normalizeAddress,
-  perIp,
-  perIpAndSubject,
-  type RateLimiters,
-  type RateLimitersOptions,
-  type TrustProxy,
-  throttle,
-  UNKNOWN_CLIENT,
-} from '../../core/http/index.ts'
+// The rate limits and the body limit live in kiln/core (one throttle for the API, OAuth and
+// logins) and are exported from there only; this folder holds the API's own two-stage throttle.
 export { type TwoStageThrottle, twoStageThrottle } from './two-stage.ts'

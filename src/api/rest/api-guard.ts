@@ -9,6 +9,7 @@ import type { ApiKeyInfo, ApiKeyProvider } from '../provider/api-key-provider.ts
 import { countRefusedKey } from '../rate-limit/two-stage.ts'
 import { PRIVATE_CACHE } from './http-cache.ts'
 
+/** Options of `apiGuard`. */
 export interface ApiGuardOptions {
   /** Verifies `Authorization: Bearer <key>` (as `apiKeyAuth`'s `provider`). */
   apiKeys: ApiKeyProvider

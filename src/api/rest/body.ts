@@ -3,6 +3,7 @@ import { BadRequestError, UnsupportedMediaTypeError, ValidationError } from '../
 import { DEFAULT_BODY_LIMIT, readBodyBytes } from '../../core/http/body-limit.ts'
 import { BODY_FIELD, validate } from './validation.ts'
 
+/** Options of `parseJsonBody`. */
 export interface JsonBodyOptions {
   /** Largest accepted body in bytes (default 1 MiB); larger ones answer 413. */
   maxBytes?: number

@@ -14,6 +14,7 @@ import { BODY_FIELD, validate } from './validation.ts'
 /** Most records one bulk request writes (create, update or delete); more are a 422. */
 export const MAX_BULK_RECORDS = 100
 
+/** Options of `parseCreateBody` and `parseBulkUpdate`. */
 export interface BulkOptions extends JsonBodyOptions {
   /** Most records in one request. Default `MAX_BULK_RECORDS` (100). */
   max?: number

@@ -2,6 +2,7 @@ import type { Column } from 'drizzle-orm'
 import { z } from 'zod'
 import { jsonSchemaOf } from '../../db/models/json-schemas.ts'
 
+/** Options of `decimal`. */
 export interface DecimalOptions {
   /** Total significant digits (`numeric(10, 2)` → 10); none for a plain `numeric`. */
   precision?: number

@@ -15,6 +15,7 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 /** Longest key accepted (Stripe's limit). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255
 
+/** Options of `idempotency`. */
 export interface IdempotencyOptions {
   /**
    * Where first answers are kept: the app's shared store (`RedisKeyValueStore` when

@@ -1,6 +1,7 @@
 import { NotFoundError } from '../../core/errors.ts'
 import { UUID_PATTERN } from '../../db/models/columns.ts'
 
+/** Options of `parseId`. */
 export interface ParseIdOptions {
   /** Largest identifier the column holds (default 2^53 − 1; 2147483647 for a 32-bit column). */
   max?: number
@@ -34,6 +35,7 @@ export function parseUuid(raw: string | undefined): string {
   return raw.toLowerCase()
 }
 
+/** Options of `parseTextId`. */
 export interface ParseTextIdOptions {
   /** The column's length (`varchar(n)`); a longer `{id}` names no record. Default 1000. */
   maxLength?: number

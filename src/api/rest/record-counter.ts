@@ -37,6 +37,7 @@ export interface RecordCounter {
   invalidate(table: string): Promise<void>
 }
 
+/** Options of `createRecordCounter`. */
 export interface RecordCounterOptions {
   /** Where counts live; a shared store (Redis) for several instances. Default: memory. */
   store?: KeyValueStore
@@ -53,6 +54,14 @@ function run(count: Count): PromiseLike<number> {
   return typeof count === 'function' ? count() : count
 }
 
+/**
+ * The `RecordCounter` of the list answers: counts cached per table in `store` (memory by
+ * default; the shared store, so instances agree).
+ * @example
+ * ```ts
+ * const counts = createRecordCounter({ store: shared.kv }) // passed to apiRoutes
+ * ```
+ */
 export function createRecordCounter({
   store = new MemoryKeyValueStore(),
   ttlMs = 5_000,

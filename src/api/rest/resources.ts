@@ -2,6 +2,7 @@ import { AUTO_EXCLUDED_FIELDS } from '../../db/models/credentials.ts'
 
 export { AUTO_EXCLUDED_FIELDS }
 
+/** Options of `isExcludedField`. */
 export interface ExclusionOptions {
   /** Further fields to leave out (`--exclude a,b`); they stack with the automatic ones. */
   exclude?: readonly string[]

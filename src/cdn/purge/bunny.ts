@@ -4,6 +4,7 @@ import { excerpt, runBatches } from './http.ts'
 import { normalizePurgePaths } from './paths.ts'
 import type { PurgeApi, PurgeHttpOptions } from './types.ts'
 
+/** Options of `bunnyPurge`. */
 export interface BunnyPurgeOptions extends PurgeHttpOptions {
   /** `CDN_URL`: full URLs are built from it. */
   cdnUrl: string

@@ -4,6 +4,7 @@ import { chunk, excerpt, runBatches } from './http.ts'
 import { isWildcard, normalizePurgePaths } from './paths.ts'
 import type { PurgeApi, PurgeHttpOptions } from './types.ts'
 
+/** Options of `cloudflarePurge`. */
 export interface CloudflarePurgeOptions extends PurgeHttpOptions {
   /** `CDN_URL`: full URLs (and prefixes) are built from it. */
   cdnUrl: string

@@ -7,6 +7,7 @@ import { RedisSlidingWindow } from './redis-window.ts'
 import type { PurgeApi, PurgeHttpOptions } from './types.ts'
 import { SlidingWindow } from './window.ts'
 
+/** Options of `digitalOceanPurge`. */
 export interface DigitalOceanPurgeOptions extends PurgeHttpOptions {
   /** The CDN endpoint id (`CDN_PURGE_ZONE`); unset → purge logs and succeeds. */
   endpointId: string | undefined

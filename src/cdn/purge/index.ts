@@ -5,7 +5,13 @@ import { digitalOceanPurge } from './digitalocean.ts'
 import { noPurge } from './none.ts'
 import type { PurgeApi, PurgeHttpOptions } from './types.ts'
 
-/** The purge adapter `CDN_PROVIDER` selects, configured from `loadCdnConfig()`. */
+/**
+ * The purge adapter `CDN_PROVIDER` selects, configured from `loadCdnConfig()`.
+ * @example
+ * ```ts
+ * const purger = createPurgeApi(loadCdnConfig(), { logger })
+ * ```
+ */
 export function createPurgeApi(config: CdnConfig, options: PurgeHttpOptions = {}): PurgeApi {
   const apiUrl = config.purgeApiUrl
   switch (config.provider) {

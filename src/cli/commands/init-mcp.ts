@@ -5,16 +5,11 @@ import { sql } from 'drizzle-orm'
 import pc from 'picocolors'
 import type { Env } from '../../core/config/index.ts'
 import { sqliteClient } from '../../db/database.ts'
-import {
-  type Database,
-  libraryMigrationsDir,
-  loadKilnConfig,
-  loadModelRegistry,
-  type ModelInfo,
-  readMigrationFiles,
-} from '../../db/index.ts'
+import { type Database, libraryMigrationsDir, type ModelInfo } from '../../db/index.ts'
+import { readMigrationFiles } from '../../db/migrate.ts'
 import { openAppDatabase } from '../app-context.ts'
 import { CliError } from '../cli-error.ts'
+import { loadKilnConfig, loadModelRegistry } from '../models/load.ts'
 import { importSpecifier, modelTemplateInput } from '../scaffold/api/plan.ts'
 import { type LoginTable, mcpModuleTemplate } from '../scaffold/init/mcp-template.ts'
 

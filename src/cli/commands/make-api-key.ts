@@ -12,10 +12,12 @@ import { insertKeyRow } from '../../api/provider/key-store.ts'
 import { apiKeyOptionsProblem, scopesColumn } from '../../api/provider/management.ts'
 import { type Clock, systemClock } from '../../core/clock.ts'
 import type { Env } from '../../core/config/index.ts'
-import { type Dialect, databaseUrlDialect, loadKilnConfig } from '../../db/index.ts'
+import { databaseUrlDialect } from '../../db/database.ts'
+import type { Dialect } from '../../db/index.ts'
 import { openAppDatabase } from '../app-context.ts'
 import { CliError } from '../cli-error.ts'
 import { knownScopes, unknownScopes } from '../known-scopes.ts'
+import { loadKilnConfig } from '../models/load.ts'
 import { apiKeyCommandError, formatTime } from './api-key-shared.ts'
 
 export interface MakeApiKeyOptions {

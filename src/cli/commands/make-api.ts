@@ -2,8 +2,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import type { Command } from 'commander'
 import pc from 'picocolors'
-import { loadKilnConfig, loadModelRegistry, type ModelInfo } from '../../db/index.ts'
+import type { ModelInfo } from '../../db/index.ts'
 import { CliError } from '../cli-error.ts'
+import { loadKilnConfig, loadModelRegistry } from '../models/load.ts'
 import { readAppWiring } from '../scaffold/api/app-wiring.ts'
 import {
   addModelsToIndex,
@@ -364,9 +365,9 @@ function printWiring(
   if (!wiring.apiRoutes) {
     steps.push([
       `In your app's main module (at the app root here), import kiln and the generated API:`,
-      code("import { createRateLimiters } from 'kilnjs/api'"),
-      ...(hashes ? [code("import { createPasswordHasher } from 'kilnjs/core'")] : []),
+      code("import { createRateLimiters } from 'kilnjs/core'"),
       code("import { createDatabase } from 'kilnjs/db'"),
+      ...(hashes ? [code("import { createPasswordHasher } from 'kilnjs/session'")] : []),
       code(`import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`),
     ])
     // Without DATABASE_URL, createDatabase opens embedded Postgres: a SQLite app names its file.
@@ -387,7 +388,7 @@ function printWiring(
   } else if (hashes && !wiring.hashPassword) {
     steps.push([
       'Pass hashPassword to apiRoutes(): a password of these models is stored hashed:',
-      code("import { createPasswordHasher } from 'kilnjs/core'"),
+      code("import { createPasswordHasher } from 'kilnjs/session'"),
       ...hasher,
       code("app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword }))"),
     ])

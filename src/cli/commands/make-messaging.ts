@@ -5,9 +5,9 @@ import { join, relative, resolve } from 'node:path'
 import type { Command } from 'commander'
 import pc from 'picocolors'
 import type { Env } from '../../core/config/index.ts'
-import { loadKilnConfig } from '../../db/index.ts'
 import { messagingEnvStatus } from '../../messaging/index.ts'
 import { CliError } from '../cli-error.ts'
+import { loadKilnConfig } from '../models/load.ts'
 import { messagingScaffoldFiles } from '../scaffold/messaging/templates.ts'
 
 export interface MakeMessagingOptions {

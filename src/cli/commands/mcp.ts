@@ -3,23 +3,26 @@ import type { Command } from 'commander'
 import pino from 'pino'
 import { createRecordCounter } from '../../api/index.ts'
 import { createLogger, type Logger, Redactor, Secret } from '../../core/index.ts'
-import { createAuditLog, type Database, loadModelRegistry } from '../../db/index.ts'
+import { createAuditLog, type Database } from '../../db/index.ts'
+import {
+  createOpenApiBridgeServer,
+  fetchKeyScopes,
+  fetchOpenApiDocument,
+  operationsFromDocument,
+} from '../../mcp/bridge/openapi-bridge.ts'
+import { registerDeveloperTools } from '../../mcp/developer/developer-tools.ts'
 import {
   type AuditTrail,
   createAuditTrail,
   createDataTools,
   createMcpServer,
-  createOpenApiBridgeServer,
   DEFAULT_SPEC_PATH,
-  fetchKeyScopes,
-  fetchOpenApiDocument,
   OpenApiBridgeError,
-  operationsFromDocument,
-  registerDeveloperTools,
   serveStdio,
 } from '../../mcp/index.ts'
 import { openAppDatabase } from '../app-context.ts'
 import { CliError } from '../cli-error.ts'
+import { loadModelRegistry } from '../models/load.ts'
 
 interface McpCommandOptions {
   apiUrl?: string

@@ -6,9 +6,8 @@ import { parseEnv } from '../../core/config/index.ts'
 import { isKilnError } from '../../core/errors.ts'
 import { createLogger, type Logger } from '../../core/logger.ts'
 import type { WorkerDefinition } from '../../core/queue/worker-definition.ts'
-import { loadKilnConfig } from '../../db/index.ts'
-import { importAppModule } from '../../db/models/load.ts'
 import { CliError } from '../cli-error.ts'
+import { importAppModule, loadKilnConfig } from '../models/load.ts'
 
 export interface QueueWorkOptions {
   /** `kiln.config.ts`, or the folder holding it; the current folder by default. */

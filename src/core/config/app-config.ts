@@ -83,6 +83,7 @@ export const appEnvSchema = z.object({
     .optional(),
 })
 
+/** The app's settings read from the environment by `loadAppConfig`. */
 export interface AppConfig {
   env: 'development' | 'production' | 'test'
   port: number

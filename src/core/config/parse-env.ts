@@ -27,6 +27,7 @@ export class ConfigError extends KilnError {
   }
 }
 
+/** Environment variables, as `process.env` holds them. */
 export type Env = Record<string, string | undefined>
 
 /**
@@ -63,6 +64,10 @@ export const envBoolean = z.string().transform((value, ctx) => {
   return z.NEVER
 })
 
+/**
+ * A zod schema for a URL variable with one of `protocols`; `expected` is the message when it is
+ * not.
+ */
 export const envUrl = (expected: string, protocols: string[]) =>
   z.string().refine(
     (value) => {

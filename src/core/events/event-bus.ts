@@ -10,6 +10,7 @@ export interface Listener<Event> {
 /** Event type → event payload. An interface works too: `EventBus<MyEvents>`. */
 export type EventMap = Record<string, unknown>
 
+/** Options of `EventBus.emit`. */
 export interface EmitOptions {
   /**
    * A stable id for this emission (a message id, say). With it, a listener that already
@@ -18,6 +19,7 @@ export interface EmitOptions {
   id?: string
 }
 
+/** A listener that threw, by name, and what it threw. */
 export interface ListenerFailure {
   listener: string
   error: unknown
@@ -36,6 +38,7 @@ export class ListenersFailedError extends Error {
   }
 }
 
+/** Options of `new EventBus()`. */
 export interface EventBusOptions {
   logger?: Logger
   /** Remembers which listeners handled an emission id. Memory, or Redis for many workers. */

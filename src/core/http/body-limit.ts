@@ -4,6 +4,7 @@ import { PayloadTooLargeError, RequestAbortedError } from '../errors.ts'
 /** 1 MiB: the default for JSON bodies and forms. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
+/** Options of `bodyLimit`. */
 export interface BodyLimitOptions {
   /** Largest accepted body in bytes; larger ones answer 413. Default 1 MiB. */
   maxBytes?: number

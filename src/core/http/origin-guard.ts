@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono'
 import { ForbiddenError } from '../errors.ts'
 
+/** Options of `originPolicy`. */
 export interface OriginGuardOptions {
   /** The app's public URL (`APP_URL`): its origin and host are allowed. */
   appUrl: string
@@ -13,6 +14,7 @@ export interface OriginGuardOptions {
   hosts?: readonly string[] | false
 }
 
+/** The origins and hosts a request may come from, as `originPolicy` resolves them. */
 export interface OriginPolicy {
   origins: ReadonlySet<string>
   hosts: ReadonlySet<string> | undefined

@@ -6,6 +6,7 @@ import { NO_SNIFF } from './security-headers.ts'
 /** Response headers as Node writes them: lower-case names, `set-cookie` as a list. */
 export type PlainHeaders = Record<string, string | string[]>
 
+/** Options of `plainResponses`. */
 export interface PlainResponsesOptions {
   /** `Cache-Control` of every answer unless the handler sets its own. */
   cacheControl?: string

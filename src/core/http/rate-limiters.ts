@@ -88,6 +88,7 @@ export function windowLimit(
  */
 export type LimiterDefinition = WindowLimit | ((request: LimitRequest) => LimitRule)
 
+/** Options of `createRateLimiters`. */
 export interface RateLimitersOptions {
   /**
    * A request-path ioredis client (`SharedState.client`): one limit shared by every instance.
@@ -109,6 +110,7 @@ export interface RateLimitersOptions {
   now?: () => number
 }
 
+/** What a limiter answers for one request: allowed or not, and the `RateLimit-*` values. */
 export interface LimitResult {
   allowed: boolean
   limit: number
@@ -117,6 +119,7 @@ export interface LimitResult {
   resetSeconds: number
 }
 
+/** Named fixed-window limits in memory or Redis, from `createRateLimiters`. */
 export interface RateLimiters {
   readonly kind: 'memory' | 'redis'
   readonly trustProxy: TrustProxy
@@ -181,6 +184,11 @@ interface WindowCounter {
  * when a client is given. If Redis fails, each instance keeps enforcing the same limits in its
  * own memory and logs a warning: requests are neither refused with a 500 nor let through
  * unlimited while Redis is away.
+ * @example
+ * ```ts
+ * const limiters = createRateLimiters({ redis: shared.client, trustProxy: config.trustProxy })
+ * app.use('/api/*', throttle(limiters, 'api'))
+ * ```
  */
 export function createRateLimiters(options: RateLimitersOptions = {}): RateLimiters {
   const prefix = options.prefix ?? 'kiln:rl'

@@ -12,6 +12,7 @@ export function setRequestActor(c: Context, actor: string): void {
   setContextValue(c, ACTOR, actor)
 }
 
+/** Options of `requestLog`. */
 export interface RequestLogOptions {
   logger: Logger
   /**

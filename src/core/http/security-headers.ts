@@ -27,6 +27,7 @@ export const FILE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
 }
 
+/** Options of `securityHeaderValues`. */
 export interface SecurityHeadersOptions {
   /** Directives added to (or replacing those of) `PAGE_CSP`. */
   csp?: CspDirectives

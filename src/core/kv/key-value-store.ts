@@ -1,3 +1,4 @@
+/** Options of `KeyValueStore.set`. */
 export interface SetOptions {
   /** Time to live in milliseconds; without it the entry never expires. */
   ttlMs?: number

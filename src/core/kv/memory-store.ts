@@ -6,6 +6,7 @@ interface Entry {
   expiresAt: number | undefined
 }
 
+/** Options of `new MemoryKeyValueStore()`. */
 export interface MemoryStoreOptions {
   clock?: Clock
   /** Expired entries are swept every this many writes, so the map cannot grow without bound. */

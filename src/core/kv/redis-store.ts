@@ -10,6 +10,7 @@ if created and tonumber(ARGV[2]) > 0 then
 end
 return v`
 
+/** Options of `new RedisKeyValueStore()`. */
 export interface RedisStoreOptions {
   /** Prepended to every key, so several apps (or test runs) can share one Redis. */
   prefix?: string

@@ -19,6 +19,7 @@ import {
   type WorkOptions,
 } from './queue.ts'
 
+/** Options of `new BullMqQueue()`. */
 export interface BullMqQueueOptions {
   connections: RedisConnections
   /** Queue name; several apps on one Redis use different names or prefixes. */

@@ -23,6 +23,7 @@ interface PendingJob {
   attempts: number
 }
 
+/** Options of `new MemoryQueue()`. */
 export interface MemoryQueueOptions {
   retry?: Partial<RetryPolicy>
   logger?: Logger

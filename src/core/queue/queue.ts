@@ -1,5 +1,6 @@
 import { backoffDelayMs } from '../retry.ts'
 
+/** The job a handler is running: its id, name and attempt. */
 export interface JobContext {
   id: string
   name: string
@@ -7,10 +8,13 @@ export interface JobContext {
   attempt: number
 }
 
+/** Runs one job's payload; throwing fails the run (retried under the queue's policy). */
 // biome-ignore lint/suspicious/noExplicitAny: handlers narrow their own payload type.
 export type JobHandler<Payload = any> = (payload: Payload, job: JobContext) => Promise<void>
+/** The handlers of a queue, by job name. */
 export type JobHandlers = Record<string, JobHandler>
 
+/** Options of `Queue.enqueue`. */
 export interface EnqueueOptions {
   /** A job with the same id already queued is not added again. */
   jobId?: string
@@ -35,6 +39,7 @@ export interface DeduplicationIds {
   release(ids: string[]): Promise<void>
 }
 
+/** A job that ran out of attempts, as `Queue.failed()` lists it. */
 export interface FailedJob {
   id: string
   name: string
@@ -44,11 +49,13 @@ export interface FailedJob {
   failedAt: Date
 }
 
+/** A running worker, from `Queue.work`. */
 export interface QueueWorker {
   /** Stops taking jobs and waits for the running ones to finish. */
   close(): Promise<void>
 }
 
+/** Options of `Queue.work`. */
 export interface WorkOptions {
   concurrency?: number
 }
@@ -83,6 +90,7 @@ export interface Queue {
   close(): Promise<void>
 }
 
+/** How often a failed job runs again, and how long it waits first. */
 export interface RetryPolicy {
   /** Runs in all, the first included. */
   attempts: number
@@ -100,6 +108,7 @@ export class UnrecoverableJobError extends Error {
   }
 }
 
+/** The delay before retry `attempt` under `policy`: `backoffMs`, doubled for each later retry. */
 export function backoffDelay(policy: RetryPolicy, attempt: number): number {
   return backoffDelayMs(attempt, { baseMs: policy.backoffMs })
 }

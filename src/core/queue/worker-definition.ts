@@ -12,4 +12,5 @@ export interface WorkerDefinition {
   close(): Promise<void>
 }
 
+/** The module `kilnjs queue:work` imports: its default export builds the worker. */
 export type WorkerModule = { default: () => Promise<WorkerDefinition> }

@@ -10,6 +10,7 @@ import { mcpAuditPg, mcpAuditSqlite } from '../tables/mcp-audit.ts'
  * for a person to approve it.
  */
 export const AUDIT_OUTCOMES = ['ok', 'refused', 'error', 'awaiting_approval'] as const
+/** How a recorded call ended: one of `AUDIT_OUTCOMES`. */
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number]
 
 /** One data-tool call, as the audit trail records it. */
@@ -36,10 +37,12 @@ export interface AuditEntry {
   values: Record<string, unknown> | null
 }
 
+/** An audit entry as stored, with its id. */
 export interface AuditRecord extends AuditEntry {
   id: number
 }
 
+/** Which audit records `list` returns: filters, newest first, up to `limit`. */
 export interface AuditQuery {
   userId?: string | undefined
   clientId?: string | undefined
@@ -69,9 +72,17 @@ export interface AuditLog extends AuditReader {
 }
 
 export const DEFAULT_AUDIT_LIMIT = 50
+/** The most records one audit query returns. */
 export const MAX_AUDIT_LIMIT = 1000
 
-/** The audit table of a database opened with `createDatabase` (run `migrate` first). */
+/**
+ * The audit table of a database opened with `createDatabase` (run `migrate` first).
+ * @example
+ * ```ts
+ * const log = createAuditLog(database)
+ * await log.prune(new Date(Date.now() - 90 * 86_400_000)) // keep 90 days
+ * ```
+ */
 export function createAuditLog(database: Database): AuditLog {
   if (!database?.dialect) throw new TypeError('createAuditLog: a database is required')
   return database.dialect === 'postgres' ? postgresLog(database) : sqliteLog(database)

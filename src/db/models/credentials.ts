@@ -49,6 +49,7 @@ function snakeCase(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase()
 }
 
+/** Options of `isCredentialField`. */
 export interface CredentialOptions {
   /** Further fields the app marks sensitive (by column or property name). */
   sensitive?: readonly string[] | undefined

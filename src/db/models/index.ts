@@ -7,13 +7,6 @@ export {
 } from './credentials.ts'
 export { modelName, pluralize, resourceName, singularize, splitWords } from './inflect.ts'
 export { jsonSchemaOf, typedJson } from './json-schemas.ts'
-export {
-  importAppModule,
-  type LoadedKilnConfig,
-  loadKilnConfig,
-  loadModelRegistry,
-  loadSchemaModule,
-} from './load.ts'
 export type { PolicyCaller, RowFilter } from './policy.ts'
 export {
   createModelRegistry,

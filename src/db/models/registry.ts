@@ -21,18 +21,22 @@ interface ModelInfoBase {
   writableFields: ColumnInfo[]
 }
 
+/** A model backed by a PostgreSQL table. */
 export interface PostgresModelInfo extends ModelInfoBase {
   dialect: 'postgres'
   table: PgTable
 }
 
+/** A model backed by a SQLite table. */
 export interface SqliteModelInfo extends ModelInfoBase {
   dialect: 'sqlite'
   table: SQLiteTable
 }
 
+/** One model of the registry: a Drizzle table of the app's dialect, read as a model. */
 export type ModelInfo = PostgresModelInfo | SqliteModelInfo
 
+/** The app's models, read from its schema module by `createModelRegistry`. */
 export interface ModelRegistry {
   readonly dialect: Dialect
   /** The models, sorted by name. */
@@ -117,6 +121,11 @@ export class ModelRegistryError extends TypeError {
  * Reads the Drizzle tables a schema module exports (relations, views and other exports are
  * ignored) and describes each as a model. Every table must belong to `dialect`; a table of
  * another dialect, or two tables that would get the same model name, is a TypeError.
+ * @example
+ * ```ts
+ * import * as schema from './schema.ts'
+ * const models = createModelRegistry(schema, 'postgres')
+ * ```
  */
 export function createModelRegistry(
   schemaModule: Record<string, unknown>,

@@ -45,4 +45,5 @@ export const apiKeysSqlite = sqliteTable(
   (table) => [sqliteIndex('api_keys_prefix_idx').on(table.prefix)],
 )
 
+/** A row of the `api_keys` table. */
 export type ApiKeyRow = typeof apiKeysPg.$inferSelect

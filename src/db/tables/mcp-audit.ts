@@ -29,6 +29,7 @@ export const mcpAuditPg = pgTable('kiln_mcp_audit', {
   fieldValues: pgText('field_values'),
 })
 
+/** The `kiln_mcp_audit` table on SQLite (the audit trail of data-tool calls). */
 export const mcpAuditSqlite = sqliteTable('kiln_mcp_audit', {
   id: integer('id').primaryKey({ autoIncrement: true }),
   occurredAt: integer('occurred_at', { mode: 'timestamp_ms' }).notNull(),

@@ -20,6 +20,7 @@ export const oauthClientsPg = pgTable('oauth_clients', {
   lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
 })
 
+/** The `oauth_clients` table on SQLite (registered OAuth clients). */
 export const oauthClientsSqlite = sqliteTable('oauth_clients', {
   clientId: text('client_id').primaryKey(),
   clientName: text('client_name'),
@@ -36,4 +37,5 @@ export const oauthClientsSqlite = sqliteTable('oauth_clients', {
   lastUsedAt: integer('last_used_at', { mode: 'timestamp_ms' }),
 })
 
+/** A row of the `oauth_clients` table. */
 export type OAuthClientRow = typeof oauthClientsPg.$inferSelect

@@ -2,6 +2,7 @@ import { type Clock, systemClock } from '../../core/clock.ts'
 import type { Logger } from '../../core/index.ts'
 import { type AuditEntry, type AuditLog, createAuditLog, type Database } from '../../db/index.ts'
 
+/** Options of `createAuditTrail`. */
 export interface AuditTrailOptions {
   /** The app's database, migrated (`kiln_mcp_audit`). */
   database?: Database | undefined

@@ -10,6 +10,7 @@ import {
   toJsonSchema,
 } from './openapi-schema.ts'
 
+/** Where the bridge looks for the API's OpenAPI document, relative to its URL. */
 export const DEFAULT_SPEC_PATH = '/api/openapi.json'
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const
@@ -32,6 +33,7 @@ export interface BridgeOperation {
   bodyRequired: boolean
 }
 
+/** Options of `fetchOpenApiDocument`. */
 export interface OpenApiBridgeOptions {
   /** The API's base URL, e.g. `http://localhost:3000`. */
   apiUrl: string
@@ -124,6 +126,7 @@ function mayCall(scopes: readonly string[], needed: unknown): boolean {
   return needed.every((scope) => scopes.includes(String(scope)))
 }
 
+/** Options of `operationsFromDocument`. */
 export interface OperationsOptions {
   /**
    * The key's scopes (`fetchKeyScopes`): only the operations it may call become tools (each

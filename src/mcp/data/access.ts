@@ -19,6 +19,7 @@ import { columnsOfRequest, type McpRequests, type RequestSchema } from './reques
  * its grant).
  */
 export const DATA_TOOL_NAMES = ['crud_create', 'crud_list', 'crud_update', 'crud_delete'] as const
+/** The name of a data tool (`crud_list`, `crud_create`, …). */
 export type DataToolName = (typeof DATA_TOOL_NAMES)[number]
 /** The tools that write: the ones a policy can put behind a person's approval. */
 export type WriteToolName = Exclude<DataToolName, 'crud_list'>
@@ -78,6 +79,7 @@ export interface McpModelAccess {
   approval?: readonly WriteToolName[]
 }
 
+/** One data-tool call, as an app's `authorize` hook sees it. */
 export interface AuthorizeRequest {
   caller: McpCaller | undefined
   /** The model's resource name (`posts`). */
@@ -92,6 +94,7 @@ export interface AuthorizeRequest {
 /** Decides one call after the allow-lists passed; `false` refuses it. It can only narrow. */
 export type Authorize = (request: AuthorizeRequest) => boolean | Promise<boolean>
 
+/** The access policy an app writes for `createDataTools({ access })`. */
 export interface McpAccessOptions {
   /** Per model, by resource, model or table name. */
   models?: Readonly<Record<string, McpModelAccess>>
@@ -145,6 +148,7 @@ export interface ModelAccess {
   approval: ReadonlySet<DataToolName>
 }
 
+/** The resolved access policy: what each model allows, checked on every call. */
 export interface AccessPolicy {
   /** The access of a model; `undefined` when the tools cannot see it at all. */
   of(model: McpModel): ModelAccess | undefined

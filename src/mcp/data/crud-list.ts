@@ -40,6 +40,7 @@ export type FilterValue = FilterScalar | Record<string, FilterScalar | FilterSca
 /** Filters by field (`meta.color` for a JSON path); `or` takes a list of them, one must match. */
 export type Filters = Record<string, FilterValue | Array<Record<string, FilterValue>>>
 
+/** The arguments of `crud_list`. */
 export interface ListInput {
   model: string
   filters?: Filters | undefined
@@ -54,6 +55,7 @@ export interface ListInput {
   per_page?: number | undefined
 }
 
+/** What `crud_list` returns: one page of records. */
 export interface ListResult {
   records: JsonRecord[]
   /** null with `count: 'none'` (the default of cursor pages). */

@@ -43,6 +43,7 @@ export type { FilterValue } from './crud-list.ts'
 export type { JsonRecord, ListInput, ListResult, McpCaller }
 export { DEFAULT_PER_PAGE, MAX_PER_PAGE, ToolError }
 
+/** Options of `createCrud`. */
 export interface CrudOptions {
   database: Database
   models: McpModelSource
@@ -79,6 +80,7 @@ export interface CrudOptions {
   audit?: AuditTrail | undefined
 }
 
+/** The data tools as plain functions, under the same policy, from `createCrud`. */
 export interface Crud {
   create(input: { model: string; data: Record<string, unknown> }): Promise<JsonRecord>
   /** `signal`: the call's; when the client cancels it, the running query is cancelled. */
@@ -113,6 +115,10 @@ export function accessPolicyOf(
  * Field names are checked against the model, values against their columns, and everything is
  * bound as a parameter through Drizzle's query builder. With a caller tenant and a model that
  * has `tenant_id`, every statement is limited to that tenant's rows.
+ * @example
+ * ```ts
+ * const crud = createCrud({ database, models, access })
+ * ```
  */
 export function createCrud(options: CrudOptions): Crud {
   if (options.audit) {

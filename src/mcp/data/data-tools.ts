@@ -33,6 +33,7 @@ import { registerModelResources } from './resources.ts'
 
 export { DATA_TOOL_NAMES }
 
+/** Options of `createDataTools`. */
 export interface DataToolsOptions extends CrudOptions {
   /**
    * Where calls that need the user's approval (the policy's `approval`) are kept, and the page
@@ -59,6 +60,14 @@ export interface DataTools {
  * Resolves the access policy and builds the tools' schemas once. A policy that names an
  * unknown model or field, a credential field, or a model a tenant could reach without a
  * tenant column, throws here: the app does not start.
+ * @example
+ * ```ts
+ * const tools = createDataTools({
+ *   database,
+ *   models,
+ *   access: { models: { posts: { tools: ['crud_list'] } } },
+ * })
+ * ```
  */
 export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): DataTools {
   const policy = accessPolicyOf(options)

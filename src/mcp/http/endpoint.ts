@@ -49,6 +49,7 @@ import {
   isToolCall,
 } from './request.ts'
 
+/** Options of `mcpHttpHandler`. */
 export interface McpHttpHandlerOptions {
   /** Builds the MCP server that answers one request, acting as `caller`. */
   createServer: (caller: McpCaller) => McpServer
@@ -246,6 +247,7 @@ function authInfoOf(c: Context, caller: McpCaller): AuthInfo {
   }
 }
 
+/** Options of `mcpEndpoint`. */
 export interface McpEndpointOptions extends McpHttpHandlerOptions {
   /** Validates the bearer token (kiln/oauth `createBearerValidator`). */
   validator: ValidateBearer
@@ -290,6 +292,14 @@ function mcpOriginGuard(options: OriginGuardOptions): MiddlewareHandler {
  * `resource_metadata` (and 403 for a scope every request needs), each client and user is
  * rate-limited (429 with `Retry-After`), and tool calls run as the token's user and tenant,
  * with the token's scopes and grant.
+ * @example
+ * ```ts
+ * app.route('/mcp', mcpEndpoint({
+ *   validator,
+ *   resourceMetadataUrl: `${oauthConfig.issuer}/.well-known/oauth-protected-resource/mcp`,
+ *   createServer: (caller) => createMcpServer({ dataTools: { tools, caller } }),
+ * }))
+ * ```
  */
 export function mcpEndpoint(options: McpEndpointOptions): Hono<BearerEnv> {
   const app = new Hono<BearerEnv>()

@@ -16,6 +16,7 @@ import type { McpCaller } from '../data/access.ts'
  */
 export type McpLimit = WindowLimit | LegacyWindowLimit
 
+/** The limits of `/mcp`: `mcpEndpoint({ rateLimit })` takes them without `logger`. */
 export interface McpRateLimitOptions {
   /**
    * kiln's rate limiters (`createRateLimiters({ redis: shared.client, trustProxy })`): with

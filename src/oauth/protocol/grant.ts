@@ -1,5 +1,6 @@
 /** What a person can let a client do with one model. */
 export const GRANT_ACTIONS = ['read', 'create', 'update', 'delete'] as const
+/** What a grant may let an assistant do to a model. */
 export type GrantAction = (typeof GRANT_ACTIONS)[number]
 
 /** One model and the actions the app lets assistants take on it. */

@@ -1,2 +1,2 @@
-// Open-redirect protection lives in kiln/core, shared with the login helper.
-export { safeReturnTo } from '../../core/session/return-to.ts'
+// Open-redirect protection lives in kiln/core's HTTP edge, shared with kilnjs/session's login.
+export { safeReturnTo } from '../../core/http/return-to.ts'

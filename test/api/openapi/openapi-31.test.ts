@@ -8,8 +8,8 @@ import {
   type OpenApi31Document,
   type OpenApiDocument,
   toOpenApi31,
-  toSchema31,
 } from '../../../src/api/index.ts'
+import { toSchema31 } from '../../../src/api/openapi/version.ts'
 import { describeEachDatabase } from '../../support/databases.ts'
 import {
   KITCHEN_SINK,

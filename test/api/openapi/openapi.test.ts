@@ -12,9 +12,9 @@ import {
   buildOpenApiDocument,
   describeRoute,
   type OpenApiDocument,
-  toOpenApiPath,
-  toSchema,
 } from '../../../src/api/index.ts'
+import { toSchema } from '../../../src/api/openapi/json-schema.ts'
+import { toOpenApiPath } from '../../../src/api/openapi/route-shape.ts'
 import { describeEachDatabase } from '../../support/databases.ts'
 import {
   type RunningApi,

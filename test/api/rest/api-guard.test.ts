@@ -4,20 +4,22 @@ import {
   type ApiEnv,
   apiGuard,
   apiKeyAuth,
-  bodyLimit,
   createApiKey,
   createDatabaseApiKeyProvider,
-  createRateLimiters,
   type DatabaseApiKeyProvider,
   getApiKey,
-  perIp,
   privateCache,
-  type RateLimiters,
-  type RateLimitersOptions,
   requireScopes,
-  throttle,
   twoStageThrottle,
 } from '../../../src/api/index.ts'
+import { bodyLimit } from '../../../src/core/http/body-limit.ts'
+import {
+  createRateLimiters,
+  perIp,
+  type RateLimiters,
+  type RateLimitersOptions,
+} from '../../../src/core/http/rate-limiters.ts'
+import { throttle } from '../../../src/core/http/throttle.ts'
 import { errorHandler, NotFoundError } from '../../../src/core/index.ts'
 import { createDatabase, type Database, migrate } from '../../../src/db/index.ts'
 import { redisUrl } from '../../support/env.ts'

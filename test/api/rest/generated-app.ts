@@ -5,10 +5,10 @@ import { Hono } from 'hono'
 import {
   createApiKey,
   createDatabaseApiKeyProvider,
-  createRateLimiters,
   type RecordCounter,
 } from '../../../src/api/index.ts'
 import { runMakeApi } from '../../../src/cli/commands/make-api.ts'
+import { createRateLimiters } from '../../../src/core/http/rate-limiters.ts'
 import { errorHandler, type KeyValueStore, silentLogger } from '../../../src/core/index.ts'
 import { type Database, migrate } from '../../../src/db/index.ts'
 import type { DatabaseBackend } from '../../support/databases.ts'

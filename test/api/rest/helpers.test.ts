@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import {
-  createRecordCounter,
-  paginated,
-  parseId,
-  parseJsonBody,
-  parsePageQuery,
-  renameKeys,
-} from '../../../src/api/index.ts'
+import { createRecordCounter, parseId, parseJsonBody, renameKeys } from '../../../src/api/index.ts'
+import { paginated, parsePageQuery } from '../../../src/api/rest/pagination.ts'
 import {
   ManualClock,
   MemoryKeyValueStore,

@@ -1,12 +1,9 @@
 import { join } from 'node:path'
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  createApiKey,
-  createDatabaseApiKeyProvider,
-  createRateLimiters,
-} from '../../../src/api/index.ts'
+import { createApiKey, createDatabaseApiKeyProvider } from '../../../src/api/index.ts'
 import { idempotency } from '../../../src/api/rest/idempotency.ts'
+import { createRateLimiters } from '../../../src/core/http/rate-limiters.ts'
 import {
   errorHandler,
   MemoryKeyValueStore,

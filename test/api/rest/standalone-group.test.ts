@@ -4,10 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   createApiKey,
   createDatabaseApiKeyProvider,
-  createRateLimiters,
   type DatabaseApiKeyProvider,
-  perIp,
 } from '../../../src/api/index.ts'
+import { createRateLimiters, perIp } from '../../../src/core/http/rate-limiters.ts'
 import { silentLogger } from '../../../src/core/index.ts'
 import { createDatabase, type Database, migrate } from '../../../src/db/index.ts'
 import {

@@ -6,10 +6,10 @@ import { hashPassword } from '../../../examples/demo/src/auth.ts'
 import {
   createApiKey,
   createDatabaseApiKeyProvider,
-  createRateLimiters,
   createRecordCounter,
   type DatabaseApiKeyProvider,
 } from '../../../src/api/index.ts'
+import { createRateLimiters } from '../../../src/core/http/rate-limiters.ts'
 import {
   errorHandler,
   ManualClock,

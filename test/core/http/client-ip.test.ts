@@ -2,13 +2,12 @@ import { type AddressInfo, connect } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { afterEach, describe, expect, it } from 'vitest'
+import { checkTrustProxy, UNKNOWN_CLIENT } from '../../../src/core/http/client-ip.ts'
 import {
-  checkTrustProxy,
   clientAddress,
   loadAppConfig,
   resolveClientAddress,
   type TrustProxy,
-  UNKNOWN_CLIENT,
 } from '../../../src/core/index.ts'
 
 const resolve = (forwardedFor: string | undefined, socket: string | undefined, trust: TrustProxy) =>

@@ -2,12 +2,12 @@ import { Hono } from 'hono'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MemoryWindows } from '../../../src/core/http/memory-windows.ts'
+import { perIpAndSubject } from '../../../src/core/http/rate-limiters.ts'
 import {
   createRateLimiters,
   errorHandler,
   keyDigest,
   type LimitRequest,
-  perIpAndSubject,
   type RateLimiters,
   silentLogger,
   throttle,

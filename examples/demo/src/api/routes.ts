@@ -9,7 +9,6 @@ import {
   currentKeyRoutes,
   idempotency,
   type OpenApiResource,
-  type RateLimiters,
   type RecordCounter,
 } from 'kilnjs/api'
 import {
@@ -18,6 +17,7 @@ import {
   type KeyValueStore,
   type Logger,
   MemoryKeyValueStore,
+  type RateLimiters,
 } from 'kilnjs/core'
 import { type Database, type PostgresDb, postgresDb } from 'kilnjs/db'
 import { commentsController, commentsQuery } from './controllers/comments.js'

@@ -81,7 +81,6 @@ import {
   currentKeyRoutes,
   idempotency,
   type OpenApiResource,
-  type RateLimiters,
   type RecordCounter,
 } from 'kilnjs/api'
 import {
@@ -90,6 +89,7 @@ import {
   type KeyValueStore,
   type Logger,
   MemoryKeyValueStore,
+  type RateLimiters,
 } from 'kilnjs/core'
 import { type Database, type ${dbType}, ${narrow} } from 'kilnjs/db'
 ${imports.join('\n')}

@@ -32,23 +32,16 @@ const key = (name: string) => (IDENTIFIER.test(name) ? name : `'${name}'`)
 export function mcpModuleTemplate(input: McpModuleInput): string {
   const { dialect, users } = input
   const databaseType = dialect === 'postgres' ? 'PostgresDatabase' : 'SqliteDatabase'
-  const core = [
-    'type AppConfig',
+  const session = [
     'createSessionStore',
-    'type Logger',
     'loginRoutes',
-    ...(users ? ['passwordUsers'] : []),
-    'type RateLimiters',
-    'type SharedState',
-    ...(users ? [] : ['type VerifyCredentials']),
+    users ? 'passwordUsers' : 'type VerifyCredentials',
   ]
   const policy = input.resources.map(
     (resource) => `    // ${key(resource)}: { tools: ['crud_list'] },`,
   )
   return `${users ? "import { eq, type SQL } from 'drizzle-orm'\n" : ''}import type { Hono } from 'hono'
-import {
-${core.map((name) => `  ${name},`).join('\n')}
-} from 'kilnjs/core'
+import type { AppConfig, Logger, RateLimiters, SharedState } from 'kilnjs/core'
 import { createModelRegistry, type ${databaseType} } from 'kilnjs/db'
 import {
   approvalPages,
@@ -58,6 +51,7 @@ import {
   mcpEndpoint,
 } from 'kilnjs/mcp'
 import { createBearerValidator, loadOAuthConfig, oauthServer } from 'kilnjs/oauth'
+import { ${session.join(', ')} } from 'kilnjs/session'
 import * as schema from '${input.schemaImport}'
 
 /** What the entry point already opened: its config, logger, database, shared state and limiters. */
@@ -92,7 +86,7 @@ ${
  * Who may sign in on the login page: the user's id when the email and password are right,
  * undefined otherwise. No table with an email and a password hash was found in your schema, so
  * nobody can sign in until you write this check against your own users (\`createPasswordHasher()\`
- * of kilnjs/core verifies a hash it wrote), or replace \`loginRoutes\` and \`session\` below with
+ * of kilnjs/session verifies a hash it wrote), or replace \`loginRoutes\` and \`session\` below with
  * your app's own login and sessions.
  */
 export const verifyCredentials: VerifyCredentials = async () => undefined

@@ -65,7 +65,7 @@ export function mainTemplate(input: MainTemplateInput): string {
   const dialectName = input.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'
   const core = [
     'createLogger',
-    ...(input.hashesPasswords ? ['createPasswordHasher'] : []),
+    'createRateLimiters',
     'createSharedState',
     'errorHandler',
     'loadAppConfig',
@@ -91,10 +91,9 @@ const database = await createDatabase(config.databaseUrl, {
 const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')`
   return `import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
-import { createRateLimiters } from 'kilnjs/api'
 import { ${core} } from 'kilnjs/core'
 import { createDatabase } from 'kilnjs/db'
-import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
+${input.hashesPasswords ? "import { createPasswordHasher } from 'kilnjs/session'\n" : ''}import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
 
 // Every setting comes from the environment, checked once: a wrong value stops here with one line.
 const config = loadAppConfig()

@@ -1,14 +1,6 @@
 import { Hono } from 'hono'
-import {
-  type ApiEnv,
-  type ApiKeyProvider,
-  apiKeyAuth,
-  createRateLimiters,
-  getApiKey,
-  requireScopes,
-  throttle,
-} from 'kilnjs/api'
-import { errorHandler, type Logger } from 'kilnjs/core'
+import { type ApiEnv, type ApiKeyProvider, apiKeyAuth, getApiKey, requireScopes } from 'kilnjs/api'
+import { createRateLimiters, errorHandler, type Logger, throttle } from 'kilnjs/core'
 
 /**
  * A custom route group beside the generated API: every route needs a valid API key and is

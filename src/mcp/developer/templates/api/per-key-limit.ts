@@ -1,13 +1,6 @@
 import { Hono } from 'hono'
-import {
-  type ApiEnv,
-  type ApiKeyProvider,
-  apiKeyAuth,
-  createRateLimiters,
-  perIp,
-  throttle,
-} from 'kilnjs/api'
-import type { Redis } from 'kilnjs/core'
+import { type ApiEnv, type ApiKeyProvider, apiKeyAuth } from 'kilnjs/api'
+import { createRateLimiters, perIp, type Redis, throttle } from 'kilnjs/core'
 
 /**
  * A limiter of your own: 600 requests per minute per API key (`key:<id>`) for an export

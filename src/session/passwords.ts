@@ -1,6 +1,7 @@
 import { randomBytes, scrypt } from 'node:crypto'
-import { constantTimeEqual } from '../http/constant-time.ts'
+import { constantTimeEqual } from '../core/http/constant-time.ts'
 
+/** Options of `createPasswordHasher`. */
 export interface PasswordHasherOptions {
   /** scrypt cost N (a power of two). Default 16384. */
   cost?: number
@@ -10,6 +11,7 @@ export interface PasswordHasherOptions {
   parallelization?: number
 }
 
+/** Hashes and verifies passwords, from `createPasswordHasher`. */
 export interface PasswordHasher {
   /** `scrypt$N$r$p$<salt>$<hash>` with this hasher's parameters. */
   hash(password: string): Promise<string>
@@ -24,7 +26,14 @@ export interface PasswordHasher {
 
 const KEY_LENGTH = 32
 
-/** scrypt password hashing with parameters fixed by the app. */
+/**
+ * scrypt password hashing with parameters fixed by the app.
+ * @example
+ * ```ts
+ * const passwords = createPasswordHasher()
+ * const hash = await passwords.hash('correct horse')
+ * ```
+ */
 export function createPasswordHasher(options: PasswordHasherOptions = {}): PasswordHasher {
   const N = options.cost ?? 16384
   const r = options.blockSize ?? 8

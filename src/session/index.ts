@@ -1,11 +1,8 @@
-export { type LoginPageProps, renderLoginPage } from './login-page.ts'
-export {
-  LOGIN_EMAIL_IP_LIMIT,
-  LOGIN_IP_LIMIT,
-  type LoginRoutesOptions,
-  loginRoutes,
-  type VerifyCredentials,
-} from './login-routes.ts'
+import '../core/check-peers.ts'
+
+export { safeReturnTo } from '../core/http/return-to.ts'
+export type { LoginPageProps } from './login-page.ts'
+export { type LoginRoutesOptions, loginRoutes, type VerifyCredentials } from './login-routes.ts'
 export {
   type PasswordUser,
   type PasswordUsers,
@@ -17,10 +14,8 @@ export {
   type PasswordHasher,
   type PasswordHasherOptions,
 } from './passwords.ts'
-export { safeReturnTo } from './return-to.ts'
 export {
   createSessionStore,
-  readCookie,
   type Session,
   SessionStore,
   type SessionStoreOptions,

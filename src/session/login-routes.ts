@@ -6,22 +6,22 @@ import {
   type KilnError,
   TooManyRequestsError,
   UnauthenticatedError,
-} from '../errors.ts'
-import { bodyLimit } from '../http/body-limit.ts'
-import { constantTimeEqual } from '../http/constant-time.ts'
-import { formOriginPolicy, originRefusal } from '../http/origin-guard.ts'
+} from '../core/errors.ts'
+import { bodyLimit } from '../core/http/body-limit.ts'
+import { constantTimeEqual } from '../core/http/constant-time.ts'
+import { formOriginPolicy, originRefusal } from '../core/http/origin-guard.ts'
 import {
   type LimiterDefinition,
   type LimitRequest,
   perIpAndSubject,
   type RateLimiters,
-} from '../http/rate-limiters.ts'
-import { securityHeaderValues } from '../http/security-headers.ts'
-import { limitRequest } from '../http/throttle.ts'
-import { keyDigest } from '../kv/key-digest.ts'
-import type { Logger } from '../logger.ts'
+} from '../core/http/rate-limiters.ts'
+import { safeReturnTo } from '../core/http/return-to.ts'
+import { securityHeaderValues } from '../core/http/security-headers.ts'
+import { limitRequest } from '../core/http/throttle.ts'
+import { keyDigest } from '../core/kv/key-digest.ts'
+import type { Logger } from '../core/logger.ts'
 import { type LoginPageProps, renderLoginPage } from './login-page.ts'
-import { safeReturnTo } from './return-to.ts'
 import { readCookie, type SessionStore } from './session-store.ts'
 
 /** The app's credential check: the user's id, or undefined when the email or password is wrong. */
@@ -30,6 +30,7 @@ export type VerifyCredentials = (credentials: {
   password: string
 }) => Promise<string | undefined>
 
+/** Options of `loginRoutes`. */
 export interface LoginRoutesOptions {
   sessions: SessionStore
   /**
@@ -88,6 +89,10 @@ const PAGE_HEADERS = securityHeaderValues({ csp: { 'form-action': "'self'" } })
  * (`Origin`, `Sec-Fetch-Site`), and the form carries a double-submit token (a hidden field
  * and a cookie, `__Host-` over https); `return_to` is followed only when it is a path on
  * this site. Each POST reads at most `maxBodyBytes`.
+ * @example
+ * ```ts
+ * app.route('/', loginRoutes({ sessions, limiters, verifyCredentials: accounts.verifyCredentials }))
+ * ```
  */
 export function loginRoutes(options: LoginRoutesOptions): Hono {
   const { sessions, verifyCredentials, limiters } = options

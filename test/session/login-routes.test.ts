@@ -3,16 +3,14 @@ import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   createLogger,
-  createPasswordHasher,
   createRateLimiters,
-  createSessionStore,
   errorHandler,
   type KeyValueStore,
-  loginRoutes,
   MemoryKeyValueStore,
   type RateLimiters,
   RedisKeyValueStore,
 } from '../../src/core/index.ts'
+import { createPasswordHasher, createSessionStore, loginRoutes } from '../../src/session/index.ts'
 import { redisUrl } from '../support/env.ts'
 import { createTestRedis, type TestRedis } from '../support/redis.ts'
 

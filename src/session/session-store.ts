@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { constantTimeEqual } from '../http/constant-time.ts'
-import { keyDigest } from '../kv/key-digest.ts'
-import type { KeyValueStore } from '../kv/key-value-store.ts'
+import { constantTimeEqual } from '../core/http/constant-time.ts'
+import { keyDigest } from '../core/kv/key-digest.ts'
+import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 
 /** A signed-in browser: what `sessions.current(request)` returns. */
 export interface Session {
@@ -12,6 +12,7 @@ export interface Session {
   createdAt: number
 }
 
+/** Options of `createSessionStore`. */
 export interface SessionStoreOptions {
   /** Where sessions live: the shared KeyValueStore (Redis with REDIS_URL), so any instance sees them. */
   store: KeyValueStore
@@ -138,6 +139,18 @@ export class SessionStore {
   }
 }
 
+/**
+ * Cookie sessions kept in a `KeyValueStore`: the cookie holds a random id, the store names
+ * the session by its SHA-256.
+ * @example
+ * ```ts
+ * const sessions = createSessionStore({
+ *   store: shared.kv,
+ *   secure: config.appUrl.startsWith('https:'),
+ * })
+ * const session = await sessions.current(c.req.raw)
+ * ```
+ */
 export function createSessionStore(options: SessionStoreOptions): SessionStore {
   return new SessionStore(options)
 }

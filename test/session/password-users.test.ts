@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createPasswordHasher, type PasswordUser, passwordUsers } from '../../src/core/index.ts'
+import { createPasswordHasher, type PasswordUser, passwordUsers } from '../../src/session/index.ts'
 
 describe('passwordUsers: the login callbacks from two lookups in the app user table', () => {
   const passwords = createPasswordHasher({ cost: 1024 })

@@ -7,6 +7,7 @@ export interface PasswordUser {
   passwordHash: string | null | undefined
 }
 
+/** Options of `passwordUsers`. */
 export interface PasswordUsersOptions {
   /** The user with this email, or undefined: a lookup in the app's own user table. */
   byEmail: (email: string) => Promise<PasswordUser | undefined>
@@ -16,6 +17,7 @@ export interface PasswordUsersOptions {
   passwords?: PasswordHasher
 }
 
+/** The login check and the session stamp built by `passwordUsers`. */
 export interface PasswordUsers {
   /** For `loginRoutes`: the user's id when the email and password match. */
   verifyCredentials: VerifyCredentials

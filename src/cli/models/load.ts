@@ -1,13 +1,18 @@
 import { existsSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-// The one import from the CLI layer: a plain error class, so every caller (the kiln command,
-// an app's script) prints these failures as one line.
-import { CliError } from '../../cli/cli-error.ts'
 import { importOptional, isMissingPackage } from '../../core/optional-package.ts'
-import { type KilnConfig, kilnConfigSchema } from '../kiln-config.ts'
-import { createModelRegistry, type ModelRegistry, ModelRegistryError } from './registry.ts'
+import { type KilnConfig, kilnConfigSchema } from '../../db/kiln-config.ts'
+import {
+  createModelRegistry,
+  type ModelRegistry,
+  ModelRegistryError,
+} from '../../db/models/registry.ts'
+// A plain error class, so every caller (the kiln command, an app's script) prints these
+// failures as one line.
+import { CliError } from '../cli-error.ts'
 
+/** What `loadKilnConfig` returns: the validated config and where it was found. */
 export interface LoadedKilnConfig {
   config: KilnConfig
   /** The folder holding the config file; the config's paths are relative to it. */

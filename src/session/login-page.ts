@@ -1,5 +1,6 @@
-import { escapeHtml } from '../http/html.ts'
+import { escapeHtml } from '../core/http/html.ts'
 
+/** What the login page shows; `renderPage` receives it. */
 export interface LoginPageProps {
   /** Form action, e.g. `/login`. */
   action: string

@@ -1,0 +1,175 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import ts from 'typescript'
+import { describe, expect, it } from 'vitest'
+import { repoRoot } from '../support/processes.ts'
+
+/**
+ * What each entry point of the package exports, values and types, read with the TypeScript
+ * compiler from its index.ts. The lists in test/package/surface/ are the public surface: a
+ * name added or removed there is a decision about kiln's API, taken on purpose.
+ */
+const ENTRIES: Record<string, string> = {
+  '.': 'src/index.ts',
+  './core': 'src/core/index.ts',
+  './db': 'src/db/index.ts',
+  './api': 'src/api/index.ts',
+  './oauth': 'src/oauth/index.ts',
+  './mcp': 'src/mcp/index.ts',
+  './messaging': 'src/messaging/index.ts',
+  './storage': 'src/storage/index.ts',
+  './cdn': 'src/cdn/index.ts',
+  './session': 'src/session/index.ts',
+}
+
+/** The committed list of one entry point: test/package/surface/<name>.txt. */
+const listFile = (entry: string) =>
+  join(repoRoot, 'test/package/surface', `${entry === '.' ? 'kilnjs' : entry.slice(2)}.txt`)
+
+/** The factories an app calls: their doc comment shows a call in an `@example`. */
+const FACTORY = /^(create|define)[A-Z]|(Routes|Endpoint|Server|Webhook)$/
+
+const readList = (file: string) =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line !== '' && !line.startsWith('#'))
+    : []
+
+interface Exported {
+  name: string
+  documented: boolean
+  hasExample: boolean
+  factory: boolean
+}
+
+function readSurface(): Map<string, Exported[]> {
+  const program = ts.createProgram(
+    Object.values(ENTRIES).map((file) => join(repoRoot, file)),
+    {
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      allowImportingTsExtensions: true,
+      noEmit: true,
+      strict: true,
+      skipLibCheck: true,
+      types: ['node'],
+    },
+  )
+  const checker = program.getTypeChecker()
+  const surface = new Map<string, Exported[]>()
+  for (const [entry, file] of Object.entries(ENTRIES)) {
+    const source = program.getSourceFile(join(repoRoot, file))
+    const module = source && checker.getSymbolAtLocation(source)
+    if (!module) throw new Error(`${file} is not a module`)
+    surface.set(
+      entry,
+      checker.getExportsOfModule(module).map((symbol) => {
+        // The declaration kiln wrote: through re-exports, but not into a dependency's types
+        // (`Redis`, `McpServer` are documented where kiln re-exports them).
+        let target = symbol
+        while (target.flags & ts.SymbolFlags.Alias) {
+          const next = checker.getImmediateAliasedSymbol(target)
+          if (!next || !inKiln(next)) break
+          // `import type { Redis } from 'ioredis'; export type { Redis }`: the export is kiln's.
+          const imported = next.declarations?.some((d) => ts.isImportSpecifier(d))
+          const beyond = imported ? checker.getImmediateAliasedSymbol(next) : undefined
+          if (imported && (!beyond || !inKiln(beyond))) break
+          target = next
+        }
+        const declaration = target.declarations?.find(isKilnSource)
+        const docs = declaration ? docComments(declaration) : []
+        const isFunction =
+          declaration !== undefined &&
+          (ts.isFunctionDeclaration(declaration) ||
+            (ts.isVariableDeclaration(declaration) &&
+              declaration.initializer !== undefined &&
+              (ts.isArrowFunction(declaration.initializer) ||
+                ts.isFunctionExpression(declaration.initializer))))
+        return {
+          name: symbol.name,
+          documented: docs.length > 0 || (declaration !== undefined && leadingDoc(declaration)),
+          hasExample: docs.some((doc) =>
+            (doc.tags ?? []).some((t) => t.tagName.text === 'example'),
+          ),
+          factory: isFunction && FACTORY.test(symbol.name),
+        }
+      }),
+    )
+  }
+  return surface
+}
+
+const inKiln = (symbol: ts.Symbol) => symbol.declarations?.some(isKilnSource) ?? false
+
+function isKilnSource(declaration: ts.Declaration): boolean {
+  return declaration.getSourceFile().fileName.startsWith(join(repoRoot, 'src'))
+}
+
+/** `export type { Redis }` carries no parsed JSDoc: its statement's leading `/** … *\/` counts. */
+function leadingDoc(declaration: ts.Node): boolean {
+  const statement = ts.isExportSpecifier(declaration) ? declaration.parent.parent : declaration
+  const text = statement.getSourceFile().text
+  return (ts.getLeadingCommentRanges(text, statement.pos) ?? []).some((range) =>
+    text.startsWith('/**', range.pos),
+  )
+}
+
+/** The `/** … *\/` comments on a declaration (a variable's sit on its statement). */
+function docComments(declaration: ts.Node): ts.JSDoc[] {
+  let node: ts.Node = declaration
+  if (ts.isVariableDeclaration(node)) node = node.parent.parent
+  // `export type { Redis }`: the comment sits on the export declaration.
+  if (ts.isExportSpecifier(node)) node = node.parent.parent
+  return (node as ts.Node & { jsDoc?: ts.JSDoc[] }).jsDoc ?? []
+}
+
+const surface = readSurface()
+
+describe('the public surface: each entry point exports the names its list says', () => {
+  for (const [entry, exported] of surface) {
+    it(`${entry === '.' ? 'kilnjs' : `kilnjs${entry.slice(1)}`}`, () => {
+      const names = [...new Set(exported.map((e) => e.name))].sort()
+      expect(
+        names,
+        `${listFile(entry)}: a new export is a decision: update the list (and CHANGELOG.md when a name goes)`,
+      ).toEqual(readList(listFile(entry)))
+    })
+  }
+
+  it('package.json exports exactly these entry points', () => {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'))
+    const exported = Object.keys(pkg.exports).filter((key) => key !== './package.json')
+    expect(exported.sort()).toEqual(Object.keys(ENTRIES).sort())
+  })
+})
+
+describe('the public surface is documented', () => {
+  // Names exported before this check, still without a doc comment. The list only shrinks: a
+  // name documented since must leave it, and no new name may join it.
+  const undocumented = new Set(readList(join(repoRoot, 'test/package/surface/undocumented.txt')))
+  const all = [...surface.values()].flat()
+
+  it('every exported name has a doc comment on its declaration', () => {
+    const missing = [
+      ...new Set(all.filter((e) => !e.documented && !undocumented.has(e.name)).map((e) => e.name)),
+    ].sort()
+    expect(missing, 'document these where they are declared (/** … */)').toEqual([])
+  })
+
+  it('the factories an app calls show a call in an @example', () => {
+    const missing = [
+      ...new Set(all.filter((e) => e.factory && !e.hasExample).map((e) => e.name)),
+    ].sort()
+    expect(missing, 'add an @example to these doc comments').toEqual([])
+  })
+
+  it('undocumented.txt names only exported names still without a doc comment', () => {
+    const stale = [...undocumented].filter(
+      (name) => !all.some((e) => e.name === name && !e.documented),
+    )
+    expect(stale, 'documented or no longer exported: remove them from undocumented.txt').toEqual([])
+  })
+})
