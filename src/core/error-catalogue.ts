@@ -4,6 +4,8 @@
  * take their statuses from here: nothing else maps an error to a status. `docs/errors.md` is
  * checked against this table. @see ./errors.ts
  */
+
+/** One code's entry in the catalogue: its HTTP status, public message and where it arises. */
 export interface ErrorCatalogueEntry {
   status: number
   message: string
@@ -11,6 +13,7 @@ export interface ErrorCatalogueEntry {
   arises: string
 }
 
+/** The catalogue: each `KilnErrorCode` with its status, public message and origin. */
 export const ERROR_CATALOGUE = {
   // Core: any app's requests.
   bad_request: {

@@ -50,6 +50,7 @@ export class MemoryPubSub implements PubSub {
   }
 }
 
+/** Options of `RedisPubSub`. */
 export interface RedisPubSubOptions {
   /** Channel prefix, so several apps or test runs can share one Redis. Default `kiln:`. */
   prefix?: string

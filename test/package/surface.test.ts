@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
@@ -35,6 +35,17 @@ const readList = (file: string) =>
         .split('\n')
         .map((line) => line.trim())
         .filter((line) => line !== '' && !line.startsWith('#'))
+    : []
+
+/** The comment lines at the top of a list, kept when the list is written anew. */
+const listHeader = (file: string) =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(
+          (line, i, lines) =>
+            line.startsWith('#') && lines.slice(0, i).every((l) => l.startsWith('#')),
+        )
     : []
 
 interface Exported {
@@ -132,6 +143,11 @@ describe('the public surface: each entry point exports the names its list says',
   for (const [entry, exported] of surface) {
     it(`${entry === '.' ? 'kilnjs' : `kilnjs${entry.slice(1)}`}`, () => {
       const names = [...new Set(exported.map((e) => e.name))].sort()
+      // `KILN_UPDATE_SURFACE=1 npx vitest run test/package/surface.test.ts` writes the lists
+      // anew: the diff of test/package/surface/ is then the decision to review.
+      if (process.env.KILN_UPDATE_SURFACE === '1') {
+        writeFileSync(listFile(entry), `${[...listHeader(listFile(entry)), ...names].join('\n')}\n`)
+      }
       expect(
         names,
         `${listFile(entry)}: a new export is a decision: update the list (and CHANGELOG.md when a name goes)`,

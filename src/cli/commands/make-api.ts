@@ -20,7 +20,7 @@ import {
   looksLikeCredential,
   planApiScaffold,
 } from '../scaffold/api/plan.ts'
-import type { ModelTemplateInput } from '../scaffold/api/templates.ts'
+import type { ModelTemplateInput } from '../scaffold/api/template-input.ts'
 import { askYesNo, closePromptInput } from './make-api-prompts.ts'
 
 export interface MakeApiOptions {

@@ -1,6 +1,6 @@
 import { importLine } from './format.ts'
 import type { ModelNames } from './names.ts'
-import type { ModelTemplateInput, TemplateContext } from './templates.ts'
+import type { ModelTemplateInput, TemplateContext } from './template-input.ts'
 import { idOf } from './templates.ts'
 
 export interface AppTemplateInput {

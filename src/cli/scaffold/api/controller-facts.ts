@@ -1,7 +1,8 @@
 import type { ColumnInfo } from '../../../db/models/columns.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
 import type { ModelNames } from './names.ts'
-import { idOf, type ModelTemplateInput, type TemplateContext } from './templates.ts'
+import type { ModelTemplateInput, TemplateContext } from './template-input.ts'
+import { idOf } from './templates.ts'
 
 /**
  * The value a timestamp column gets from the controller, read from one clock: the database's

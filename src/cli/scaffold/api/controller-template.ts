@@ -11,7 +11,7 @@ import {
 } from './controller-routes.ts'
 import { importLine } from './format.ts'
 import { listQueryBlock } from './list-query.ts'
-import type { ModelTemplateInput, TemplateContext } from './templates.ts'
+import type { ModelTemplateInput, TemplateContext } from './template-input.ts'
 
 /**
  * `controllers/<resource>.ts`: index, aggregate, show, store, update, destroy, the bulk routes

@@ -1,5 +1,5 @@
 import { indexExportLine, resourceEntry, routeImports, routeLine } from './app-templates.ts'
-import type { ModelTemplateInput, TemplateContext } from './templates.ts'
+import type { ModelTemplateInput, TemplateContext } from './template-input.ts'
 
 /** The result of adding models to an existing `routes.ts` or `index.ts`. */
 export interface ModuleEdit {

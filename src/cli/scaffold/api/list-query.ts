@@ -4,17 +4,7 @@ import { fieldKindOf, structureOf } from '../../../api/query/values.ts'
 import type { ColumnInfo } from '../../../db/models/columns.ts'
 import { isCredentialField } from '../../../db/models/credentials.ts'
 import { LINE_WIDTH } from './format.ts'
-import type { ModelTemplateInput } from './templates.ts'
-
-/** A relation `include=` offers, as the controller writes it. */
-export interface GeneratedRelation {
-  name: string
-  /** `belongsTo(users, posts.authorId, users.id)` */
-  expr: string
-  /** Tables of the schema module the expression names. */
-  tables: string[]
-  helper: 'belongsTo' | 'hasMany'
-}
+import type { GeneratedRelation, ModelTemplateInput } from './template-input.ts'
 
 /**
  * The relations of a model among the generated ones, from the schema's foreign keys:

@@ -9,12 +9,8 @@ import { controllerTemplate } from './controller-template.ts'
 import { relationsOf } from './list-query.ts'
 import { apiKeysMigration, planApiKeysMigration } from './migration.ts'
 import { modelNames } from './names.ts'
-import {
-  type ModelTemplateInput,
-  requestTemplate,
-  resourceTemplate,
-  type TemplateContext,
-} from './templates.ts'
+import type { ModelTemplateInput, TemplateContext } from './template-input.ts'
+import { requestTemplate, resourceTemplate } from './templates.ts'
 
 export interface ApiScaffoldOptions {
   dialect: 'postgres' | 'sqlite'

@@ -10,31 +10,7 @@ import {
   resourceValue,
 } from './fields.ts'
 import { chain, importLine, LINE_WIDTH, property } from './format.ts'
-import type { GeneratedRelation } from './list-query.ts'
-import type { ModelNames } from './names.ts'
-
-/** What the templates need to know about the app. */
-export interface TemplateContext {
-  dialect: 'postgres' | 'sqlite'
-  /** Import specifier of the schema module from `<out>/<folder>/`, e.g. `../../schema.js`. */
-  schemaImport: string
-}
-
-export interface ModelTemplateInput {
-  model: ModelInfo
-  names: ModelNames
-  /** Columns the resource shows (exclusions applied). */
-  shown: ColumnInfo[]
-  /** Columns left out, for the resource's doc comment. */
-  hidden: ColumnInfo[]
-  /** Body fields of a create request, and of an update request (never the primary key). */
-  createFields: ColumnInfo[]
-  updateFields: ColumnInfo[]
-  /** The column a `password` input is hashed into (`password_hash`), when the model has one. */
-  passwordColumn: ColumnInfo | undefined
-  /** Relations `include=` offers, from foreign keys between the generated models. */
-  relations?: GeneratedRelation[]
-}
+import type { ModelTemplateInput, TemplateContext } from './template-input.ts'
 
 /** The resource's `{id}` as the path gives it: the parse call and the OpenAPI type. */
 export function idOf(pk: ColumnInfo, dialect: 'postgres' | 'sqlite') {
