@@ -60,7 +60,13 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
   const database = await createDemoDatabase(rows)
   const server = (pipeline: string) =>
     startServer<{ port: number }>(new URL('./servers/rest-kiln.ts', import.meta.url), {
-      env: { DATABASE_URL: database.url, KILN_BENCH_PIPELINE: pipeline },
+      env: {
+        DATABASE_URL: database.url,
+        KILN_BENCH_PIPELINE: pipeline,
+        // The pipelined server's turns for slow queries (default kiln's: poolMax - pipes).
+        KILN_BENCH_SLOW_QUERIES:
+          pipeline === '0' ? '' : (process.env.KILN_BENCH_SLOW_QUERIES ?? ''),
+      },
     })
   const servers = await Promise.all([server('4'), server('0')]).catch(async (error) => {
     await database.drop()

@@ -9,7 +9,8 @@
  *
  * Run by the benchmarks with `startServer`; DATABASE_URL, KILN_BENCH_POOL (default 10) and
  * KILN_BENCH_PIPELINE (the connections one-off queries are pipelined over; default kiln's 4,
- * 0 for a pooled connection per query).
+ * 0 for a pooled connection per query) and KILN_BENCH_SLOW_QUERIES (`slowQueryConcurrency`; default
+ * kiln's).
  */
 import { Hono } from 'hono'
 import { apiRoutes } from '../../examples/demo/src/api/index.ts'
@@ -23,9 +24,11 @@ import { serveFetch, serverReady } from '../http/index.ts'
 
 const logger = silentLogger()
 const pipeline = process.env.KILN_BENCH_PIPELINE
+const slowQueries = process.env.KILN_BENCH_SLOW_QUERIES
 const database = await createDatabase(process.env.DATABASE_URL ?? '', {
   poolMax: Number(process.env.KILN_BENCH_POOL ?? 10),
   ...(pipeline === undefined ? {} : { pipelineConnections: Number(pipeline) }),
+  ...(slowQueries ? { slowQueryConcurrency: Number(slowQueries) } : {}),
 })
 if (database.dialect !== 'postgres') throw new TypeError('expected a Postgres database')
 const redis = process.env.KILN_BENCH_LIMITER === 'redis'
