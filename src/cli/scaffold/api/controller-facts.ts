@@ -1,4 +1,4 @@
-import type { ColumnInfo } from '../../../db/models/columns.ts'
+import { type ColumnInfo, classifyColumn } from '../../../db/models/columns.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
 import type { ModelNames } from './names.ts'
 import type { ModelTemplateInput, TemplateContext } from './template-input.ts'
@@ -17,7 +17,9 @@ export function now(
 ): string | undefined {
   if (column.dataType !== 'date' && column.dataType !== 'string') return undefined
   if (dialect === 'postgres') {
-    return /with time zone/i.test(column.sqlType) ? 'sql`now()`' : "sql`now() at time zone 'utc'`"
+    return classifyColumn(column, dialect).withTimeZone
+      ? 'sql`now()`'
+      : "sql`now() at time zone 'utc'`"
   }
   return column.dataType === 'date' ? clock : `${clock}.toISOString()`
 }

@@ -16,9 +16,6 @@ export const MIN_PASSWORD_LENGTH = 8
 /** The longest accepted password: hashing is slow on purpose, so bound its input. */
 export const MAX_PASSWORD_LENGTH = 256
 
-/** A 32-bit Postgres integer type: the controller template's path identifiers read it. */
-export const INT32 = /^(integer|int|int4|serial|serial4)$/i
-
 const PLAIN_ELEMENTS = new Set(['string', 'integer', 'number', 'boolean'])
 
 /**

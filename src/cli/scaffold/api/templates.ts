@@ -1,8 +1,6 @@
-import type { ColumnInfo } from '../../../db/models/columns.ts'
+import { type ColumnInfo, classifyColumn } from '../../../db/models/columns.ts'
 import { spacedWords } from '../../../db/models/inflect.ts'
-import type { ModelInfo } from '../../../db/models/registry.ts'
 import {
-  INT32,
   MAX_PASSWORD_LENGTH,
   MIN_PASSWORD_LENGTH,
   requestSchema,
@@ -15,25 +13,17 @@ import type { ModelTemplateInput, TemplateContext } from './template-input.ts'
 /** The resource's `{id}` as the path gives it: the parse call and the OpenAPI type. */
 export function idOf(pk: ColumnInfo, dialect: 'postgres' | 'sqlite') {
   const raw = `c.req.param('id')`
-  const sqlType = pk.sqlType.toLowerCase()
+  const column = classifyColumn(pk, dialect)
   if (pk.dataType === 'integer' || pk.dataType === 'number') {
-    if (dialect === 'postgres' && INT32.test(sqlType)) {
-      return {
-        parse: 'parseId',
-        expr: `parseId(${raw}, { max: 2_147_483_647 })`,
-        type: 'integer',
-        tsType: 'number',
-      }
+    // A Postgres integer key is bounded by its width, so a larger id is a 404, not a 500.
+    const max = column.bits === 32 ? '2_147_483_647' : column.bits === 16 ? '32_767' : undefined
+    const options = column.kind === 'integer' && max ? `, { max: ${max} }` : ''
+    return {
+      parse: 'parseId',
+      expr: `parseId(${raw}${options})`,
+      type: 'integer',
+      tsType: 'number',
     }
-    if (dialect === 'postgres' && /^(smallint|int2|smallserial)$/.test(sqlType)) {
-      return {
-        parse: 'parseId',
-        expr: `parseId(${raw}, { max: 32_767 })`,
-        type: 'integer',
-        tsType: 'number',
-      }
-    }
-    return { parse: 'parseId', expr: `parseId(${raw})`, type: 'integer', tsType: 'number' }
   }
   if (pk.dataType === 'bigint') {
     return {
@@ -43,7 +33,7 @@ export function idOf(pk: ColumnInfo, dialect: 'postgres' | 'sqlite') {
       tsType: 'bigint',
     }
   }
-  if (pk.dataType === 'string' && sqlType === 'uuid') {
+  if (column.kind === 'uuid') {
     return { parse: 'parseUuid', expr: `parseUuid(${raw})`, type: 'uuid', tsType: 'string' }
   }
   if (pk.dataType === 'string') {
