@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { type Clock, systemClock } from '../../core/clock.ts'
+import { keyDigest } from '../../core/kv/key-digest.ts'
 import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
 import type { McpCaller, WriteToolName } from '../data/access.ts'
 
@@ -157,10 +158,11 @@ function isId(id: string): boolean {
   return ID.test(id)
 }
 
+// The ids are what a client shows to be answered: the store's key names carry their digest only.
 function approvalKey(id: string): string {
-  return `mcp:approval:${id}`
+  return `mcp:approval:${keyDigest(id)}`
 }
 
 function askedKey(id: string): string {
-  return `mcp:approval-asked:${id}`
+  return `mcp:approval-asked:${keyDigest(id)}`
 }

@@ -12,7 +12,7 @@
  * A stateless server never sees the client's `initialize`, so the relay also remembers what a
  * client declared there (per access token) and gives it to the servers of that client's calls.
  */
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import {
   type AuthInfo,
   type ClientCapabilities,
@@ -24,6 +24,7 @@ import {
 } from '@modelcontextprotocol/server'
 import { type Clock, systemClock } from '../../core/clock.ts'
 import { ForbiddenError, type KilnError, NotFoundError } from '../../core/errors.ts'
+import { keyDigest } from '../../core/kv/key-digest.ts'
 import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
 import { MemoryKeyValueStore } from '../../core/kv/memory-store.ts'
 import type { Logger } from '../../core/logger.ts'
@@ -132,10 +133,11 @@ export function createServerRequestRelay(
    */
   function capabilitiesKey(authInfo: AuthInfo, caller: McpCaller): string | undefined {
     const prefix = 'mcp:client-capabilities:'
-    if (authInfo.token) return prefix + digest(`token:${authInfo.token}`)
+    if (authInfo.token) return prefix + keyDigest(`token:${authInfo.token}`)
     if (caller.userId === undefined && caller.clientId === undefined) return undefined
     return (
-      prefix + digest(JSON.stringify(['caller', caller.clientId, caller.userId, caller.tenantId]))
+      prefix +
+      keyDigest(JSON.stringify(['caller', caller.clientId, caller.userId, caller.tenantId]))
     )
   }
 
@@ -282,10 +284,6 @@ export function createServerRequestRelay(
   }
 }
 
-function digest(value: string): string {
-  return createHash('sha256').update(value).digest('base64url')
-}
-
 /** What a call gets when the client did not answer in time: a cancelled elicitation. */
 function noAnswer(request: JSONRPCRequest, timeoutMs: number): JSONRPCMessage {
   if (request.method === 'elicitation/create') {
@@ -299,9 +297,9 @@ function noAnswer(request: JSONRPCRequest, timeoutMs: number): JSONRPCMessage {
 }
 
 function waitingKey(id: string): string {
-  return `mcp:server-request:${id}`
+  return `mcp:server-request:${keyDigest(id)}`
 }
 
 function channelOf(id: string): string {
-  return `mcp:server-request:${id}`
+  return `mcp:server-request:${keyDigest(id)}`
 }
