@@ -74,6 +74,10 @@ export class KilnError extends Error {
 }
 Object.defineProperty(KilnError.prototype, KILN_ERROR, { value: true })
 
+/**
+ * A malformed request: a JSON body that does not parse, a header or parameter the route cannot
+ * use (`If-Match` on a bulk update). Code `bad_request`, 400; the message says what was wrong.
+ */
 export class BadRequestError extends KilnError {
   override readonly code: KilnErrorCode = 'bad_request'
 }
@@ -86,6 +90,10 @@ export class InvalidJsonError extends KilnError {
   }
 }
 
+/**
+ * The request carries no credentials, or credentials that were refused (an API key, a session,
+ * a login form). Code `unauthenticated`, 401 `Unauthenticated` unless given another message.
+ */
 export class UnauthenticatedError extends KilnError {
   override readonly code = 'unauthenticated'
   constructor(message = messageOf('unauthenticated'), options?: { cause?: unknown }) {
@@ -93,10 +101,19 @@ export class UnauthenticatedError extends KilnError {
   }
 }
 
+/**
+ * The request may not do this: a missing scope, a foreign `Origin`, an expired or forged signed
+ * link. Code `forbidden`, 403; the message says what was refused (the scopes missing).
+ */
 export class ForbiddenError extends KilnError {
   override readonly code = 'forbidden'
 }
 
+/**
+ * No record with this identifier, or no such route. Code `not_found`, 404 `Not Found`. An
+ * identifier the column could not hold (malformed, out of range) names no record either, so it
+ * answers the same (`parseId`).
+ */
 export class NotFoundError extends KilnError {
   override readonly code = 'not_found'
   constructor(message = messageOf('not_found'), options?: { cause?: unknown }) {
@@ -117,6 +134,10 @@ export class MethodNotAllowedError extends KilnError {
   }
 }
 
+/**
+ * The body is over the route's limit (`bodyLimit`, 1 MiB by default), refused before it is
+ * read in full. Code `payload_too_large`, 413 `Payload Too Large`.
+ */
 export class PayloadTooLargeError extends KilnError {
   override readonly code = 'payload_too_large'
   constructor(message = messageOf('payload_too_large')) {
@@ -124,6 +145,10 @@ export class PayloadTooLargeError extends KilnError {
   }
 }
 
+/**
+ * The body is not `application/json` where JSON is expected. Code `unsupported_media_type`,
+ * 415 `Unsupported Media Type`.
+ */
 export class UnsupportedMediaTypeError extends KilnError {
   override readonly code = 'unsupported_media_type'
   constructor(message = messageOf('unsupported_media_type')) {
@@ -142,10 +167,19 @@ export class RequestAbortedError extends KilnError {
   }
 }
 
+/**
+ * The messages of a `ValidationError`, by field: a dotted path for a nested one (`address.zip`),
+ * `_body` for the body as a whole.
+ */
 export type FieldErrors = Record<string, string[]>
 
+/**
+ * A body or query that fails its schema. Code `validation_failed`, 422 `Validation failed`; the
+ * body adds `errors`, each field with its messages, so a client can show them beside its inputs.
+ */
 export class ValidationError extends KilnError {
   override readonly code = 'validation_failed'
+  /** Each failing field with its messages; sent as the body's `errors`. */
   readonly errors: FieldErrors
 
   constructor(errors: FieldErrors, message = messageOf('validation_failed')) {
@@ -154,8 +188,13 @@ export class ValidationError extends KilnError {
   }
 }
 
+/**
+ * A rate limit reached (`throttle`, the login form). Code `too_many_requests`, 429
+ * `Too Many Requests`, with `Retry-After` set to `retryAfterSeconds`.
+ */
 export class TooManyRequestsError extends KilnError {
   override readonly code = 'too_many_requests'
+  /** When the client may try again, in seconds: the `Retry-After` header. */
   readonly retryAfterSeconds: number
 
   constructor(retryAfterSeconds: number, message = messageOf('too_many_requests')) {

@@ -163,15 +163,10 @@ describe('the public surface: each entry point exports the names its list says',
 })
 
 describe('the public surface is documented', () => {
-  // Names exported before this check, still without a doc comment. The list only shrinks: a
-  // name documented since must leave it, and no new name may join it.
-  const undocumented = new Set(readList(join(repoRoot, 'test/package/surface/undocumented.txt')))
   const all = [...surface.values()].flat()
 
   it('every exported name has a doc comment on its declaration', () => {
-    const missing = [
-      ...new Set(all.filter((e) => !e.documented && !undocumented.has(e.name)).map((e) => e.name)),
-    ].sort()
+    const missing = [...new Set(all.filter((e) => !e.documented).map((e) => e.name))].sort()
     expect(missing, 'document these where they are declared (/** … */)').toEqual([])
   })
 
@@ -180,12 +175,5 @@ describe('the public surface is documented', () => {
       ...new Set(all.filter((e) => e.factory && !e.hasExample).map((e) => e.name)),
     ].sort()
     expect(missing, 'add an @example to these doc comments').toEqual([])
-  })
-
-  it('undocumented.txt names only exported names still without a doc comment', () => {
-    const stale = [...undocumented].filter(
-      (name) => !all.some((e) => e.name === name && !e.documented),
-    )
-    expect(stale, 'documented or no longer exported: remove them from undocumented.txt').toEqual([])
   })
 })

@@ -6,14 +6,22 @@ import { addScopes, describedRoutes, withDescription } from './route-declaration
 import { classify, METHODS, type Method, toOpenApiPath } from './route-shape.ts'
 import type { OpenApiDocument, OpenApiResource, RouteInfo } from './types.ts'
 
+/**
+ * Options of `buildOpenApiDocument`: the document's `info` and which routes it covers.
+ * `apiDocs` passes its own; an app calls it directly for a document of its own making.
+ */
 export interface OpenApiOptions {
+  /** The document's title, in `info` (the generated docs routes pass `APP_NAME`). */
   title: string
+  /** The API's version, in `info` (default `1.0.0`). */
   version?: string
+  /** A description of the API, in `info` (Markdown, as OpenAPI allows). */
   description?: string
   /** The API's license, in `info` (`{ name: 'MIT', url }`). */
   license?: { name: string; url?: string }
   /** Routes whose path starts with this are documented (default `/api/`). */
   apiPrefix?: string
+  /** Resources with their schemas (the generated module index exports them). */
   resources?: readonly OpenApiResource[]
   /** Paths left out although under the prefix (the docs routes themselves). */
   excludePaths?: readonly string[]

@@ -51,26 +51,43 @@ export interface OpenApiDocument {
   }
 }
 
+/**
+ * One operation of the document (`paths[path][method]`): guessed from the route and its
+ * resource (`List posts`, `createPost`), with what `describeRoute` declared laid over it.
+ */
 export interface OpenApiOperation {
+  /** Unique in the document: `listPosts`, `showPost`, or camelCased from a custom route. */
   operationId: string
   summary: string
   description?: string
+  /** The resource's name (or `describeRoute`'s `tags`): how ReDoc groups operations. */
   tags: string[]
   /** The API-key scopes the operation needs (see `scopeGuard`). */
   'x-scopes'?: string[]
   parameters?: OpenApiParameter[]
+  /** The JSON body, from the resource's create or update schema or `describeRoute({ body })`. */
   requestBody?: unknown
+  /** By status: the success response, and the error responses shared in `components`. */
   responses: Record<string, unknown>
 }
 
+/**
+ * A parameter of an operation: a `{param}` of the path, or a query parameter of a list
+ * (`page`, `filter`, `sort`, …) or of `describeRoute({ query })`.
+ */
 export interface OpenApiParameter {
   name: string
   in: 'path' | 'query' | 'header'
   required: boolean
   description?: string
+  /** `deepObject` for the bracketed list parameters (`filter[title][icontains]=…`). */
   style?: 'form' | 'deepObject'
   explode?: boolean
   schema: JsonSchema
 }
 
+/**
+ * A schema as it stands in the document, loosely typed: zod schemas converted to JSON Schema
+ * (OpenAPI 3.0's dialect; `toOpenApi31` turns them into 2020-12).
+ */
 export type JsonSchema = Record<string, unknown>

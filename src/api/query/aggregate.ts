@@ -38,13 +38,24 @@ export interface AggregateGroup {
   max?: Record<string, unknown>
 }
 
+/**
+ * What `runAggregateQuery` answers and the `aggregate` route sends as is: `{ data, meta }`,
+ * one entry of `data` per group (a single one without `group_by`).
+ */
 export interface AggregateEnvelope {
+  /** The groups, ordered by their `group_by` values. */
   data: AggregateGroup[]
   /** `groups`: how many are answered; `truncated`: more groups matched than `limits.maxGroups`. */
   meta: { groups: number; truncated: boolean }
 }
 
+/**
+ * What `runAggregateQuery` needs beside the definition and the URL, as `ListQueryContext` for
+ * lists: the database, the caller, a scope and the request's signal. No count cache: an
+ * aggregate reads the rows each time.
+ */
 export interface AggregateContext {
+  /** The database the aggregate reads (PostgreSQL or SQLite, as the definition's dialect). */
   db: PostgresDb | SqliteDb
   /** Who asks: the resource's row filter (`rows`) is applied for it, as lists apply it. */
   caller?: QueryCaller | undefined

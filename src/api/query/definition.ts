@@ -91,6 +91,11 @@ export type SearchMode =
   /** SQLite FTS5: an external-content FTS5 table of that name indexes the search columns. */
   | { fts5: string }
 
+/**
+ * Options of `defineListQuery`: what a resource's list lets a request filter, sort, search,
+ * include and aggregate, beyond which it answers 422. Every list is fenced by `limits` too.
+ * `Row` is the table's selected row, what `resource` turns into a record.
+ */
 export interface ListQueryOptions<Row = Record<string, unknown>> {
   /**
    * The scope a key needs to read this resource (default `<resource>:read`, e.g. `users:read`):
@@ -121,6 +126,7 @@ export interface ListQueryOptions<Row = Record<string, unknown>> {
   }
   /** Text fields `search=` looks in (default: none, so no `search`). */
   search?: readonly string[]
+  /** How `search=` matches (default `like`; `tsvector` on Postgres, `{ fts5 }` on SQLite). */
   searchMode?: SearchMode
   /** Text-search configuration of `tsvector` mode (default `simple`). */
   searchLanguage?: string
@@ -128,6 +134,7 @@ export interface ListQueryOptions<Row = Record<string, unknown>> {
   include?: Record<string, RelationSpec>
   /** Order when `sort=` is absent, e.g. `-created_at` (default: primary key ascending). */
   defaultSort?: string
+  /** Caps on what one request may ask for, each over `DEFAULT_QUERY_LIMITS`. */
   limits?: Partial<QueryLimits>
   /** Signs cursors (HMAC-SHA256). Without it they are checksummed: edits are still caught. */
   cursorSecret?: Secret | string

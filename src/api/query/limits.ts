@@ -31,6 +31,10 @@ export interface QueryLimits {
   maxPreparedShapes: number
 }
 
+/**
+ * The caps every list and aggregate has unless its definition lowers or raises one
+ * (`defineListQuery(table, { limits: { maxFilters: 5 } })`); docs/rest-api.md lists them.
+ */
 export const DEFAULT_QUERY_LIMITS: QueryLimits = {
   maxFilters: 20,
   maxInValues: 100,
@@ -66,6 +70,7 @@ export const FILTER_OPERATORS = [
   'overlaps',
 ] as const
 
+/** A filter operator: the `op` of `filter[field][op]=value` (`eq` when `[op]` is left out). */
 export type FilterOperator = (typeof FILTER_OPERATORS)[number]
 
 /** Operators that only make sense on text. */
@@ -87,5 +92,11 @@ export const JSON_PATH_OPERATORS: readonly FilterOperator[] = ['eq', 'ne', 'in',
 /** Operators that compare order (not on booleans). */
 export const RANGE_OPERATORS: readonly FilterOperator[] = ['lt', 'lte', 'gt', 'gte', 'between']
 
+/**
+ * What `count=` may ask of a list's `meta.total`: `exact` (a cached `count(*)`, the default
+ * with `page`), `estimated` (the planner's estimate on Postgres, exact below
+ * `estimateThreshold`) or `none` (`null`, the default with `cursor`).
+ */
 export const COUNT_STRATEGIES = ['exact', 'estimated', 'none'] as const
+/** One of `COUNT_STRATEGIES`; `meta.count` names the one the total was counted by. */
 export type CountStrategy = (typeof COUNT_STRATEGIES)[number]

@@ -73,7 +73,9 @@ export interface ListQueryPlan {
 }
 
 export interface PlanOptions {
+  /** `per_page` when the request has none (15). */
   defaultPerPage?: number
+  /** Larger `per_page` values are lowered to this (100). */
   maxPerPage?: number
   /**
    * The caller. `include=` of another resource needs that resource's read scope (`users:read`

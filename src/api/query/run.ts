@@ -29,7 +29,13 @@ import { toJsonValue } from './values.ts'
 
 export type { QueryDb, Row } from './types.ts'
 
+/**
+ * What `runListQuery` needs beside the definition and the URL: the database, the count cache,
+ * the caller, and what bounds this request (a scope, its signal, a soft delete). A controller's
+ * `index` handler builds it per request.
+ */
 export interface ListQueryContext extends PlanOptions {
+  /** The database the list reads (PostgreSQL or SQLite, as the definition's dialect). */
   db: PostgresDb | SqliteDb
   /** Cached totals (`createRecordCounter()`), shared with the controller's writes. */
   counts: RecordCounter
@@ -50,27 +56,50 @@ export interface ListQueryContext extends PlanOptions {
   softDelete?: SoftDelete | undefined
 }
 
+/**
+ * The `meta` of a list answer. Offset pages carry `current_page`, `last_page`, `from` and `to`;
+ * cursor pages carry `next_cursor` and `prev_cursor` instead.
+ */
 export interface ListMeta {
+  /** The page answered (offset pages). */
   current_page?: number
   per_page: number
+  /** Matching records, as `count=` asked (exact by default); `null` with `count=none`. */
   total: number | null
+  /** The last page (1 when nothing matches); `null` when `total` is. Offset pages. */
   last_page?: number | null
+  /** The 1-based position of the page's first record; 0 on an empty page. Offset pages. */
   from?: number
+  /** The position of the page's last record; 0 on an empty page. Offset pages. */
   to?: number
   /** Only when `count=` was given or in cursor mode: what `total` is. */
   count?: CountStrategy
+  /** The cursor of the next page, `null` at the end (cursor pages). */
   next_cursor?: string | null
+  /** The cursor of the page before, `null` at the start (cursor pages). */
   prev_cursor?: string | null
 }
 
+/**
+ * The `links` of a list answer: relative URLs that keep the request's other parameters
+ * (filters, sort, fields, a `per_page` other than the default), so following `next` keeps them.
+ */
 export interface ListLinks {
   first: string
+  /** The last page; `null` when the total is not counted. Offset pages only. */
   last?: string | null
+  /** `null` on the first page. */
   prev: string | null
+  /** `null` on the last page. */
   next: string | null
 }
 
+/**
+ * What `runListQuery` answers and a list route sends as is: `{ data, meta, links }`, the
+ * envelope of docs/rest-api.md.
+ */
 export interface ListEnvelope {
+  /** The page's records, with their included relations. */
   data: Record<string, unknown>[]
   meta: ListMeta
   links: ListLinks

@@ -22,6 +22,11 @@ export type ColumnDataType =
   | 'array'
   | 'custom'
 
+/**
+ * One column of a model, read once from its Drizzle table: what a `ModelInfo` lists in
+ * `columns`, and what the scaffold, the REST query grammar and the MCP tools decide by
+ * (docs/models.md).
+ */
 export interface ColumnInfo {
   /** The column's name in the database (`created_at`). */
   name: string
@@ -29,7 +34,9 @@ export interface ColumnInfo {
   key: string
   /** The SQL type as Drizzle writes it (`varchar(200)`, `bigserial`, `integer`). */
   sqlType: string
+  /** The kind of value the column holds in JavaScript. */
   dataType: ColumnDataType
+  /** The column accepts NULL. */
   nullable: boolean
   /** The database or Drizzle fills the value when it is not given (auto-increment and generated columns included). */
   hasDefault: boolean

@@ -31,6 +31,10 @@ export const APPROVAL_ID_ARGUMENT = 'approval_id'
 /** The key of the approval question in a multi-round-trip `inputRequests` map. */
 export const APPROVAL_INPUT_KEY = 'approval'
 
+/**
+ * Options of the approval gate, given as `createDataTools({ approvals })`: where approvals
+ * are kept and the page a user decides them on (docs/mcp.md, Approvals).
+ */
 export interface ApprovalOptions {
   /**
    * Where approvals live: the app's shared store (`shared.kv`, Redis when REDIS_URL is set),
@@ -45,6 +49,7 @@ export interface ApprovalOptions {
   pageUrl?: (id: string) => string
   /** How long an approval stays usable. Default 10 minutes. */
   ttlMs?: number
+  /** The time approvals are stamped and expire by; tests pass a manual clock. */
   clock?: Clock
 }
 
@@ -63,7 +68,12 @@ export type GateOutcome =
   | { outcome: 'awaiting_approval'; result: CallToolResult | InputRequiredResult }
   | { outcome: 'refused'; result: CallToolResult }
 
+/**
+ * The gate the data tools put in front of their writing tools: it decides, call by call,
+ * whether the call runs now, waits for the user's approval, or is refused.
+ */
 export interface ApprovalGate {
+  /** Where the gate keeps approvals and pending questions: what `approvalPages` reads. */
   readonly store: ApprovalStore
   /** Decides whether a call of a writing tool runs now; nothing is written here. */
   check(call: {

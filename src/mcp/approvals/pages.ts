@@ -12,6 +12,10 @@ import { escapeHtml, layout } from '../../oauth/pages/layout.ts'
 import { describeChange } from './change.ts'
 import type { Approval, ApprovalStore } from './store.ts'
 
+/**
+ * Options of `approvalPages`: the data tools' approvals, the app's session and where the
+ * pages sit.
+ */
 export interface ApprovalPagesOptions {
   /** The data tools' approvals (`dataTools.approvals`). */
   store: ApprovalStore
@@ -23,9 +27,11 @@ export interface ApprovalPagesOptions {
   path?: string
   /** The login page; receives `?return_to=<relative path>`. Default `/login`. */
   loginPath?: string
+  /** The app's name in the page's text. Default `application`. */
   appName?: string
   /** More allowed origins and hosts, as `oauthServer`'s `allowedOrigins`. */
   allowedOrigins?: Omit<OriginGuardOptions, 'appUrl'>
+  /** Where the pages' failures are logged. Default: nowhere. */
   logger?: Logger
 }
 

@@ -11,19 +11,29 @@ export const APPROVAL_TTL_MS = 10 * 60_000
 export interface ApprovalBinding {
   /** The signed-in user the call acts as; absent on a local stdio server. */
   userId: string | undefined
+  /** The OAuth client the call came through; absent on a local stdio server. */
   clientId: string | undefined
+  /** The writing tool called (`crud_delete`). */
   tool: WriteToolName
   /** The call's arguments (without `approval_id`), as the tool received them. */
   args: Record<string, unknown>
 }
 
+/** Where an approval stands: waiting for the user, or decided on the approval page. */
 export type ApprovalStatus = 'pending' | 'approved' | 'denied'
 
+/**
+ * A call of a writing tool waiting for (or given) the signed-in user's decision, in the link
+ * flow: what `approvalPages` shows and the retry naming `approval_id` uses up. It expires after
+ * the approvals' `ttlMs` (10 minutes) whatever its status.
+ */
 export interface Approval extends ApprovalBinding {
+  /** Random and unguessable: the `approval_id` of the retry and the page's `<path>/<id>`. */
   id: string
   status: ApprovalStatus
   /** Milliseconds since the epoch. */
   createdAt: number
+  /** Milliseconds since the epoch; past it the approval is gone. */
   expiresAt: number
 }
 
