@@ -169,30 +169,54 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
     }
   })
 
-  it('2026-07-28: a client that can ask gets input_required; approve deletes, decline does not', async () => {
-    const approving = await connect({ pin: '2026-07-28' }, 'accept')
-    const declining = await connect({ pin: '2026-07-28' }, 'decline')
-    try {
-      const kept = await newPost('Keep me')
-      const gone = await newPost('Delete me')
-      asked.length = 0
-      const declined = await call(declining, 'crud_delete', { model: 'posts', id: kept })
-      expect(declined.isError).toBe(true)
-      expect(declined.text).toBe(
-        `The user declined: Delete posts record ${kept}. Nothing was changed.`,
-      )
-      expect(await exists(kept)).toBe(true)
-      expect(asked).toEqual([`Delete posts record ${kept}`])
+  // The same exchange in both eras: asked through the protocol, 2026-07-28 with input_required,
+  // 2025-11-25 with an elicitation over the stateless endpoint (the relay carries the answer).
+  for (const [title, era] of [
+    ['2026-07-28: a client that can ask gets input_required', { pin: '2026-07-28' }],
+    [
+      '2025-11-25 over the stateless HTTP endpoint: an elicitation-capable client is asked',
+      'legacy',
+    ],
+  ] as const) {
+    it(`${title}; approve deletes once, decline does not`, async () => {
+      const approving = await connect(era, 'accept')
+      const declining = await connect(era, 'decline')
+      try {
+        const kept = await newPost('Asked, declined')
+        const gone = await newPost('Asked, approved')
+        asked.length = 0
+        const declined = await call(declining, 'crud_delete', { model: 'posts', id: kept })
+        expect(declined.isError).toBe(true)
+        expect(declined.text).toBe(
+          `The user declined: Delete posts record ${kept}. Nothing was changed.`,
+        )
+        expect(await exists(kept)).toBe(true)
+        expect(asked).toEqual([`Delete posts record ${kept}`])
 
-      const approved = await call(approving, 'crud_delete', { model: 'posts', id: gone })
-      expect(approved).toMatchObject({ isError: false, json: { message: 'Deleted', id: gone } })
-      expect(await exists(gone)).toBe(false)
-      expect(await exists(kept)).toBe(true)
-    } finally {
-      await approving.close()
-      await declining.close()
-    }
-  }, 60_000)
+        const approved = await call(approving, 'crud_delete', { model: 'posts', id: gone })
+        expect(approved).toMatchObject({ isError: false, json: { message: 'Deleted', id: gone } })
+        expect(await exists(gone)).toBe(false)
+        expect(await exists(kept)).toBe(true)
+        expect(asked).toEqual([`Delete posts record ${kept}`, `Delete posts record ${gone}`])
+
+        // The approved call ran once, after waiting; the declined one ran not at all.
+        const outcomes = async () =>
+          (await createAuditLog(ctx.database).list({ tool: 'crud_delete', limit: 1000 }))
+            .filter((entry) => [kept, gone].includes(Number(entry.recordIds[0])))
+            .reverse()
+            .map((entry) => [entry.recordIds[0], entry.outcome])
+        await expect.poll(outcomes, { timeout: 10_000 }).toEqual([
+          [kept, 'awaiting_approval'],
+          [kept, 'refused'],
+          [gone, 'awaiting_approval'],
+          [gone, 'ok'],
+        ])
+      } finally {
+        await approving.close()
+        await declining.close()
+      }
+    }, 60_000)
+  }
 
   it('2026-07-28: a forged answer without the question, or replayed, changes nothing', async () => {
     const id = await newPost('Forged answer')
@@ -255,45 +279,6 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
     expect(replayed.result).toMatchObject({ isError: true })
     expect(await exists(id)).toBe(true)
   })
-
-  it('2025-11-25 over the stateless HTTP endpoint: an elicitation-capable client is asked; approve deletes once, decline does not', async () => {
-    const approving = await connect('legacy', 'accept')
-    const declining = await connect('legacy', 'decline')
-    try {
-      const kept = await newPost('Asked, declined')
-      const gone = await newPost('Asked, approved')
-      asked.length = 0
-      const declined = await call(declining, 'crud_delete', { model: 'posts', id: kept })
-      expect(declined.isError).toBe(true)
-      expect(declined.text).toBe(
-        `The user declined: Delete posts record ${kept}. Nothing was changed.`,
-      )
-      expect(await exists(kept)).toBe(true)
-      expect(asked).toEqual([`Delete posts record ${kept}`])
-
-      const approved = await call(approving, 'crud_delete', { model: 'posts', id: gone })
-      expect(approved).toMatchObject({ isError: false, json: { message: 'Deleted', id: gone } })
-      expect(await exists(gone)).toBe(false)
-      expect(await exists(kept)).toBe(true)
-      expect(asked).toEqual([`Delete posts record ${kept}`, `Delete posts record ${gone}`])
-
-      // The approved call ran once, after waiting; the declined one ran not at all.
-      const outcomes = async () =>
-        (await createAuditLog(ctx.database).list({ tool: 'crud_delete', limit: 1000 }))
-          .filter((entry) => [kept, gone].includes(Number(entry.recordIds[0])))
-          .reverse()
-          .map((entry) => [entry.recordIds[0], entry.outcome])
-      await expect.poll(outcomes, { timeout: 10_000 }).toEqual([
-        [kept, 'awaiting_approval'],
-        [kept, 'refused'],
-        [gone, 'awaiting_approval'],
-        [gone, 'ok'],
-      ])
-    } finally {
-      await approving.close()
-      await declining.close()
-    }
-  }, 60_000)
 
   for (const era of ERAS) {
     it(`${eraName(era)}: a client that cannot ask gets a link; the author approves in Chromium; the retry deletes once`, async () => {
