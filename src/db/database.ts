@@ -99,7 +99,7 @@ export interface CreateDatabaseOptions {
    * 10 and 4), at least 1, so that the slow queries and the pipes together ask no more of
    * PostgreSQL than the pool alone would. See docs/database.md, "The query budget".
    */
-  slowQueryConcurrency?: number
+  slowQueryConcurrency?: number | undefined
   /**
    * How long a budgeted query waits for its turn before the request answers 503 (default
    * 5000 ms; 0: answer 503 at once when every turn is taken). A waiting query whose client

@@ -40,6 +40,22 @@ export class QueryWaitTimeoutError extends QueryTimeoutError {
 }
 
 /**
+ * A query that may be slow got its turn but found every pooled connection busy (held by
+ * transactions or other queries of the app) for the pool's connection wait (5 s). Answers 503
+ * `{ error }`, as a wait for a turn does, with the same code and the shape in the log: the
+ * database is up but has no room, which is not the failure a 500 reports.
+ */
+export class ConnectionWaitTimeoutError extends QueryTimeoutError {
+  constructor(waitMs: number, shape: string) {
+    super(
+      waitMs,
+      shape,
+      `Service Unavailable: every pooled database connection was busy and this query waited ${waitMs} ms for one; try again later`,
+    )
+  }
+}
+
+/**
  * The client went away while its query ran: the query was cancelled on the server. Nobody is
  * left to read an answer: logged at debug, as any request the client closed.
  */
@@ -317,7 +333,7 @@ async function budgetedQueryOnPool(
   values: unknown,
 ): Promise<pg.QueryResult> {
   if (signal?.aborted) throw new QueryCancelledError()
-  const client = await pool.connect()
+  const client = await pooledConnection(pool, shape)
   let cancelled: Promise<unknown> | undefined
   let pid: number | undefined
   const onAbort = () => {
@@ -359,6 +375,22 @@ async function budgetedQueryOnPool(
   if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error
   if (cancelled) throw new QueryCancelledError()
   throw new QueryTimeoutError(timeoutMs, shape)
+}
+
+/**
+ * A pooled connection for a budgeted query. pg-pool's wait for one is bounded by its
+ * `connectionTimeoutMillis`; when that runs out with every connection open and busy, the answer
+ * is the budget's 503. A failure to open a connection (the server down) stays what it is: a 500.
+ */
+async function pooledConnection(pool: pg.Pool, shape: string): Promise<pg.PoolClient> {
+  try {
+    return await pool.connect()
+  } catch (error) {
+    const { max, connectionTimeoutMillis } = pool.options
+    const full = pool.totalCount >= (max ?? 10) && pool.idleCount === 0
+    if (!full || (error as { code?: unknown }).code !== undefined) throw error
+    throw new ConnectionWaitTimeoutError(connectionTimeoutMillis ?? 0, shape)
+  }
 }
 
 /**

@@ -30,6 +30,8 @@ describe('loadAppConfig', () => {
       appName: 'kiln',
       databaseUrl: undefined,
       databaseStatementTimeoutMs: 5_000,
+      databaseSlowQueryConcurrency: undefined,
+      databaseSlowQueryWaitMs: 5_000,
       redisUrl: undefined,
       logLevel: 'info',
       // The tests' standard output is no terminal: JSON, as a log collector would read it.
@@ -48,6 +50,8 @@ describe('loadAppConfig', () => {
       APP_NAME: 'shop',
       DATABASE_URL: 'postgres://u:p@db:5432/shop',
       DATABASE_STATEMENT_TIMEOUT_MS: '2500',
+      DATABASE_SLOW_QUERY_CONCURRENCY: '3',
+      DATABASE_SLOW_QUERY_WAIT_MS: '1000',
       REDIS_URL: 'redis://cache:6379',
       LOG_LEVEL: 'warn',
       LOG_FORMAT: 'pretty',
@@ -66,6 +70,8 @@ describe('loadAppConfig', () => {
       appName: 'shop',
       databaseUrl: expect.any(Secret),
       databaseStatementTimeoutMs: 2_500,
+      databaseSlowQueryConcurrency: 3,
+      databaseSlowQueryWaitMs: 1_000,
       redisUrl: expect.any(Secret),
       logLevel: 'warn',
       logFormat: 'pretty',
@@ -86,6 +92,24 @@ describe('loadAppConfig', () => {
           configError(() => loadAppConfig({ DATABASE_STATEMENT_TIMEOUT_MS: value })).problems,
         ),
       ).toEqual(['DATABASE_STATEMENT_TIMEOUT_MS'])
+    }
+  })
+
+  it("takes the slow queries' turns: whole queries (1 or more, default unset) and a wait (0 or more)", () => {
+    expect(loadAppConfig({})).toMatchObject({
+      databaseSlowQueryConcurrency: undefined,
+      databaseSlowQueryWaitMs: 5_000,
+    })
+    expect(loadAppConfig({ DATABASE_SLOW_QUERY_WAIT_MS: '0' }).databaseSlowQueryWaitMs).toBe(0)
+    for (const [name, value] of [
+      ['DATABASE_SLOW_QUERY_CONCURRENCY', '0'],
+      ['DATABASE_SLOW_QUERY_CONCURRENCY', '2.5'],
+      ['DATABASE_SLOW_QUERY_WAIT_MS', '-1'],
+      ['DATABASE_SLOW_QUERY_WAIT_MS', 'later'],
+    ] as const) {
+      expect(Object.keys(configError(() => loadAppConfig({ [name]: value })).problems)).toEqual([
+        name,
+      ])
     }
   })
 

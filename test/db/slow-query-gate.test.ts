@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { pgTable, serial, text } from 'drizzle-orm/pg-core'
 import { Hono } from 'hono'
 import pg from 'pg'
@@ -11,7 +12,7 @@ import {
   QueryWaitTimeoutError,
   slowQueryGateOf,
 } from '../../src/db/index.ts'
-import { QueryGate } from '../../src/db/query-budget.ts'
+import { ConnectionWaitTimeoutError, QueryGate } from '../../src/db/query-budget.ts'
 import {
   createPostgresTestDatabase,
   describeEachDatabase,
@@ -194,6 +195,47 @@ describeEachDatabase(
       expect([gate.running, gate.waiting]).toEqual([1, 0])
       await unlock()
       expect(await first.promise).toEqual([{ id: 1, body: 'slow 1' }])
+    }, 30_000)
+
+    it('a turn that finds every pooled connection busy answers 503 after the pool wait, not 500', async () => {
+      // One pooled connection, held by a transaction of the app: the slow page gets its turn
+      // but no connection. The pool's own wait (5 s) runs out: the database is up and full.
+      const database = await createDatabase(url, {
+        poolMax: 1,
+        pipelineConnections: 0,
+        slowQueryConcurrency: 1,
+        statementTimeoutMs: 60_000,
+        logger: { info: () => {} },
+      })
+      opened.push(database)
+      let letGo = () => {}
+      const held = new Promise<void>((resolve) => (letGo = resolve))
+      let holding = false
+      if (database.dialect !== 'postgres') throw new Error('a pg database')
+      const transaction = database.db.transaction(async (tx) => {
+        await tx.execute(sql`select 1`)
+        holding = true
+        await held
+      })
+      await until(() => holding)
+      const page = runListQuery(slowQuery, 'http://localhost/x?filter[id]=1&count=none', {
+        db: database.db,
+        counts: createRecordCounter(),
+      })
+      await expect(page).rejects.toBeInstanceOf(ConnectionWaitTimeoutError)
+      await expect(page).rejects.toMatchObject({
+        status: 503,
+        code: 'query_timeout',
+        message: expect.stringContaining('every pooled database connection was busy'),
+      })
+      letGo()
+      await transaction
+      // Once the connection is free again the same page answers.
+      const { data } = await runListQuery(slowQuery, 'http://localhost/x?filter[id]=1&count=none', {
+        db: database.db,
+        counts: createRecordCounter(),
+      })
+      expect(data).toEqual([{ id: 1, body: 'slow 1' }])
     }, 30_000)
   },
   { only: ['postgres'] },

@@ -63,6 +63,8 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
   const database = await createDatabase(options.databaseUrl ?? config.databaseUrl, {
     pgliteDir: options.pgliteDir ?? 'storage/pgdata',
     statementTimeoutMs: config.databaseStatementTimeoutMs,
+    slowQueryConcurrency: config.databaseSlowQueryConcurrency,
+    slowQueryWaitMs: config.databaseSlowQueryWaitMs,
   })
   if (database.dialect !== 'postgres') {
     await database.close()

@@ -103,7 +103,7 @@ export function aggregateOperation(
           },
         },
       },
-      ...errorRefs('unauthenticated', 'validation_failed', 'too_many_requests'),
+      ...errorRefs('unauthenticated', 'validation_failed', 'too_many_requests', 'query_timeout'),
     },
   }
 }

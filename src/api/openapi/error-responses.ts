@@ -46,6 +46,8 @@ const API_ERRORS = {
   unsupported_media_type: 'The body is not application/json.',
   validation_failed: 'The request failed validation.',
   too_many_requests: 'Too many requests; retry after the `Retry-After` seconds.',
+  query_timeout:
+    'On PostgreSQL: the query ran past its time budget, or waited too long for its turn or a connection; narrow the filters or the page, or retry later.',
 } as const satisfies Partial<Record<KilnErrorCode, string>>
 
 /** A code an API operation documents among its error responses. */

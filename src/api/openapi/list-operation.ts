@@ -36,7 +36,7 @@ export function listOperation(o: OperationContext): OpenApiOperation {
             : schemaRef('PageLinks'),
         },
       }),
-      ...errorRefs('unauthenticated', 'validation_failed', 'too_many_requests'),
+      ...errorRefs('unauthenticated', 'validation_failed', 'too_many_requests', 'query_timeout'),
     },
   }
 }

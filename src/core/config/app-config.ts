@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { DEFAULT_STATEMENT_TIMEOUT_MS } from '../../db/query-budget.ts'
+import { DEFAULT_SLOW_QUERY_WAIT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from '../../db/query-budget.ts'
 import { parseTrustedProxies, type TrustProxy } from '../http/client-ip.ts'
 import type { LogFormat } from '../logger.ts'
 import { Secret } from '../secret.ts'
@@ -69,6 +69,16 @@ export const appEnvSchema = z.object({
     .int('expected a whole number of milliseconds')
     .min(0, 'expected 0 (no limit) or more milliseconds')
     .default(DEFAULT_STATEMENT_TIMEOUT_MS),
+  DATABASE_SLOW_QUERY_CONCURRENCY: z.coerce
+    .number({ message: 'expected a number of queries' })
+    .int('expected a whole number of queries')
+    .min(1, 'expected 1 or more queries')
+    .optional(),
+  DATABASE_SLOW_QUERY_WAIT_MS: z.coerce
+    .number({ message: 'expected a number of milliseconds' })
+    .int('expected a whole number of milliseconds')
+    .min(0, 'expected 0 (no wait) or more milliseconds')
+    .default(DEFAULT_SLOW_QUERY_WAIT_MS),
   REDIS_URL: envUrl('expected a redis://… or rediss://… URL', ['redis:', 'rediss:']).optional(),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -100,6 +110,17 @@ export interface AppConfig {
    * `createDatabase(url, { statementTimeoutMs })`.
    */
   databaseStatementTimeoutMs: number
+  /**
+   * `DATABASE_SLOW_QUERY_CONCURRENCY` (default: the pool beside the pipelined connections): how
+   * many of those queries run at once on PostgreSQL; the others wait their turn. Pass it to
+   * `createDatabase(url, { slowQueryConcurrency })`.
+   */
+  databaseSlowQueryConcurrency: number | undefined
+  /**
+   * `DATABASE_SLOW_QUERY_WAIT_MS` (default 5000; 0: no wait): how long such a query waits for
+   * its turn before it answers 503. Pass it to `createDatabase(url, { slowQueryWaitMs })`.
+   */
+  databaseSlowQueryWaitMs: number
   /** `REDIS_URL`, likewise. */
   redisUrl: Secret | undefined
   logLevel: string
@@ -130,6 +151,8 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     appName: parsed.APP_NAME,
     databaseUrl: parsed.DATABASE_URL ? new Secret(parsed.DATABASE_URL) : undefined,
     databaseStatementTimeoutMs: parsed.DATABASE_STATEMENT_TIMEOUT_MS,
+    databaseSlowQueryConcurrency: parsed.DATABASE_SLOW_QUERY_CONCURRENCY,
+    databaseSlowQueryWaitMs: parsed.DATABASE_SLOW_QUERY_WAIT_MS,
     redisUrl: parsed.REDIS_URL ? new Secret(parsed.REDIS_URL) : undefined,
     logLevel: parsed.LOG_LEVEL,
     logFormat:

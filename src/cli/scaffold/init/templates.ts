@@ -83,9 +83,13 @@ const hashPassword = (password: string) => passwords.hash(password)
   const database =
     input.dialect === 'postgres'
       ? `// DATABASE_URL, or embedded PGlite in storage/pgdata when it is unset (needs @electric-sql/pglite).
-// A list query past DATABASE_STATEMENT_TIMEOUT_MS (default 5000) is cancelled and answers 503.
+// A list query past DATABASE_STATEMENT_TIMEOUT_MS (default 5000) is cancelled and answers 503;
+// DATABASE_SLOW_QUERY_CONCURRENCY such queries run at once, the others wait their turn for at
+// most DATABASE_SLOW_QUERY_WAIT_MS (default 5000), then answer 503.
 const database = await createDatabase(config.databaseUrl, {
   statementTimeoutMs: config.databaseStatementTimeoutMs,
+  slowQueryConcurrency: config.databaseSlowQueryConcurrency,
+  slowQueryWaitMs: config.databaseSlowQueryWaitMs,
 })`
       : `// DATABASE_URL, or storage/app.db (where the kilnjs command looks too) when it is unset.
 const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')`
