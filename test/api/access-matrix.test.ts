@@ -160,6 +160,42 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
     expect(await reverse.json()).toEqual({ error: 'This API key lacks the scope posts:read' })
   })
 
+  it('reproduction: a key that reads one resource includes none other (comments:read and include=post)', async () => {
+    const relations = resources.flatMap(({ name, query }) =>
+      [...query.relations].map(([relation, spec]) => ({
+        name,
+        relation,
+        related: resourceName(getTableName(spec.table)),
+      })),
+    )
+    // The demo's comments belong to posts; the SQLite fixture's posts to users.
+    expect(relations.map(({ name, relation }) => `${name}.${relation}`)).toContain(
+      backend.dialect === 'postgres' ? 'comments.post' : 'posts.author',
+    )
+    for (const { name, relation, related } of relations) {
+      if (related === name) continue
+      const { rawKey } = await createApiKey(api.database, {
+        name: `${name}-only`,
+        scopes: [`${name}:read`],
+      })
+      const headers = { authorization: `Bearer ${rawKey}` }
+      const plain = await api.request('GET', `/api/v1/${name}`, undefined, headers)
+      expect(plain.status, `${name}:read GET /${name}`).toBe(200)
+      const direct = await api.request('GET', `/api/v1/${related}`, undefined, headers)
+      const included = await api.request(
+        'GET',
+        `/api/v1/${name}?include=${relation}`,
+        undefined,
+        headers,
+      )
+      expect(included.status, `${name}:read GET /${name}?include=${relation}`).toBe(403)
+      const body = await included.json()
+      expect(body).toEqual({ error: `This API key lacks the scope ${related}:read` })
+      expect(direct.status).toBe(403)
+      expect(body).toEqual(await direct.json())
+    }
+  })
+
   it('reproduction: with both scopes, include=author shows what GET /users shows and no credential', async () => {
     const page = await api.request(
       'GET',
