@@ -586,6 +586,42 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
       ).rejects.toThrow(/posts\.read: its readable fields are its list query's/)
     })
 
+    it('without the list queries handed over, crud_* still keep to the model’s declared rows and fields', async () => {
+      // The controllers declared each model's policy (defineListQuery); the tools are given
+      // no `queries`, and must not fall back to a list of their own.
+      const access: McpAccessOptions = {
+        approval: [],
+        models: {
+          posts: { tools: ['crud_list', 'crud_update', 'crud_delete'] },
+          users: { tools: ['crud_list'] },
+        },
+      }
+      const stranger = await connect(access, { ...writer, userId: '0' })
+      const list = await call(stranger, 'crud_list', { model: 'posts' })
+      expect(list.isError).toBe(false)
+      const listed = (list.json as { records: Array<{ id: number }> }).records.map((r) => r.id)
+      expect(listed).toContain(publishedId)
+      expect(listed).not.toContain(postId)
+      const update = await call(stranger, 'crud_update', {
+        model: 'posts',
+        id: postId,
+        data: { title: 'Taken' },
+      })
+      expect(update).toMatchObject({ isError: true, text: `No posts record with id ${postId}` })
+      const authors = await call(stranger, 'crud_list', { model: 'users', include: ['posts'] })
+      expect(authors.isError).toBe(false)
+      const theirs = (authors.json as { records: Array<{ posts: Array<{ id: number }> }> }).records
+      expect(theirs.flatMap((user) => user.posts.map((post) => post.id))).not.toContain(postId)
+      // The readable fields are at most those the list query shows.
+      const usersFields = new Set(
+        resources.find(({ name }) => name === 'users')!.query.fields.map((field) => field.name),
+      )
+      const users = (authors.json as { records: Array<Record<string, unknown>> }).records
+      for (const user of users)
+        for (const key of Object.keys(user))
+          if (key !== 'posts') expect(usersFields.has(key), key).toBe(true)
+    })
+
     it('the grant narrows the same queries: read-only lists the read tools alone, and no include of an ungranted model', async () => {
       const queries = Object.fromEntries(resources.map(({ name, query }) => [name, query]))
       const access: McpAccessOptions = {
