@@ -586,6 +586,27 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
       ).rejects.toThrow(/posts\.read: its readable fields are its list query's/)
     })
 
+    it('crud_aggregate counts the rows crud_list lists, for each caller', async () => {
+      const queries = Object.fromEntries(resources.map(({ name, query }) => [name, query]))
+      const access: McpAccessOptions = { models: { posts: { tools: ['crud_list'] } } }
+      for (const userId of ['0', String(authorId)]) {
+        for (const given of [queries, undefined]) {
+          const client = await connect(access, { ...reader, userId }, given)
+          const list = await call(client, 'crud_list', { model: 'posts', count: 'exact' })
+          expect(list.isError, list.text).toBe(false)
+          const { records, total } = list.json as { records: Array<{ id: number }>; total: number }
+          // The author's own draft is among their rows, and no one else's.
+          expect(records.map((record) => record.id).includes(postId), userId).toBe(
+            userId === String(authorId),
+          )
+          const counted = await call(client, 'crud_aggregate', { model: 'posts', count: true })
+          expect(counted.isError, counted.text).toBe(false)
+          const { data } = counted.json as { data: Array<{ count: number }> }
+          expect(data[0]!.count, `user ${userId}`).toBe(total)
+        }
+      }
+    })
+
     it('without the list queries handed over, crud_* still keep to the model’s declared rows and fields', async () => {
       // The controllers declared each model's policy (defineListQuery); the tools are given
       // no `queries`, and must not fall back to a list of their own.
