@@ -160,6 +160,42 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
     expect(await reverse.json()).toEqual({ error: 'This API key lacks the scope posts:read' })
   })
 
+  it('reproduction: a key that reads one resource includes none other (comments:read and include=post)', async () => {
+    const relations = resources.flatMap(({ name, query }) =>
+      [...query.relations].map(([relation, spec]) => ({
+        name,
+        relation,
+        related: resourceName(getTableName(spec.table)),
+      })),
+    )
+    // The demo's comments belong to posts; the SQLite fixture's posts to users.
+    expect(relations.map(({ name, relation }) => `${name}.${relation}`)).toContain(
+      backend.dialect === 'postgres' ? 'comments.post' : 'posts.author',
+    )
+    for (const { name, relation, related } of relations) {
+      if (related === name) continue
+      const { rawKey } = await createApiKey(api.database, {
+        name: `${name}-only`,
+        scopes: [`${name}:read`],
+      })
+      const headers = { authorization: `Bearer ${rawKey}` }
+      const plain = await api.request('GET', `/api/v1/${name}`, undefined, headers)
+      expect(plain.status, `${name}:read GET /${name}`).toBe(200)
+      const direct = await api.request('GET', `/api/v1/${related}`, undefined, headers)
+      const included = await api.request(
+        'GET',
+        `/api/v1/${name}?include=${relation}`,
+        undefined,
+        headers,
+      )
+      expect(included.status, `${name}:read GET /${name}?include=${relation}`).toBe(403)
+      const body = await included.json()
+      expect(body).toEqual({ error: `This API key lacks the scope ${related}:read` })
+      expect(direct.status).toBe(403)
+      expect(body).toEqual(await direct.json())
+    }
+  })
+
   it('reproduction: with both scopes, include=author shows what GET /users shows and no credential', async () => {
     const page = await api.request(
       'GET',
@@ -548,6 +584,63 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
       await expect(
         connect({ models: { posts: { read: ['id', 'title'] } } }, reader, queries),
       ).rejects.toThrow(/posts\.read: its readable fields are its list query's/)
+    })
+
+    it('crud_aggregate counts the rows crud_list lists, for each caller', async () => {
+      const queries = Object.fromEntries(resources.map(({ name, query }) => [name, query]))
+      const access: McpAccessOptions = { models: { posts: { tools: ['crud_list'] } } }
+      for (const userId of ['0', String(authorId)]) {
+        for (const given of [queries, undefined]) {
+          const client = await connect(access, { ...reader, userId }, given)
+          const list = await call(client, 'crud_list', { model: 'posts', count: 'exact' })
+          expect(list.isError, list.text).toBe(false)
+          const { records, total } = list.json as { records: Array<{ id: number }>; total: number }
+          // The author's own draft is among their rows, and no one else's.
+          expect(records.map((record) => record.id).includes(postId), userId).toBe(
+            userId === String(authorId),
+          )
+          const counted = await call(client, 'crud_aggregate', { model: 'posts', count: true })
+          expect(counted.isError, counted.text).toBe(false)
+          const { data } = counted.json as { data: Array<{ count: number }> }
+          expect(data[0]!.count, `user ${userId}`).toBe(total)
+        }
+      }
+    })
+
+    it('without the list queries handed over, crud_* still keep to the model’s declared rows and fields', async () => {
+      // The controllers declared each model's policy (defineListQuery); the tools are given
+      // no `queries`, and must not fall back to a list of their own.
+      const access: McpAccessOptions = {
+        approval: [],
+        models: {
+          posts: { tools: ['crud_list', 'crud_update', 'crud_delete'] },
+          users: { tools: ['crud_list'] },
+        },
+      }
+      const stranger = await connect(access, { ...writer, userId: '0' })
+      const list = await call(stranger, 'crud_list', { model: 'posts' })
+      expect(list.isError).toBe(false)
+      const listed = (list.json as { records: Array<{ id: number }> }).records.map((r) => r.id)
+      expect(listed).toContain(publishedId)
+      expect(listed).not.toContain(postId)
+      const update = await call(stranger, 'crud_update', {
+        model: 'posts',
+        id: postId,
+        data: { title: 'Taken' },
+      })
+      expect(update).toMatchObject({ isError: true, text: `No posts record with id ${postId}` })
+      const authors = await call(stranger, 'crud_list', { model: 'users', include: ['posts'] })
+      expect(authors.isError).toBe(false)
+      const theirs = (authors.json as { records: Array<{ posts: Array<{ id: number }> }> }).records
+      expect(theirs.flatMap((user) => user.posts.map((post) => post.id))).not.toContain(postId)
+      // The readable fields are at most those the list query shows.
+      const usersFields = new Set(
+        resources.find(({ name }) => name === 'users')!.query.fields.map((field) => field.name),
+      )
+      const users = (authors.json as { records: Array<Record<string, unknown>> }).records
+      for (const user of users)
+        for (const key of Object.keys(user))
+          if (key !== 'posts') expect(usersFields.has(key), key).toBe(true)
     })
 
     it('the grant narrows the same queries: read-only lists the read tools alone, and no include of an ungranted model', async () => {

@@ -110,7 +110,7 @@ describe.skipIf(!hasChromium && !isCI)('granting an assistant less than it asked
     await ctx?.close()
   })
 
-  it('approves posts for reading only: tools/list holds crud_list alone and a write is refused', async () => {
+  it('approves posts for reading only: tools/list holds the read tools alone and a write is refused', async () => {
     const provider = new BrowserProvider(`${origin}/oauth-test-callback`)
     const url = new URL(`${origin}/mcp`)
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider })
@@ -154,6 +154,8 @@ describe.skipIf(!hasChromium && !isCI)('granting an assistant less than it asked
     await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }))
     try {
       const { tools } = await client.listTools()
+      // Reading is crud_list and its sibling crud_aggregate (counts and sums under the same
+      // grant); no writing tool is listed.
       expect(tools.map((tool) => tool.name)).toEqual(['crud_list', 'crud_aggregate'])
       const listed = await ok<{ total: number }>(client, 'crud_list', { model: 'posts' })
       expect(listed.total).toBe(0)

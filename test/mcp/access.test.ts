@@ -1,5 +1,7 @@
 import { Writable } from 'node:stream'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { pgTable, text as pgText, serial } from 'drizzle-orm/pg-core'
+import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { defineListQuery } from '../../src/api/index.ts'
 import { createLogger, silentLogger } from '../../src/core/index.ts'
@@ -205,6 +207,29 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
         expect(() => resolveAccess(models, access)).toThrow(message)
       })
     }
+
+    it('a declared list query not handed over still rules: read names no field it hides', () => {
+      const people =
+        database.dialect === 'postgres'
+          ? pgTable('people', {
+              id: serial('id').primaryKey(),
+              name: pgText('name'),
+              email: pgText('email'),
+            })
+          : sqliteTable('people', {
+              id: integer('id').primaryKey(),
+              name: text('name'),
+              email: text('email'),
+            })
+      const registry = createModelRegistry({ people }, database.dialect)
+      defineListQuery(people, { fields: ['id', 'name'] })
+      expect(() =>
+        resolveAccess(registry, { models: { people: { read: ['id', 'email'] } } }),
+      ).toThrow(/people\.email in read: its list query does not show it/)
+      const policy = resolveAccess(registry, { models: { people: {} } })
+      const readable = policy.of(registry.models[0]!)!.readable.map((column) => column.name)
+      expect(readable).toEqual(['id', 'name'])
+    })
 
     it('list queries: an unknown model, another table’s query, or read beside a query', () => {
       const notes = models.models.find((model) => model.resource === 'notes')!

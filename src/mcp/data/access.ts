@@ -2,6 +2,7 @@ import type { SQL } from 'drizzle-orm'
 import type { ListQueryDefinition } from '../../api/index.ts'
 import { softDeleteColumn } from '../../api/rest/soft-delete.ts'
 import type { CredentialOptions, PolicyCaller, RowFilter } from '../../db/index.ts'
+import { readPolicyOf } from '../../db/models/policy.ts'
 import type { AccessGrant, GrantAction, GrantableAccess } from '../../oauth/index.ts'
 import { RefusedError } from '../tool-error.ts'
 import {
@@ -220,9 +221,24 @@ export function resolveAccess(
         `mcp access: ${model.resource}.read: its readable fields are its list query's (queries.${model.resource}); change them there`,
       )
     }
-    const readable = query
+    // Without its list query handed over, the model's declared read policy (its
+    // defineListQuery, beside its controller) still rules: no field it hides (but one `expose`
+    // opts in by name), and its rows.
+    const declared = query ? undefined : readPolicyOf(model.table)
+    let readable = query
       ? model.columns.filter((column) => query.fields.some((field) => field.name === column.name))
       : pick(model, listed?.read, readableColumns(model, credentials), 'read')
+    if (declared) {
+      const hidden = (column: McpColumn) =>
+        !declared.readable.has(column.name) && !listed?.expose?.includes(column.name)
+      const named = listed?.read ? readable.find(hidden) : undefined
+      if (named) {
+        throw new TypeError(
+          `mcp access: ${model.resource}.${named.name} in read: its list query does not show it; change it there`,
+        )
+      }
+      readable = readable.filter((column) => !hidden(column))
+    }
     const request = requestsOf.get(model) ?? {}
     if ((request.create || request.update) && listed?.write) {
       throw new TypeError(
@@ -247,7 +263,7 @@ export function resolveAccess(
       tools,
       readable,
       query,
-      rows: query?.rows,
+      rows: query?.rows ?? declared?.rows,
       creatable: ofRequest(
         'create',
         writable.filter((column) => !(column.primaryKey && isGenerated(column))),

@@ -5,7 +5,13 @@ import { ValidationError } from '../../core/errors.ts'
 import type { Database } from '../../db/index.ts'
 import { READ_ONLY_TOOL_ANNOTATIONS } from '../annotations.ts'
 import { ToolError } from '../tool-error.ts'
-import { type AccessPolicy, authorizeCall, type McpCaller, type ModelAccess } from './access.ts'
+import {
+  type AccessPolicy,
+  authorizeCall,
+  type McpCaller,
+  type ModelAccess,
+  policyCaller,
+} from './access.ts'
 import { drizzleColumn, tenantOf } from './crud-input.ts'
 import { checkFilterFields, type FilterValue, filterParams, listQueryOf } from './crud-list.ts'
 import { filtersSchema } from './filter-schema.ts'
@@ -62,7 +68,7 @@ export function aggregateSchema(model: z.ZodString) {
 
 /**
  * `crud_aggregate` after `checkCall` with crud_list's grant: the REST aggregate on the model as
- * `crud_list` sees it (the caller's readable columns), within its tenant.
+ * `crud_list` sees it (the caller's readable columns and rows), within its tenant.
  */
 export async function aggregateRecords(
   database: Database,
@@ -90,7 +96,12 @@ export async function aggregateRecords(
     if (names && names.length > 0) params.set(fn, names.join(','))
   }
   try {
-    return await runAggregateQuery(definition, url, { db: database.db, scope })
+    // The model's row filter sees the caller, as crud_list's does: the same rows are counted.
+    return await runAggregateQuery(definition, url, {
+      db: database.db,
+      scope,
+      caller: policyCaller(caller),
+    })
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error
     const problems = Object.entries(error.errors).map(

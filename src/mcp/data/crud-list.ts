@@ -147,6 +147,8 @@ function ownQuery(policy: AccessPolicy, model: McpModel, access: ModelAccess): M
         fields: names,
         expose: names,
         include,
+        // The model's declared row filter (its defineListQuery's `rows`), if any.
+        rows: access.rows,
         search: readable
           .filter((column) => classifyColumn(column).kind === 'text')
           .map((column) => column.name),
