@@ -295,7 +295,7 @@ const LIST_OPERATORS = new Set(['in', 'not_in', 'between'])
  * client escapes commas inside them).
  */
 function filterType(schema: JsonSchema): string {
-  const fields = (schema.properties as Record<string, JsonSchema> | undefined) ?? {}
+  const { or, ...fields } = (schema.properties as Record<string, JsonSchema> | undefined) ?? {}
   const lines = Object.entries(fields).map(([name, field]) => {
     const [value, operators] = (field.oneOf as JsonSchema[] | undefined) ?? []
     if (!value || !operators) return `    ${propertyName(name)}?: ${tsType(field, '    ')}`
@@ -310,6 +310,8 @@ function filterType(schema: JsonSchema): string {
     )
     return `    ${propertyName(name)}?: ${valueType} | {\n${ops.join('\n')}\n    }`
   })
+  // The OR group (`filter[or][n][field]…`): branches of the same fields and operators.
+  if (or?.type === 'array') lines.push(`    or?: readonly {\n${lines.join('\n')}\n    }[]`)
   return `{\n${lines.join('\n')}\n  }`
 }
 
@@ -500,18 +502,27 @@ function queryString(query: object): string {
   // A list operator's values: a comma inside one is written \\, (the API's escape).
   const escaped = (value: unknown): string =>
     Array.isArray(value) ? value.map((item) => scalar(item).replaceAll(',', '\\\\,')).join(',') : scalar(value)
+  const isObject = (value: unknown): value is object =>
+    value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)
+  const conditions = (prefix: string, value: object): void => {
+    for (const [field, condition] of Object.entries(value)) {
+      if (condition === undefined) continue
+      if (field === 'or' && Array.isArray(condition)) {
+        // The OR group: \`filter[or][n][field]…\`, one n per branch.
+        condition.forEach((branch: unknown, n) => {
+          if (isObject(branch)) conditions(\`\${prefix}[or][\${n}]\`, branch)
+        })
+      } else if (isObject(condition)) {
+        for (const [op, operand] of Object.entries(condition)) {
+          if (operand !== undefined) params.append(\`\${prefix}[\${field}][\${op}]\`, escaped(operand))
+        }
+      } else params.append(\`\${prefix}[\${field}]\`, list(condition))
+    }
+  }
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined) continue
-    if (value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)) {
-      for (const [field, condition] of Object.entries(value)) {
-        if (condition === undefined) continue
-        if (condition !== null && typeof condition === 'object' && !Array.isArray(condition) && !(condition instanceof Date)) {
-          for (const [op, operand] of Object.entries(condition)) {
-            if (operand !== undefined) params.append(\`\${name}[\${field}][\${op}]\`, escaped(operand))
-          }
-        } else params.append(\`\${name}[\${field}]\`, list(condition))
-      }
-    } else params.append(name, list(value))
+    if (isObject(value)) conditions(name, value)
+    else params.append(name, list(value))
   }
   const text = params.toString()
   return text ? \`?\${text}\` : ''
