@@ -289,6 +289,9 @@ function queryType(parameters: readonly Parameter[]): string {
 /** The operators whose operand is a list: written comma-separated on the wire. */
 const LIST_OPERATORS = new Set(['in', 'not_in', 'between'])
 
+/** The operators of array and JSON fields, whose operand is a list of elements. */
+const ELEMENT_OPERATORS = new Set(['contains', 'overlaps'])
+
 /**
  * `filter`: each field a value (equality) or its operators. A list operator takes the
  * comma-separated string the document describes, or an array of the field's values (the
@@ -298,6 +301,17 @@ function filterType(schema: JsonSchema): string {
   const { or, ...fields } = (schema.properties as Record<string, JsonSchema> | undefined) ?? {}
   const lines = Object.entries(fields).map(([name, field]) => {
     const [value, operators] = (field.oneOf as JsonSchema[] | undefined) ?? []
+    const elements = field.properties as Record<string, JsonSchema> | undefined
+    if (!value && elements?.contains) {
+      // An array or JSON field: contains/overlaps take its elements, as a list or comma-separated.
+      const ops = Object.entries(elements).map(([op, operand]) => {
+        const type = ELEMENT_OPERATORS.has(op)
+          ? 'string | readonly (string | number | boolean)[]'
+          : tsType(operand, '      ')
+        return `      ${propertyName(op)}?: ${type}`
+      })
+      return `    ${propertyName(name)}?: {\n${ops.join('\n')}\n    }`
+    }
     if (!value || !operators) return `    ${propertyName(name)}?: ${tsType(field, '    ')}`
     const valueType = tsType(value, '      ')
     const ops = Object.entries((operators.properties as Record<string, JsonSchema>) ?? {}).map(
