@@ -327,6 +327,44 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
       as('postsWrite'),
     )
     expect(remove.status).toBe(404)
+    // The bulk routes name records by id too: one the caller cannot reach is a 404, all or none.
+    const bulkPatch = await api.request(
+      'PATCH',
+      '/api/v1/posts',
+      [
+        { id: publishedId, title: 'Y' },
+        { id: postId, title: 'X' },
+      ],
+      as('postsWrite'),
+    )
+    expect(bulkPatch.status).toBe(404)
+    const bulkRemove = await api.request(
+      'DELETE',
+      `/api/v1/posts?ids=${publishedId},${postId}`,
+      undefined,
+      as('postsWrite'),
+    )
+    expect(bulkRemove.status).toBe(404)
+    // Aggregates count the caller's rows, as the list's total does.
+    const counted = async (key: string) => {
+      const response = await api.request(
+        'GET',
+        '/api/v1/posts/aggregate?count=*',
+        undefined,
+        as(key),
+      )
+      expect(response.status, key).toBe(200)
+      return ((await response.json()) as { data: Array<{ count: number }> }).data[0]?.count
+    }
+    expect(await counted('postsWrite')).toBe(reader.meta.total)
+    expect(await counted('drafts')).toBe(drafts.meta.total)
+    const published = await api.request(
+      'GET',
+      `/api/v1/posts/${publishedId}`,
+      undefined,
+      as('drafts'),
+    )
+    expect(((await published.json()) as { data: { title: string } }).data.title).toBe('Out')
     const still = await api.request('GET', `/api/v1/posts/${postId}`, undefined, as('drafts'))
     expect(still.status).toBe(200)
     expect(((await still.json()) as { data: { title: string } }).data.title).toBe('Hello')

@@ -289,15 +289,29 @@ function queryType(parameters: readonly Parameter[]): string {
 /** The operators whose operand is a list: written comma-separated on the wire. */
 const LIST_OPERATORS = new Set(['in', 'not_in', 'between'])
 
+/** The operators of array and JSON fields, whose operand is a list of elements. */
+const ELEMENT_OPERATORS = new Set(['contains', 'overlaps'])
+
 /**
  * `filter`: each field a value (equality) or its operators. A list operator takes the
  * comma-separated string the document describes, or an array of the field's values (the
  * client escapes commas inside them).
  */
 function filterType(schema: JsonSchema): string {
-  const fields = (schema.properties as Record<string, JsonSchema> | undefined) ?? {}
+  const { or, ...fields } = (schema.properties as Record<string, JsonSchema> | undefined) ?? {}
   const lines = Object.entries(fields).map(([name, field]) => {
     const [value, operators] = (field.oneOf as JsonSchema[] | undefined) ?? []
+    const elements = field.properties as Record<string, JsonSchema> | undefined
+    if (!value && elements?.contains) {
+      // An array or JSON field: contains/overlaps take its elements, as a list or comma-separated.
+      const ops = Object.entries(elements).map(([op, operand]) => {
+        const type = ELEMENT_OPERATORS.has(op)
+          ? 'string | readonly (string | number | boolean)[]'
+          : tsType(operand, '      ')
+        return `      ${propertyName(op)}?: ${type}`
+      })
+      return `    ${propertyName(name)}?: {\n${ops.join('\n')}\n    }`
+    }
     if (!value || !operators) return `    ${propertyName(name)}?: ${tsType(field, '    ')}`
     const valueType = tsType(value, '      ')
     const ops = Object.entries((operators.properties as Record<string, JsonSchema>) ?? {}).map(
@@ -310,6 +324,8 @@ function filterType(schema: JsonSchema): string {
     )
     return `    ${propertyName(name)}?: ${valueType} | {\n${ops.join('\n')}\n    }`
   })
+  // The OR group (`filter[or][n][field]…`): branches of the same fields and operators.
+  if (or?.type === 'array') lines.push(`    or?: readonly {\n${lines.join('\n')}\n    }[]`)
   return `{\n${lines.join('\n')}\n  }`
 }
 
@@ -500,18 +516,27 @@ function queryString(query: object): string {
   // A list operator's values: a comma inside one is written \\, (the API's escape).
   const escaped = (value: unknown): string =>
     Array.isArray(value) ? value.map((item) => scalar(item).replaceAll(',', '\\\\,')).join(',') : scalar(value)
+  const isObject = (value: unknown): value is object =>
+    value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)
+  const conditions = (prefix: string, value: object): void => {
+    for (const [field, condition] of Object.entries(value)) {
+      if (condition === undefined) continue
+      if (field === 'or' && Array.isArray(condition)) {
+        // The OR group: \`filter[or][n][field]…\`, one n per branch.
+        condition.forEach((branch: unknown, n) => {
+          if (isObject(branch)) conditions(\`\${prefix}[or][\${n}]\`, branch)
+        })
+      } else if (isObject(condition)) {
+        for (const [op, operand] of Object.entries(condition)) {
+          if (operand !== undefined) params.append(\`\${prefix}[\${field}][\${op}]\`, escaped(operand))
+        }
+      } else params.append(\`\${prefix}[\${field}]\`, list(condition))
+    }
+  }
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined) continue
-    if (value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)) {
-      for (const [field, condition] of Object.entries(value)) {
-        if (condition === undefined) continue
-        if (condition !== null && typeof condition === 'object' && !Array.isArray(condition) && !(condition instanceof Date)) {
-          for (const [op, operand] of Object.entries(condition)) {
-            if (operand !== undefined) params.append(\`\${name}[\${field}][\${op}]\`, escaped(operand))
-          }
-        } else params.append(\`\${name}[\${field}]\`, list(condition))
-      }
-    } else params.append(name, list(value))
+    if (isObject(value)) conditions(name, value)
+    else params.append(name, list(value))
   }
   const text = params.toString()
   return text ? \`?\${text}\` : ''

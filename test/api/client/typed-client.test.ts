@@ -38,6 +38,15 @@ export async function run(baseUrl: string, apiKey: string) {
     sort: 'title',
   })
   const inList = listed.ok ? listed.body.data.map((post) => post.title) : []
+  const either = await api.posts.list({
+    filter: {
+      author_id: authorId,
+      or: [{ title: 'Another post' }, { title: { starts_with: 'Commas' }, published: false }],
+    },
+    sort: 'title',
+  })
+  if (!either.ok) throw new Error(\`or: \${either.status} \${JSON.stringify(either.body)}\`)
+  const inOr = either.body.data.map((post) => post.title)
 
   const query: PostsListQuery = {
     filter: { title: { starts_with: 'Typed' }, author_id: authorId, published: false },
@@ -68,6 +77,7 @@ export async function run(baseUrl: string, apiKey: string) {
   const gone = await api.posts.show(created.body.data.id)
   return {
     inList,
+    inOr,
     titles,
     authors,
     total,
@@ -98,6 +108,11 @@ const MISTAKES: Array<[string, string, RegExp]> = [
     'wrong-value-type.ts',
     `export const page = api.posts.list({ filter: { published: 'yes' } })`,
     /'string' is not assignable to type 'boolean/,
+  ],
+  [
+    'misspelled-or-field.ts',
+    `export const page = api.posts.list({ filter: { or: [{ title: 'a' }, { titel: 'b' }] } })`,
+    /'titel' does not exist/,
   ],
   [
     'unknown-operator.ts',
@@ -218,6 +233,7 @@ describe('the generated client, against the demo on 127.0.0.1', () => {
     const result = await front.run(origin, rawKey)
     expect(result).toEqual({
       inList: ['Another post', 'Commas, here'],
+      inOr: ['Another post', 'Commas, here'],
       titles: ['Typed lists'],
       authors: ['Front End'],
       total: 1,

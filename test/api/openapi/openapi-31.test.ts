@@ -32,88 +32,80 @@ function keysEverywhere(node: unknown, found = new Set<string>()): Set<string> {
   return found
 }
 
-describeEachDatabase(
-  'OpenAPI 3.0 and 3.1 documents',
-  (backend) => {
-    const apps = [
-      ['the demo schema', undefined],
-      ['every column type', KITCHEN_SINK[backend.dialect]],
-    ] as const
-    for (const [label, app] of apps) {
-      describe(label, () => {
-        let scaffolded: ScaffoldedApp
-        let api: RunningApi
-        let doc30: OpenApiDocument
-        let doc31: OpenApi31Document
+describeEachDatabase('OpenAPI 3.0 and 3.1 documents', (backend) => {
+  const apps = [
+    ['the demo schema', undefined],
+    ['every column type', KITCHEN_SINK[backend.dialect]],
+  ] as const
+  for (const [label, app] of apps) {
+    describe(label, () => {
+      let scaffolded: ScaffoldedApp
+      let api: RunningApi
+      let doc30: OpenApiDocument
+      let doc31: OpenApi31Document
 
-        beforeAll(async () => {
-          scaffolded = await scaffoldApp(backend.dialect, app ? { app } : {})
-          api = await startGeneratedApi(scaffolded, backend)
-          const response30 = await api.app.request('/api/openapi.json')
-          const response31 = await api.app.request('/api/openapi-3.1.json')
-          expect(response30.status).toBe(200)
-          expect(response31.status).toBe(200)
-          expect(response31.headers.get('content-type')).toMatch(/application\/json/)
-          doc30 = (await response30.json()) as OpenApiDocument
-          doc31 = (await response31.json()) as OpenApi31Document
-        })
-        afterAll(async () => {
-          await api?.close()
-          scaffolded?.cleanup()
-        })
-
-        it('/api/openapi.json stays 3.0; /api/openapi-3.1.json is 3.1 with the same operations', () => {
-          expect(doc30.openapi).toBe('3.0.3')
-          expect(doc31.openapi).toBe('3.1.0')
-          expect(doc31.jsonSchemaDialect).toBe('https://spec.openapis.org/oas/3.1/dialect/base')
-          expect(Object.keys(doc31.paths)).toEqual(Object.keys(doc30.paths))
-          expect(Object.keys(doc31.paths)).not.toContain('/api/openapi-3.1.json')
-          for (const [path, item] of Object.entries(doc30.paths)) {
-            expect(Object.keys(doc31.paths[path] ?? {})).toEqual(Object.keys(item))
-          }
-        })
-
-        it('3.1 schemas are JSON Schema 2020-12: no nullable, no schema example', () => {
-          const keys = keysEverywhere(doc31)
-          expect(keys.has('nullable')).toBe(false)
-          expect(keys.has('example')).toBe(false)
-          expect(keysEverywhere(doc30).has('nullable')).toBe(true)
-          const meta = doc31.components.schemas.PageMeta as {
-            properties: Record<string, { type: unknown }>
-          }
-          expect(meta.properties.total?.type).toEqual(['integer', 'null'])
-        })
-
-        it('both validate with swagger-parser', async () => {
-          await expect(
-            SwaggerParser.validate(structuredClone(doc30) as never),
-          ).resolves.toBeTruthy()
-          await expect(
-            SwaggerParser.validate(structuredClone(doc31) as never),
-          ).resolves.toBeTruthy()
-        })
-
-        it('both pass redocly lint: no errors, no warning but the license the app did not give', async () => {
-          for (const doc of [doc30, doc31]) {
-            const report = await redoclyLint(doc)
-            expect(report.totals.errors).toBe(0)
-            expect(report.problems.map((p) => p.ruleId)).toEqual(['info-license'])
-            // With the license the app gives apiDocs (`license:`), nothing is left to warn about.
-            const licensed = {
-              ...doc,
-              info: {
-                ...doc.info,
-                license: { name: 'MIT', url: 'https://opensource.org/license/mit' },
-              },
-            }
-            expect((await redoclyLint(licensed)).problems.map((p) => p.message)).toEqual([])
-          }
-        }, 120_000)
+      beforeAll(async () => {
+        scaffolded = await scaffoldApp(backend.dialect, app ? { app } : {})
+        api = await startGeneratedApi(scaffolded, backend)
+        const response30 = await api.app.request('/api/openapi.json')
+        const response31 = await api.app.request('/api/openapi-3.1.json')
+        expect(response30.status).toBe(200)
+        expect(response31.status).toBe(200)
+        expect(response31.headers.get('content-type')).toMatch(/application\/json/)
+        doc30 = (await response30.json()) as OpenApiDocument
+        doc31 = (await response31.json()) as OpenApi31Document
       })
-    }
-  },
-  { only: ['sqlite', 'postgres'] },
-)
+      afterAll(async () => {
+        await api?.close()
+        scaffolded?.cleanup()
+      })
+
+      it('/api/openapi.json stays 3.0; /api/openapi-3.1.json is 3.1 with the same operations', () => {
+        expect(doc30.openapi).toBe('3.0.3')
+        expect(doc31.openapi).toBe('3.1.0')
+        expect(doc31.jsonSchemaDialect).toBe('https://spec.openapis.org/oas/3.1/dialect/base')
+        expect(Object.keys(doc31.paths)).toEqual(Object.keys(doc30.paths))
+        expect(Object.keys(doc31.paths)).not.toContain('/api/openapi-3.1.json')
+        for (const [path, item] of Object.entries(doc30.paths)) {
+          expect(Object.keys(doc31.paths[path] ?? {})).toEqual(Object.keys(item))
+        }
+      })
+
+      it('3.1 schemas are JSON Schema 2020-12: no nullable, no schema example', () => {
+        const keys = keysEverywhere(doc31)
+        expect(keys.has('nullable')).toBe(false)
+        expect(keys.has('example')).toBe(false)
+        expect(keysEverywhere(doc30).has('nullable')).toBe(true)
+        const meta = doc31.components.schemas.PageMeta as {
+          properties: Record<string, { type: unknown }>
+        }
+        expect(meta.properties.total?.type).toEqual(['integer', 'null'])
+      })
+
+      it('both validate with swagger-parser', async () => {
+        await expect(SwaggerParser.validate(structuredClone(doc30) as never)).resolves.toBeTruthy()
+        await expect(SwaggerParser.validate(structuredClone(doc31) as never)).resolves.toBeTruthy()
+      })
+
+      it('both pass redocly lint: no errors, no warning but the license the app did not give', async () => {
+        for (const doc of [doc30, doc31]) {
+          const report = await redoclyLint(doc)
+          expect(report.totals.errors).toBe(0)
+          expect(report.problems.map((p) => p.ruleId)).toEqual(['info-license'])
+          // With the license the app gives apiDocs (`license:`), nothing is left to warn about.
+          const licensed = {
+            ...doc,
+            info: {
+              ...doc.info,
+              license: { name: 'MIT', url: 'https://opensource.org/license/mit' },
+            },
+          }
+          expect((await redoclyLint(licensed)).problems.map((p) => p.message)).toEqual([])
+        }
+      }, 120_000)
+    })
+  }
+})
 
 describe('toOpenApi31', () => {
   it('turns nullable into a type list, null into the enum, and a nullable $ref into anyOf', () => {

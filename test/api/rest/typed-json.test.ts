@@ -197,7 +197,8 @@ describeEachDatabase('typed JSON columns: REST, MCP and OpenAPI check one schema
     writeFileSync(join(dir, 'api-client.ts'), generateApiClient(doc30))
     writeFileSync(
       join(dir, 'use.ts'),
-      `import type { CreateGroupRequest, Group } from './api-client'
+      `import type { CreateGroupRequest, Group, GroupsListQuery } from './api-client'
+export const tagged: GroupsListQuery = { filter: { tags: { contains: ['a', 'b'], overlaps: 'c,d' } } }
 export const valid: CreateGroupRequest = { slug: 'a', title: 'A', settings: { color: '#000000' } }
 export const cleared: CreateGroupRequest = { slug: 'a', title: 'A', settings: null }
 // @ts-expect-error: a colour is a string
