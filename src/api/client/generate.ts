@@ -292,6 +292,15 @@ const LIST_OPERATORS = new Set(['in', 'not_in', 'between'])
 /** The operators of array and JSON fields, whose operand is a list of elements. */
 const ELEMENT_OPERATORS = new Set(['contains', 'overlaps'])
 
+/** What a JSON path takes (list operators as a list or comma-separated; values as text). */
+const JSON_PATH_OPERATORS = [
+  '      eq?: string',
+  '      ne?: string',
+  '      in?: string | readonly string[]',
+  '      not_in?: string | readonly string[]',
+  '      null?: boolean',
+].join('\n')
+
 /**
  * `filter`: each field a value (equality) or its operators. A list operator takes the
  * comma-separated string the document describes, or an array of the field's values (the
@@ -324,6 +333,13 @@ function filterType(schema: JsonSchema): string {
     )
     return `    ${propertyName(name)}?: ${valueType} | {\n${ops.join('\n')}\n    }`
   })
+  // A JSON field's paths (`filter[settings.color]`): keys of their own, compared as text.
+  for (const [name, field] of Object.entries(fields)) {
+    if (field['x-kiln-json-paths'] !== true) continue
+    lines.push(
+      `    [path: \`${name.replace(/[`\\$]/g, '\\$&')}.\${string}\`]: string | {\n${JSON_PATH_OPERATORS}\n    } | undefined`,
+    )
+  }
   // The OR group (`filter[or][n][field]…`): branches of the same fields and operators.
   if (or?.type === 'array') lines.push(`    or?: readonly {\n${lines.join('\n')}\n    }[]`)
   return `{\n${lines.join('\n')}\n  }`

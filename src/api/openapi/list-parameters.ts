@@ -178,6 +178,8 @@ function filterSchema(field: QueryField): JsonSchema {
     return {
       type: 'object',
       additionalProperties: false,
+      // Marks a JSON field for generators: `filter[<name>.key]` paths are keys of their own.
+      ...(field.structure === 'json' ? { 'x-kiln-json-paths': true } : {}),
       description:
         field.structure === 'array'
           ? 'An array: contains (every value is an element) or overlaps (some value is).'

@@ -192,6 +192,8 @@ describeEachDatabase('typed JSON columns: REST, MCP and OpenAPI check one schema
       await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy()
       expect((await redoclyLint(doc)).problems.map((p) => p.ruleId)).toEqual(['info-license'])
     }
+    // The filterable JSON field: a typed jsonb on PostgreSQL; on SQLite the tags array is JSON.
+    const jsonField = backend.dialect === 'postgres' ? 'settings' : 'tags'
     const dir = join(scaffolded.root, 'front-end')
     mkdirSync(dir, { recursive: true })
     writeFileSync(join(dir, 'api-client.ts'), generateApiClient(doc30))
@@ -199,6 +201,14 @@ describeEachDatabase('typed JSON columns: REST, MCP and OpenAPI check one schema
       join(dir, 'use.ts'),
       `import type { CreateGroupRequest, Group, GroupsListQuery } from './api-client'
 export const tagged: GroupsListQuery = { filter: { tags: { contains: ['a', 'b'], overlaps: 'c,d' } } }
+export const pathed: GroupsListQuery = {
+  filter: { '${jsonField}.color': '#000000', '${jsonField}.size': { in: ['1', '2'] } },
+}
+export const pathedOr: GroupsListQuery = { filter: { or: [{ '${jsonField}.color': { ne: '#ffffff' } }] } }
+// @ts-expect-error: no JSON field is named so
+export const misspelledPath: GroupsListQuery = { filter: { 'x${jsonField}.color': 'red' } }
+// @ts-expect-error: a path's equality takes text
+export const wrongPath: GroupsListQuery = { filter: { '${jsonField}.size': { eq: 1 } } }
 export const valid: CreateGroupRequest = { slug: 'a', title: 'A', settings: { color: '#000000' } }
 export const cleared: CreateGroupRequest = { slug: 'a', title: 'A', settings: null }
 // @ts-expect-error: a colour is a string
