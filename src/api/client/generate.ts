@@ -292,15 +292,6 @@ const LIST_OPERATORS = new Set(['in', 'not_in', 'between'])
 /** The operators of array and JSON fields, whose operand is a list of elements. */
 const ELEMENT_OPERATORS = new Set(['contains', 'overlaps'])
 
-/** What a JSON path takes (list operators as a list or comma-separated; values as text). */
-const JSON_PATH_OPERATORS = [
-  '      eq?: string',
-  '      ne?: string',
-  '      in?: string | readonly string[]',
-  '      not_in?: string | readonly string[]',
-  '      null?: boolean',
-].join('\n')
-
 /**
  * `filter`: each field a value (equality) or its operators. A list operator takes the
  * comma-separated string the document describes, or an array of the field's values (the
@@ -333,11 +324,18 @@ function filterType(schema: JsonSchema): string {
     )
     return `    ${propertyName(name)}?: ${valueType} | {\n${ops.join('\n')}\n    }`
   })
-  // A JSON field's paths (`filter[settings.color]`): keys of their own, compared as text.
+  // A JSON field's paths (`filter[settings.color]`): keys of their own, compared as text, with
+  // the operators the document names (a list operator as a list or comma-separated).
   for (const [name, field] of Object.entries(fields)) {
-    if (field['x-kiln-json-paths'] !== true) continue
+    const operators = field['x-kiln-json-paths']
+    if (!Array.isArray(operators)) continue
+    const ops = operators.map((op: string) => {
+      const type =
+        op === 'null' ? 'boolean' : LIST_OPERATORS.has(op) ? 'string | readonly string[]' : 'string'
+      return `      ${propertyName(op)}?: ${type}`
+    })
     lines.push(
-      `    [path: \`${name.replace(/[`\\$]/g, '\\$&')}.\${string}\`]: string | {\n${JSON_PATH_OPERATORS}\n    } | undefined`,
+      `    [path: \`${name.replace(/[`\\$]/g, '\\$&')}.\${string}\`]: string | {\n${ops.join('\n')}\n    } | undefined`,
     )
   }
   // The OR group (`filter[or][n][field]…`): branches of the same fields and operators.

@@ -8,6 +8,7 @@ import {
   COUNT_STRATEGIES,
   FILTER_OPERATORS,
   type FilterOperator,
+  JSON_PATH_OPERATORS,
   RANGE_OPERATORS,
   TEXT_OPERATORS,
 } from '../query/limits.ts'
@@ -124,7 +125,7 @@ export function filterParameter(definition: ListQueryDefinition): OpenApiParamet
       `filters (OR branches included) and ${limits.maxInValues} values per list. Operators: ${FILTER_OPERATORS.join(', ')}.` +
       (json.length > 0
         ? ` JSON fields (${json.join(', ')}) filter by a path, \`filter[${json[0]}.key.subkey]=value\` ` +
-          `(at most ${limits.maxJsonPathDepth} keys; eq, ne, in, not_in, null; values compare as text).`
+          `(at most ${limits.maxJsonPathDepth} keys; ${JSON_PATH_OPERATORS.join(', ')}; values compare as text).`
         : ''),
     schema: {
       type: 'object',
@@ -178,8 +179,9 @@ function filterSchema(field: QueryField): JsonSchema {
     return {
       type: 'object',
       additionalProperties: false,
-      // Marks a JSON field for generators: `filter[<name>.key]` paths are keys of their own.
-      ...(field.structure === 'json' ? { 'x-kiln-json-paths': true } : {}),
+      // Marks a JSON field for generators: `filter[<name>.key]` paths are keys of their own,
+      // taking these operators.
+      ...(field.structure === 'json' ? { 'x-kiln-json-paths': JSON_PATH_OPERATORS } : {}),
       description:
         field.structure === 'array'
           ? 'An array: contains (every value is an element) or overlaps (some value is).'
