@@ -206,7 +206,8 @@ describeEachDatabase(
 
     /**
      * `hangUps` slow pages on a pool of 2, their clients gone at once: each query leaves the
-     * server within 3 s (its budget is 60 s: only the hang-up can end it this soon), no
+     * server within 15 s (its budget is 60 s: only the hang-up can end it this soon; the margin
+     * is for a loaded machine, where the cancel's own connection is slow to open), no
      * transaction is left open, and the pool answers again.
      */
     async function hangUpsEndTheirQueries(hangUps: number, pipelineConnections?: number) {
@@ -241,8 +242,8 @@ describeEachDatabase(
         await until(async () => (await running()) === hangUps, 5_000)
         const hungUp = performance.now()
         for (const req of requests) req.destroy()
-        await until(async () => (await running()) === 0, 3_000)
-        expect(performance.now() - hungUp).toBeLessThan(3_000)
+        await until(async () => (await running()) === 0, 15_000)
+        expect(performance.now() - hungUp).toBeLessThan(15_000)
         await until(async () => (await leftInTransaction()) === 0, 1_000)
         // The connections they ran on answer again.
         const after = await slowApp.request('/docs?fields=id&per_page=2')
