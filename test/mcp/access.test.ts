@@ -231,6 +231,27 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
       expect(readable).toEqual(['id', 'name'])
     })
 
+    it('reproduction: tools made before the controller declares its list query still keep to it', () => {
+      const people =
+        database.dialect === 'postgres'
+          ? pgTable('people_late', {
+              id: serial('id').primaryKey(),
+              name: pgText('name'),
+              email: pgText('email'),
+            })
+          : sqliteTable('people_late', {
+              id: integer('id').primaryKey(),
+              name: text('name'),
+              email: text('email'),
+            })
+      const registry = createModelRegistry({ people }, database.dialect)
+      const model = registry.models[0]!
+      // The MCP tools first, then the module with the controller (its defineListQuery).
+      const policy = resolveAccess(registry, { models: { people_late: {} } })
+      defineListQuery(people, { fields: ['id', 'name'] })
+      expect(policy.of(model)!.readable.map((column) => column.name)).toEqual(['id', 'name'])
+    })
+
     it('list queries: an unknown model, another table’s query, or read beside a query', () => {
       const notes = models.models.find((model) => model.resource === 'notes')!
       const users = models.models.find((model) => model.resource === 'users')!

@@ -195,9 +195,9 @@ export function resolveAccess(
   }
   const tenantName = options.tenantColumn ?? 'tenant_id'
   const resolved = new Map<McpModel, ModelAccess>()
-  for (const model of source.models) {
-    const listed = byModel.get(model)
-    if (!listed && unlisted === 'none') continue
+  /** Models read under the default rules because no read policy was declared for them yet. */
+  const undeclared = new Set<McpModel>()
+  const resolveModel = (model: McpModel, listed: McpModelAccess | undefined): ModelAccess => {
     const defaults = !listed && unlisted === 'all' ? DATA_TOOL_NAMES : (['crud_list'] as const)
     const tools = new Set<DataToolName>(listed?.tools ?? defaults)
     const approval = new Set<DataToolName>()
@@ -259,7 +259,7 @@ export function resolveAccess(
         `mcp access: ${model.resource} has no ${tenantName} column; declare it global or unlisted`,
       )
     }
-    resolved.set(model, {
+    return {
       tools,
       readable,
       query,
@@ -276,10 +276,24 @@ export function resolveAccess(
       tenantColumn,
       global,
       approval,
-    })
+    }
+  }
+  for (const model of source.models) {
+    const listed = byModel.get(model)
+    if (!listed && unlisted === 'none') continue
+    resolved.set(model, resolveModel(model, listed))
+    if (!queryOf.has(model) && !readPolicyOf(model.table)) undeclared.add(model)
   }
   return {
-    of: (model) => resolved.get(model),
+    // A controller imported after the tools were made declares its model's read policy late:
+    // the first use after that reads the model under it, never under the wider default.
+    of(model) {
+      if (undeclared.has(model) && readPolicyOf(model.table)) {
+        undeclared.delete(model)
+        resolved.set(model, resolveModel(model, byModel.get(model)))
+      }
+      return resolved.get(model)
+    },
     visibleModels: [...resolved.keys()],
     tools: new Set([...resolved.values()].flatMap((access) => [...access.tools])),
     authorize: options.authorize,
