@@ -75,6 +75,7 @@ export {
   type ListEnvelope,
   type ListLinks,
   type ListMeta,
+  type ListQuery,
   type ListQueryContext,
   type ListQueryDefinition,
   type ListQueryOptions,

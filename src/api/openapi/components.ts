@@ -21,11 +21,28 @@ export function sharedComponents(): OpenApiDocument['components'] {
 /** A resource's record and request bodies, as `Post`, `CreatePostRequest`, `UpdatePostRequest`. */
 export function addResourceSchemas(doc: OpenApiDocument, resource: OpenApiResource): void {
   const schemas = doc.components.schemas
-  schemas[resource.model] = toSchema(resource.schema, 'output')
+  schemas[resource.model] = withoutWithheld(
+    toSchema(resource.schema, 'output'),
+    resource.query?.withheld ?? [],
+  )
   if (resource.create)
     schemas[`Create${resource.model}Request`] = toSchema(resource.create, 'input')
   if (resource.update)
     schemas[`Update${resource.model}Request`] = toSchema(resource.update, 'input')
+}
+
+/**
+ * The record's schema without the columns its list query's `fields` leave out: records never
+ * show them (`ListQueryDefinition.record`), so the document does not either.
+ */
+function withoutWithheld(schema: JsonSchema, withheld: readonly string[]): JsonSchema {
+  const properties = schema.properties as Record<string, JsonSchema> | undefined
+  if (!properties || !withheld.some((name) => Object.hasOwn(properties, name))) return schema
+  const kept = Object.entries(properties).filter(([name]) => !withheld.includes(name))
+  const required = (schema.required as string[] | undefined)?.filter(
+    (name) => !withheld.includes(name),
+  )
+  return { ...schema, properties: Object.fromEntries(kept), ...(required && { required }) }
 }
 
 /** The bodies every API shares: errors, a deletion, a page's meta and links. */

@@ -17,6 +17,7 @@ import {
 export type QueryCaller = PolicyCaller
 
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.ts'
+import { recordMaker, withheldNames } from './record.ts'
 import {
   type FieldKind,
   type FieldStructure,
@@ -96,13 +97,16 @@ export type SearchMode =
  * include and aggregate, beyond which it answers 422. Every list is fenced by `limits` too.
  * `Row` is the table's selected row, what `resource` turns into a record.
  */
-export interface ListQueryOptions<Row = Record<string, unknown>> {
+export interface ListQueryOptions<Row = Record<string, unknown>, Rec extends object = object> {
   /**
    * The scope a key needs to read this resource (default `<resource>:read`, e.g. `users:read`):
    * `include=` of it from another resource needs it too.
    */
   readScope?: string
-  /** Fields records show and `fields=` may pick (default: every non-credential column). */
+  /**
+   * Fields records show and `fields=` may pick (default: every non-credential column): on
+   * every surface, whatever `resource` returns (a column left out here is left out there).
+   */
   fields?: readonly string[]
   /**
    * Fields `filter[...]` accepts (default: the comparable ones of `fields`, with their array
@@ -140,8 +144,12 @@ export interface ListQueryOptions<Row = Record<string, unknown>> {
   cursorSecret?: Secret | string
   /** `count=estimated` counts exactly below this many estimated rows (default 1,000). */
   estimateThreshold?: number
-  /** Turns a full row into its resource; records of `fields=` requests are built column by column. */
-  resource?: (row: Row) => object
+  /**
+   * Turns a full row into its record (names, formats, computed values); a column that `fields`
+   * leaves out is taken off what it returns. Records of `fields=` requests are built column by
+   * column.
+   */
+  resource?: (row: Row) => Rec
   /**
    * The rows a caller may read, from the caller (its key): `(key) => ({ where:
    * eq(posts.published, true), key: 'published' })`. Lists keep to them, and so does
@@ -211,8 +219,22 @@ export interface ListQueryDefinition {
   cursorSecret: Secret
   estimateThreshold: number
   resource: ((row: never) => object) | undefined
+  /** The names records never show: the columns `fields` leaves out, by wire and property name. */
+  withheld: readonly string[]
+  /**
+   * The record a reader gets of a full row: the resource's, kept to `fields`. Show, create and
+   * update answer with it, as the list does. A bound function: `rows.map(postsQuery.record)`.
+   */
+  record(row: never): object
   /** The rows a caller may read (`ListQueryOptions.rows`). */
   rows: RowFilter | undefined
+}
+
+/** What `defineListQuery` returns: the definition, its `record` typed by the table and resource. */
+export interface ListQuery<Row, Rec extends object> extends ListQueryDefinition {
+  // A method's signature, so that any definition passes where `ReturnType<typeof
+  // defineListQuery>` is asked for; the function itself is bound (an arrow).
+  record(row: Row): Rec
 }
 
 /** Describes every column of a Drizzle table. */
@@ -248,11 +270,11 @@ function isSensitive(field: QueryField, credentials: CredentialOptions = {}): bo
  * export const postsQuery = defineListQuery(posts, { readScope: 'posts:read' })
  * ```
  */
-export function defineListQuery<T extends Table>(
+export function defineListQuery<T extends Table, Rec extends object = Record<string, unknown>>(
   table: T,
-  options: ListQueryOptions<T['$inferSelect']> = {},
-): ListQueryDefinition {
-  const definition = buildListQuery(table, options)
+  options: ListQueryOptions<T['$inferSelect'], Rec> = {},
+): ListQuery<T['$inferSelect'], Rec> {
+  const definition = buildListQuery(table, options) as ListQuery<T['$inferSelect'], Rec>
   declareReadPolicy(table, {
     readScope: options.readScope ?? defaultReadScope(table),
     readable: new Set(definition.fields.map((field) => field.name)),
@@ -265,9 +287,9 @@ export function defineListQuery<T extends Table>(
  * `defineListQuery` without declaring the table's read policy: a surface's own view of a model
  * (the MCP tools' `crud_list`), whose relations it has already checked (`relationScopes: false`).
  */
-export function buildListQuery<T extends Table>(
+export function buildListQuery<T extends Table, Rec extends object = object>(
   table: T,
-  options: ListQueryOptions<T['$inferSelect']> = {},
+  options: ListQueryOptions<T['$inferSelect'], Rec> = {},
   { relationScopes = true }: { relationScopes?: boolean } = {},
 ): ListQueryDefinition {
   const credentials = { sensitive: options.sensitive, expose: options.expose }
@@ -328,6 +350,8 @@ export function buildListQuery<T extends Table>(
   const search = pick(options.search ?? [], 'search', (field) =>
     field.kind === 'text' ? undefined : 'is not a text column',
   )
+  const resource = options.resource as ListQueryDefinition['resource']
+  const withheld = withheldNames(all, fields)
   const definition: ListQueryDefinition = {
     table,
     tableName,
@@ -348,7 +372,9 @@ export function buildListQuery<T extends Table>(
     limits: { ...DEFAULT_QUERY_LIMITS, ...options.limits },
     cursorSecret: Secret.from(options.cursorSecret ?? `kiln-cursor:${tableName}`),
     estimateThreshold: options.estimateThreshold ?? 1_000,
-    resource: options.resource as ListQueryDefinition['resource'],
+    resource,
+    withheld,
+    record: recordMaker(fields, withheld, resource),
     rows: options.rows,
   }
   const shapes = definition.limits.maxPreparedShapes

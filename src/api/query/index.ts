@@ -13,6 +13,7 @@ export {
   belongsTo,
   defineListQuery,
   hasMany,
+  type ListQuery,
   type ListQueryDefinition,
   type ListQueryOptions,
   type QueryCaller,

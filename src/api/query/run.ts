@@ -329,9 +329,9 @@ function toRecord(
   row: Row,
 ): Record<string, unknown> {
   if (!plan.partial && definition.resource) {
-    const resource = (definition.resource as (row: Row) => Record<string, unknown>)(row)
+    const record = (definition.record as (row: Row) => Record<string, unknown>)(row)
     // Included relations are added to the record: never to an object the resource may share.
-    return plan.includes.length === 0 ? resource : { ...resource }
+    return plan.includes.length === 0 ? record : { ...record }
   }
   return serializeFields(plan.output, row)
 }

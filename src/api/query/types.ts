@@ -7,3 +7,9 @@
 // biome-ignore lint/suspicious/noExplicitAny: one code path builds queries for both dialects' Drizzle databases
 export type QueryDb = any
 export type Row = Record<string, unknown>
+
+/** What a record needs of a field: its name on the wire and its key in a row. */
+export interface FieldNames {
+  name: string
+  key: string
+}

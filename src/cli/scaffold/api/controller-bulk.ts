@@ -5,7 +5,7 @@ import { call, chain, LINE_WIDTH } from './format.ts'
 /** `updateMany` (PATCH `/`) and `destroyMany` (DELETE `/?ids=`): all or none, in one transaction. */
 export function bulkRoutes(f: ControllerFacts): string {
   const { t: table, where, names, model, passwordColumn, touched, updatedAt, deletedAt } = f
-  const { toResource } = names
+  const { record } = names
   const tableName = model.tableName
   const changes = bodyCall(
     'parseBulkUpdate',
@@ -30,7 +30,7 @@ ${changes}
       const rows = await writeEach(db, changes, (tx, { id, input }) =>
 ${update}
       ).catch(rejectConstraintViolation)
-      return c.json({ data: rows.map(${toResource}) })
+      return c.json({ data: rows.map(${record}) })
     })
     .delete('/', write, async function destroyMany(c) {
       const caller = c.get('apiKey')
@@ -46,11 +46,11 @@ ${remove}
 /** `POST /{id}/restore`: clears the soft delete's column (a record not in the trash stays as is). */
 export function restoreRoute(f: ControllerFacts): string {
   const { t: table, names, model, pk, id, deletedAt } = f
-  const { query, toResource } = names
+  const { query, record } = names
   const tableName = model.tableName
   const idExpr = id.expr
   const trash = { key: deletedAt!.key }
-  const respond = `      return c.json({ data: ${toResource}(found(row)) })`
+  const respond = `      return c.json({ data: ${record}(found(row)) })`
   return `
     .post('/:id/restore', write, async function restore(c) {
       const id = ${idExpr}
@@ -63,6 +63,6 @@ ${call('      ', 'const where = and', [`eq(${table}.${pk.key}, id)`, `rowsWhere(
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('${tableName}')
-${respond.length <= LINE_WIDTH ? respond : `${call('      ', `const data = ${toResource}`, ['found(row)'], '')}\n      return c.json({ data })`}
+${respond.length <= LINE_WIDTH ? respond : `${call('      ', `const data = ${record}`, ['found(row)'], '')}\n      return c.json({ data })`}
     })`
 }

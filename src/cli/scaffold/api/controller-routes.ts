@@ -55,7 +55,7 @@ ${[
   "  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */",
   `  const shown = async (id: ${id.tsType}, caller: ApiKeyInfo) => {`,
   '    const current = await find(id, caller)',
-  `    return current && { data: ${names.toResource}(current) }`,
+  `    return current && { data: ${names.record}(current) }`,
   '  }',
 ].join('\n')}`
 }
@@ -89,7 +89,7 @@ export function storeRoute(f: ControllerFacts): string {
 ${createBody}
 ${chain('      ', 'const rows = await ', `db.insert(${t}).values(inputs).returning().catch(rejectConstraintViolation)`, '')}
       await counts.invalidate('${model.tableName}')
-      const data = rows.map(${names.toResource})
+      const data = rows.map(${names.record})
       return c.json({ data: many ? data : found(data[0]) }, 201)
     })`
 }
@@ -182,11 +182,11 @@ export function hashCall(optional: boolean): string {
     : 'await hashPassword(password)'
 }
 
-/** `return c.json({ data: toPostResource(found(post)) })`, broken when too long. */
+/** `return c.json({ data: postsQuery.record(found(post)) })`, broken when too long. */
 function respond(f: ControllerFacts, status = ''): string {
-  const line = `      return c.json({ data: ${f.names.toResource}(found(${f.row})) }${status})`
+  const line = `      return c.json({ data: ${f.names.record}(found(${f.row})) }${status})`
   if (line.length <= LINE_WIDTH) return line
-  return `${call('      ', `const data = ${f.names.toResource}`, [`found(${f.row})`], '')}\n      return c.json({ data }${status})`
+  return `${call('      ', `const data = ${f.names.record}`, [`found(${f.row})`], '')}\n      return c.json({ data }${status})`
 }
 
 /** Postgres prepared statements are named per connection; SQLite's are anonymous. */

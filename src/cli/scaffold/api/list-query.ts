@@ -104,10 +104,11 @@ export function listQueryBlock(input: ModelTemplateInput, relations: GeneratedRe
           '  },',
         ]
   return `/**
- * What \`GET /api/v1/${names.resource}\` lets a caller ask for: the fields records show (and \`fields=\`
- * picks), the ones \`filter[…]\` and \`sort=\` take, the text \`search=\` looks in and the
- * relations \`include=\` loads. To allow less, give a key a shorter list of its own; sensitive
- * fields are refused.
+ * What \`/api/v1/${names.resource}\` lets a caller read: the fields records show, on every surface
+ * (list, show, the answers to writes, \`include=\` from other resources, the MCP tools, the
+ * OpenAPI document: a column left out here is left out of what the resource returns too), the
+ * ones \`filter[…]\` and \`sort=\` take, the text \`search=\` looks in and the relations
+ * \`include=\` loads. Sensitive fields are refused.
  */
 ${constants.join('\n')}
 

@@ -18,6 +18,8 @@ export interface ModelNames {
   /** `BlogPostResource`, `toBlogPostResource` */
   resourceType: string
   toResource: string
+  /** `blogPostsQuery.record`: a row as readers get it (the resource, kept to the list's fields). */
+  record: string
   /** `CreateBlogPostRequest`, `UpdateBlogPostRequest` */
   createRequest: string
   updateRequest: string
@@ -111,6 +113,7 @@ export function modelNames(model: ModelInfo): ModelNames {
     query: `${camelCase(model.resource)}Query`,
     resourceType: `${model.name}Resource`,
     toResource: `to${model.name}Resource`,
+    record: `${camelCase(model.resource)}Query.record`,
     createRequest: `Create${model.name}Request`,
     updateRequest: `Update${model.name}Request`,
     pluralFile: plural.join('-'),

@@ -33,10 +33,11 @@ const write = scopeGuard('comments:write')
 const readId = (raw: string) => parseId(raw)
 
 /**
- * What `GET /api/v1/comments` lets a caller ask for: the fields records show (and `fields=`
- * picks), the ones `filter[…]` and `sort=` take, the text `search=` looks in and the
- * relations `include=` loads. To allow less, give a key a shorter list of its own; sensitive
- * fields are refused.
+ * What `/api/v1/comments` lets a caller read: the fields records show, on every surface
+ * (list, show, the answers to writes, `include=` from other resources, the MCP tools, the
+ * OpenAPI document: a column left out here is left out of what the resource returns too), the
+ * ones `filter[…]` and `sort=` take, the text `search=` looks in and the relations
+ * `include=` loads. Sensitive fields are refused.
  */
 const commentsFields = ['id', 'post_id', 'author_name', 'body', 'created_at', 'updated_at']
 
@@ -82,7 +83,7 @@ export function commentsController({ db, counts }: ApiContext) {
   /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
   const shown = async (id: number, caller: ApiKeyInfo) => {
     const current = await find(id, caller)
-    return current && { data: toCommentResource(current) }
+    return current && { data: commentsQuery.record(current) }
   }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
@@ -115,13 +116,13 @@ export function commentsController({ db, counts }: ApiContext) {
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('comments')
-      const data = rows.map(toCommentResource)
+      const data = rows.map(commentsQuery.record)
       return c.json({ data: many ? data : found(data[0]) }, 201)
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
       const comment = await find(id, c.get('apiKey'))
-      return c.json({ data: toCommentResource(found(comment)) })
+      return c.json({ data: commentsQuery.record(found(comment)) })
     })
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
@@ -134,7 +135,7 @@ export function commentsController({ db, counts }: ApiContext) {
         .where(byId(id, caller))
         .returning()
         .catch(rejectConstraintViolation)
-      return c.json({ data: toCommentResource(found(comment)) })
+      return c.json({ data: commentsQuery.record(found(comment)) })
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
@@ -159,7 +160,7 @@ export function commentsController({ db, counts }: ApiContext) {
           .where(byId(id, caller))
           .returning(),
       ).catch(rejectConstraintViolation)
-      return c.json({ data: rows.map(toCommentResource) })
+      return c.json({ data: rows.map(commentsQuery.record) })
     })
     .delete('/', write, async function destroyMany(c) {
       const caller = c.get('apiKey')

@@ -32,10 +32,11 @@ const write = scopeGuard('messages:write')
 const readId = (raw: string) => parseId(raw)
 
 /**
- * What `GET /api/v1/messages` lets a caller ask for: the fields records show (and `fields=`
- * picks), the ones `filter[…]` and `sort=` take, the text `search=` looks in and the
- * relations `include=` loads. To allow less, give a key a shorter list of its own; sensitive
- * fields are refused.
+ * What `/api/v1/messages` lets a caller read: the fields records show, on every surface
+ * (list, show, the answers to writes, `include=` from other resources, the MCP tools, the
+ * OpenAPI document: a column left out here is left out of what the resource returns too), the
+ * ones `filter[…]` and `sort=` take, the text `search=` looks in and the relations
+ * `include=` loads. Sensitive fields are refused.
  */
 const messagesFields = [
   'id',
@@ -91,7 +92,7 @@ export function messagesController({ db, counts }: ApiContext) {
   /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
   const shown = async (id: number, caller: ApiKeyInfo) => {
     const current = await find(id, caller)
-    return current && { data: toMessageResource(current) }
+    return current && { data: messagesQuery.record(current) }
   }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
@@ -124,13 +125,13 @@ export function messagesController({ db, counts }: ApiContext) {
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('messages')
-      const data = rows.map(toMessageResource)
+      const data = rows.map(messagesQuery.record)
       return c.json({ data: many ? data : found(data[0]) }, 201)
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
       const message = await find(id, c.get('apiKey'))
-      return c.json({ data: toMessageResource(found(message)) })
+      return c.json({ data: messagesQuery.record(found(message)) })
     })
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
@@ -143,7 +144,7 @@ export function messagesController({ db, counts }: ApiContext) {
         .where(byId(id, caller))
         .returning()
         .catch(rejectConstraintViolation)
-      return c.json({ data: toMessageResource(found(message)) })
+      return c.json({ data: messagesQuery.record(found(message)) })
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
@@ -168,7 +169,7 @@ export function messagesController({ db, counts }: ApiContext) {
           .where(byId(id, caller))
           .returning(),
       ).catch(rejectConstraintViolation)
-      return c.json({ data: rows.map(toMessageResource) })
+      return c.json({ data: rows.map(messagesQuery.record) })
     })
     .delete('/', write, async function destroyMany(c) {
       const caller = c.get('apiKey')

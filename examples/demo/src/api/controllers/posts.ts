@@ -34,10 +34,11 @@ const write = scopeGuard('posts:write')
 const readId = (raw: string) => parseId(raw)
 
 /**
- * What `GET /api/v1/posts` lets a caller ask for: the fields records show (and `fields=`
- * picks), the ones `filter[…]` and `sort=` take, the text `search=` looks in and the
- * relations `include=` loads. To allow less, give a key a shorter list of its own; sensitive
- * fields are refused.
+ * What `/api/v1/posts` lets a caller read: the fields records show, on every surface
+ * (list, show, the answers to writes, `include=` from other resources, the MCP tools, the
+ * OpenAPI document: a column left out here is left out of what the resource returns too), the
+ * ones `filter[…]` and `sort=` take, the text `search=` looks in and the relations
+ * `include=` loads. Sensitive fields are refused.
  */
 const postsFields = [
   'id',
@@ -93,7 +94,7 @@ export function postsController({ db, counts }: ApiContext) {
   /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
   const shown = async (id: number, caller: ApiKeyInfo) => {
     const current = await find(id, caller)
-    return current && { data: toPostResource(current) }
+    return current && { data: postsQuery.record(current) }
   }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
@@ -126,13 +127,13 @@ export function postsController({ db, counts }: ApiContext) {
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('posts')
-      const data = rows.map(toPostResource)
+      const data = rows.map(postsQuery.record)
       return c.json({ data: many ? data : found(data[0]) }, 201)
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
       const post = await find(id, c.get('apiKey'))
-      return c.json({ data: toPostResource(found(post)) })
+      return c.json({ data: postsQuery.record(found(post)) })
     })
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
@@ -145,7 +146,7 @@ export function postsController({ db, counts }: ApiContext) {
         .where(byId(id, caller))
         .returning()
         .catch(rejectConstraintViolation)
-      return c.json({ data: toPostResource(found(post)) })
+      return c.json({ data: postsQuery.record(found(post)) })
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
@@ -170,7 +171,7 @@ export function postsController({ db, counts }: ApiContext) {
           .where(byId(id, caller))
           .returning(),
       ).catch(rejectConstraintViolation)
-      return c.json({ data: rows.map(toPostResource) })
+      return c.json({ data: rows.map(postsQuery.record) })
     })
     .delete('/', write, async function destroyMany(c) {
       const caller = c.get('apiKey')

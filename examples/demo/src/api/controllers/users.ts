@@ -33,10 +33,11 @@ const write = scopeGuard('users:write')
 const readId = (raw: string) => parseId(raw)
 
 /**
- * What `GET /api/v1/users` lets a caller ask for: the fields records show (and `fields=`
- * picks), the ones `filter[…]` and `sort=` take, the text `search=` looks in and the
- * relations `include=` loads. To allow less, give a key a shorter list of its own; sensitive
- * fields are refused.
+ * What `/api/v1/users` lets a caller read: the fields records show, on every surface
+ * (list, show, the answers to writes, `include=` from other resources, the MCP tools, the
+ * OpenAPI document: a column left out here is left out of what the resource returns too), the
+ * ones `filter[…]` and `sort=` take, the text `search=` looks in and the relations
+ * `include=` loads. Sensitive fields are refused.
  */
 const usersFields = ['id', 'email', 'name', 'created_at', 'updated_at']
 
@@ -82,7 +83,7 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
   /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
   const shown = async (id: number, caller: ApiKeyInfo) => {
     const current = await find(id, caller)
-    return current && { data: toUserResource(current) }
+    return current && { data: usersQuery.record(current) }
   }
   return new Hono<ApiEnv>()
     .get('/', read, async function index(c) {
@@ -122,13 +123,13 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate('users')
-      const data = rows.map(toUserResource)
+      const data = rows.map(usersQuery.record)
       return c.json({ data: many ? data : found(data[0]) }, 201)
     })
     .get('/:id', read, async function show(c) {
       const id = parseId(c.req.param('id'))
       const user = await find(id, c.get('apiKey'))
-      return c.json({ data: toUserResource(found(user)) })
+      return c.json({ data: usersQuery.record(found(user)) })
     })
     .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
       const id = parseId(c.req.param('id'))
@@ -142,7 +143,7 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
         .where(byId(id, caller))
         .returning()
         .catch(rejectConstraintViolation)
-      return c.json({ data: toUserResource(found(user)) })
+      return c.json({ data: usersQuery.record(found(user)) })
     })
     .delete('/:id', write, async function destroy(c) {
       const id = parseId(c.req.param('id'))
@@ -175,7 +176,7 @@ export function usersController({ db, counts, hashPassword }: ApiContext) {
           .where(byId(id, caller))
           .returning(),
       ).catch(rejectConstraintViolation)
-      return c.json({ data: rows.map(toUserResource) })
+      return c.json({ data: rows.map(usersQuery.record) })
     })
     .delete('/', write, async function destroyMany(c) {
       const caller = c.get('apiKey')
