@@ -1,7 +1,6 @@
 import type { Table } from 'drizzle-orm'
 import type { z } from 'zod'
 import {
-  AUTO_EXCLUDED_FIELDS,
   type CredentialOptions,
   type Dialect,
   isCredentialField,
@@ -43,12 +42,6 @@ export interface McpModel {
 export interface McpModelSource {
   models: readonly McpModel[]
 }
-
-/**
- * The names the generated REST resources exclude (whole name, case-insensitive; `token_count`
- * is not excluded). The data tools hide those and every name `isCredentialField` catches.
- */
-export const SENSITIVE_FIELDS: readonly string[] = AUTO_EXCLUDED_FIELDS
 
 /** The one credential rule of every reader (`isCredentialField`), for a column's names. */
 export function isSensitiveField(
