@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino'
+import { isCredentialField } from './credentials.ts'
 import { prettyLogLine } from './pretty-log.ts'
 import { Secret } from './secret.ts'
 
@@ -14,31 +15,21 @@ const SECRET_PATTERNS: RegExp[] = [
 
 const REDACTED = '<redacted>'
 
-/** Keys whose values are never logged, at any depth of a logged object. */
-const SECRET_KEYS = [
-  'password',
-  'passwordHash',
-  'password_hash',
-  'secret',
-  'clientSecret',
-  'client_secret',
-  'token',
-  'rawKey',
-  'raw_key',
-  'accessToken',
-  'access_token',
-  'refreshToken',
-  'refresh_token',
-  'authorization',
-  'cookie',
-  'set-cookie',
-]
+/**
+ * Keys whose values are never logged, at any depth of a logged object, beside every name the
+ * credential rule catches (`isCredentialField`: `otp_secret`, `reset_password_token`,
+ * `private_key`, `api_key_hash`…), so a column that never leaves the server through the API
+ * never reaches a log line either.
+ */
+const SECRET_KEYS = new Set(['rawkey', 'raw_key', 'authorization', 'cookie', 'set-cookie'])
 
-/** `"password":"…"` in a JSON line, whatever the nesting: the value goes, the key stays. */
-const SECRET_KEY_PATTERN = new RegExp(
-  `"(${SECRET_KEYS.join('|')})"(\\s*:\\s*)(?:"(?:[^"\\\\]|\\\\.)*"|-?\\d[\\d.eE+-]*)`,
-  'gi',
-)
+/** Whether a logged key's value is a secret. */
+function isSecretKey(key: string): boolean {
+  return SECRET_KEYS.has(key.toLowerCase()) || isCredentialField(key)
+}
+
+/** `"key":"…"` or `"key":123` in a JSON line, whatever the nesting; the value is group 3. */
+const KEY_VALUE_PATTERN = /"((?:[^"\\]|\\.)+)"(\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)/g
 
 /**
  * Scrubs secrets from text: every value registered with `add` (app secrets, tokens from
@@ -67,7 +58,9 @@ export class Redactor {
     for (const value of this.#values) {
       if (out.includes(value)) out = out.split(value).join(REDACTED)
     }
-    out = out.replace(SECRET_KEY_PATTERN, `"$1"$2"${REDACTED}"`)
+    out = out.replace(KEY_VALUE_PATTERN, (pair, key: string, colon: string) =>
+      isSecretKey(key) ? `"${key}"${colon}"${REDACTED}"` : pair,
+    )
     for (const pattern of SECRET_PATTERNS) {
       out = out.replace(pattern, (match, bearer?: string) =>
         typeof bearer === 'string' && /^Bearer/i.test(match) ? `${bearer}${REDACTED}` : REDACTED,

@@ -75,6 +75,40 @@ describe('Redactor.scrub', () => {
   })
 })
 
+describe('Redactor.scrub: the credential rule', () => {
+  it('scrubs every key the credential rule catches, as the API never shows them', () => {
+    const json = JSON.stringify({
+      user: {
+        otp_secret: 'JBSWY3DP',
+        reset_password_token: 'r3set',
+        passwordDigest: '$2b$10$abc',
+        api_key_hash: 'c0ffee',
+        private_key: '-----BEGIN',
+        encrypted_ssn: 'xx',
+        token_count: 3,
+        name: 'Ada',
+      },
+    })
+    expect(JSON.parse(new Redactor().scrub(json))).toEqual({
+      user: {
+        otp_secret: '<redacted>',
+        reset_password_token: '<redacted>',
+        passwordDigest: '<redacted>',
+        api_key_hash: '<redacted>',
+        private_key: '<redacted>',
+        encrypted_ssn: '<redacted>',
+        token_count: 3,
+        name: 'Ada',
+      },
+    })
+  })
+
+  it('reads keys and values whole: a value that names a credential is not a key', () => {
+    const json = JSON.stringify({ msg: 'the "password": field', list: ['password', 'x'] })
+    expect(new Redactor().scrub(json)).toBe(json)
+  })
+})
+
 describe('createLogger', () => {
   it('writes JSON lines to the destination at the level given', () => {
     const { logger, lines } = capture()

@@ -7,7 +7,7 @@ import { isExcludedField, when } from '../../src/api/index.ts'
 import { runMakeApi } from '../../src/cli/commands/make-api.ts'
 import { CliError } from '../../src/cli/index.ts'
 import { libraryMigrationsDir } from '../../src/db/index.ts'
-import { AUTO_EXCLUDED_FIELDS } from '../../src/db/models/credentials.ts'
+import { AUTO_EXCLUDED_FIELDS } from '../../src/core/credentials.ts'
 import { scaffoldApp, TRASH } from '../api/rest/generated-app.ts'
 
 const run = promisify(execFile)

@@ -3,7 +3,7 @@ import { getTableConfig as getPgTableConfig, PgTable } from 'drizzle-orm/pg-core
 import { getTableConfig as getSqliteTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core'
 import { Secret } from '../../core/secret.ts'
 import { type ColumnInfo, describeColumn } from '../../db/models/columns.ts'
-import { type CredentialOptions, isCredentialField } from '../../db/models/credentials.ts'
+import { type CredentialOptions, isCredentialField } from '../../core/credentials.ts'
 import {
   declareReadPolicy,
   defaultReadScope,

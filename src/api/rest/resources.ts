@@ -1,4 +1,4 @@
-import { AUTO_EXCLUDED_FIELDS } from '../../db/models/credentials.ts'
+import { AUTO_EXCLUDED_FIELDS } from '../../core/credentials.ts'
 
 export { AUTO_EXCLUDED_FIELDS }
 

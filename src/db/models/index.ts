@@ -4,7 +4,7 @@ export {
   CREDENTIAL_NAME_PATTERNS,
   type CredentialOptions,
   isCredentialField,
-} from './credentials.ts'
+} from '../../core/credentials.ts'
 export { modelName, pluralize, resourceName, singularize, splitWords } from './inflect.ts'
 export { jsonSchemaOf, typedJson } from './json-schemas.ts'
 export type { PolicyCaller, RowFilter } from './policy.ts'
