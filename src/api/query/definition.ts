@@ -230,7 +230,11 @@ export interface ListQueryDefinition {
   rows: RowFilter | undefined
 }
 
-/** What `defineListQuery` returns: the definition, its `record` typed by the table and resource. */
+/**
+ * What `defineListQuery` returns: the definition, its `record` typed by the table and resource.
+ * The type is the resource's: a column `fields` leaves out is absent at run time even where the
+ * resource's type still names it (drop it from the resource too to keep the type exact).
+ */
 export interface ListQuery<Row, Rec extends object> extends ListQueryDefinition {
   // A method's signature, so that any definition passes where `ReturnType<typeof
   // defineListQuery>` is asked for; the function itself is bound (an arrow).
