@@ -208,19 +208,22 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
       })
     }
 
+    /** A table of people (id, name, email) on this backend's dialect, never created. */
+    const peopleTable = (name: string) =>
+      database.dialect === 'postgres'
+        ? pgTable(name, {
+            id: serial('id').primaryKey(),
+            name: pgText('name'),
+            email: pgText('email'),
+          })
+        : sqliteTable(name, {
+            id: integer('id').primaryKey(),
+            name: text('name'),
+            email: text('email'),
+          })
+
     it('a declared list query not handed over still rules: read names no field it hides', () => {
-      const people =
-        database.dialect === 'postgres'
-          ? pgTable('people', {
-              id: serial('id').primaryKey(),
-              name: pgText('name'),
-              email: pgText('email'),
-            })
-          : sqliteTable('people', {
-              id: integer('id').primaryKey(),
-              name: text('name'),
-              email: text('email'),
-            })
+      const people = peopleTable('people')
       const registry = createModelRegistry({ people }, database.dialect)
       defineListQuery(people, { fields: ['id', 'name'] })
       expect(() =>
@@ -232,18 +235,7 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
     })
 
     it('reproduction: tools made before the controller declares its list query still keep to it', () => {
-      const people =
-        database.dialect === 'postgres'
-          ? pgTable('people_late', {
-              id: serial('id').primaryKey(),
-              name: pgText('name'),
-              email: pgText('email'),
-            })
-          : sqliteTable('people_late', {
-              id: integer('id').primaryKey(),
-              name: text('name'),
-              email: text('email'),
-            })
+      const people = peopleTable('people_late')
       const registry = createModelRegistry({ people }, database.dialect)
       const model = registry.models[0]!
       // The MCP tools first, then the module with the controller (its defineListQuery).
