@@ -31,12 +31,24 @@ function hideEmail(outDir: string): void {
   writeFileSync(path, patched)
 }
 
+/** The one edit that stops writes of posts' `published`: drop it from the request's fields. */
+function stopWritingPublished(outDir: string): void {
+  const path = join(outDir, 'requests/post.ts')
+  const source = readFileSync(path, 'utf8')
+  const patched = source
+    .replace(/^\s*published: z\..*\n/m, '')
+    .replace(/\bpublished: true(, )?/, '')
+    .replace('.partial({ })', '')
+  if (patched === source || /\bpublished:/.test(patched)) throw new Error('posts request changed')
+  writeFileSync(path, patched)
+}
+
 interface Document {
   components: { schemas: Record<string, { properties: object; required?: string[] }> }
 }
 
 describeEachDatabase(
-  'a field left out of the list query’s fields is left out everywhere',
+  'a field left out of the list query or a request schema is left out everywhere',
   (backend) => {
     let scaffolded: ScaffoldedApp
     let api: RunningApi
@@ -47,6 +59,7 @@ describeEachDatabase(
     beforeAll(async () => {
       scaffolded = await scaffoldApp(backend.dialect)
       hideEmail(scaffolded.outDir)
+      stopWritingPublished(scaffolded.outDir)
       api = await startGeneratedApi(scaffolded, backend)
       const generated: { apiResources: Array<{ name: string; query: ListQueryDefinition }> } =
         await import(join(scaffolded.outDir, 'routes.ts'))
@@ -133,6 +146,55 @@ describeEachDatabase(
         await client.close()
         client = undefined
       }
+    })
+
+    it('writes: a field the request schema does not take is refused by REST and the MCP tools', async () => {
+      const rest = await api.request('POST', '/api/v1/posts', {
+        title: 'T',
+        body: 'B',
+        author_id: userId,
+        published: true,
+      })
+      expect(rest.status).toBe(422)
+      const schema = await import(join(scaffolded.root, 'src/schema.ts'))
+      const models = createModelRegistry(schema, api.database.dialect)
+      const tools = createDataTools({
+        database: api.database,
+        models,
+        // Neither the list queries nor the request schemas handed over: the declared ones rule.
+        access: { approval: [], models: { posts: { tools: ['crud_create', 'crud_update'] } } },
+        logger: silentLogger(),
+      })
+      client = await connectInMemory(
+        createMcpServer({
+          dataTools: { tools, caller: { userId: '1', scopes: ['mcp:read', 'mcp:write'] } },
+        }),
+      )
+      const data = { title: 'T', body: 'B', author_id: userId }
+      const refused = await call(client, 'crud_create', {
+        model: 'posts',
+        data: { ...data, published: true },
+      })
+      expect(refused.isError, refused.text).toBe(true)
+      expect(refused.text).toContain('published')
+      const created = await call(client, 'crud_create', { model: 'posts', data })
+      expect(created.isError, created.text).toBe(false)
+      const id = (created.json as { id: number }).id
+      const update = await call(client, 'crud_update', {
+        model: 'posts',
+        id,
+        data: { published: true },
+      })
+      expect(update.isError, update.text).toBe(true)
+      // `write` may name fewer of the request's fields, never one it does not take.
+      expect(() =>
+        createDataTools({
+          database: api.database,
+          models,
+          access: { models: { posts: { tools: ['crud_create'], write: ['title', 'published'] } } },
+          logger: silentLogger(),
+        }),
+      ).toThrow(/posts\.published in write: its create request does not take it/)
     })
   },
 )

@@ -3,7 +3,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { pgTable, text as pgText, serial } from 'drizzle-orm/pg-core'
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { defineListQuery } from '../../src/api/index.ts'
+import { z } from 'zod'
+import { declareRequests, defineListQuery } from '../../src/api/index.ts'
 import { createLogger, silentLogger } from '../../src/core/index.ts'
 import { createModelRegistry, type Database } from '../../src/db/index.ts'
 import { resolveAccess } from '../../src/mcp/data/access.ts'
@@ -242,6 +243,27 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
       const policy = resolveAccess(registry, { models: { people_late: {} } })
       defineListQuery(people, { fields: ['id', 'name'] })
       expect(policy.of(model)!.readable.map((column) => column.name)).toEqual(['id', 'name'])
+    })
+
+    it('request schemas declared beside the controller rule writes, whenever they are declared', () => {
+      const people = peopleTable('people_written')
+      const registry = createModelRegistry({ people }, database.dialect)
+      const model = registry.models[0]!
+      const policy = resolveAccess(registry, {
+        models: { people_written: { tools: ['crud_create', 'crud_update'] } },
+      })
+      const names = (columns: readonly { name: string }[]) => columns.map((column) => column.name)
+      expect(names(policy.of(model)!.creatable)).toEqual(['name', 'email'])
+      // The controller's module, imported after the tools were made.
+      const create = z.strictObject({ name: z.string() })
+      declareRequests(people, { create, update: create.partial() })
+      expect(names(policy.of(model)!.creatable)).toEqual(['name'])
+      expect(names(policy.of(model)!.updatable)).toEqual(['name'])
+      expect(() =>
+        resolveAccess(registry, {
+          models: { people_written: { tools: ['crud_create'], write: ['email'] } },
+        }),
+      ).toThrow(/people_writtens\.email in write: its create request does not take it/)
     })
 
     it('list queries: an unknown model, another table’s query, or read beside a query', () => {

@@ -1,9 +1,9 @@
 import { type Column, getTableColumns, getTableName, is, type SQL, type Table } from 'drizzle-orm'
 import { getTableConfig as getPgTableConfig, PgTable } from 'drizzle-orm/pg-core'
 import { getTableConfig as getSqliteTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core'
+import { type CredentialOptions, isCredentialField } from '../../core/credentials.ts'
 import { Secret } from '../../core/secret.ts'
 import { type ColumnInfo, describeColumn } from '../../db/models/columns.ts'
-import { type CredentialOptions, isCredentialField } from '../../core/credentials.ts'
 import {
   declareReadPolicy,
   defaultReadScope,

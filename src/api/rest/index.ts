@@ -59,3 +59,4 @@ export {
 } from './soft-delete.ts'
 export { BODY_FIELD, fieldErrors, validate } from './validation.ts'
 export { validationMessage } from './validation-messages.ts'
+export { declareRequests, type ModelRequests } from './write-policy.ts'

@@ -55,3 +55,25 @@ export function readPolicyOf(table: Table): ModelReadPolicy | undefined {
 export function defaultReadScope(table: Table): string {
   return `${resourceName(getTableName(table))}:read`
 }
+
+/**
+ * What one model lets API callers write, declared once beside its controller
+ * (`declareRequests`): the request schemas of create and update. The MCP tools write the model
+ * under them when the app does not hand them over itself.
+ */
+export interface ModelWritePolicy {
+  create?: object | undefined
+  update?: object | undefined
+}
+
+const writePolicies = new WeakMap<Table, ModelWritePolicy>()
+
+/** Records the write policy of `table`: the last declaration of a table wins. */
+export function declareWritePolicy(table: Table, policy: ModelWritePolicy): void {
+  writePolicies.set(table, policy)
+}
+
+/** The declared write policy of `table`, if any. */
+export function writePolicyOf(table: Table): ModelWritePolicy | undefined {
+  return writePolicies.get(table)
+}

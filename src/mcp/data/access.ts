@@ -2,7 +2,12 @@ import type { SQL } from 'drizzle-orm'
 import type { ListQueryDefinition } from '../../api/index.ts'
 import { softDeleteColumn } from '../../api/rest/soft-delete.ts'
 import type { CredentialOptions, PolicyCaller, RowFilter } from '../../db/index.ts'
-import { readPolicyOf } from '../../db/models/policy.ts'
+import {
+  type ModelReadPolicy,
+  type ModelWritePolicy,
+  readPolicyOf,
+  writePolicyOf,
+} from '../../db/models/policy.ts'
 import type { AccessGrant, GrantAction, GrantableAccess } from '../../oauth/index.ts'
 import { RefusedError } from '../tool-error.ts'
 import {
@@ -13,7 +18,12 @@ import {
   type McpModelSource,
   TIMESTAMP_FIELDS,
 } from './models.ts'
-import { columnsOfRequest, type McpRequests, type RequestSchema } from './request-schemas.ts'
+import {
+  columnsOfRequest,
+  type McpRequests,
+  type RequestSchema,
+  requestFields,
+} from './request-schemas.ts'
 
 /**
  * The data tools an allow-list of a model may name (`crud_aggregate` goes with `crud_list`, under
@@ -149,6 +159,24 @@ export interface ModelAccess {
   approval: ReadonlySet<DataToolName>
 }
 
+/** The read and write policies declared for a model's table (undefined where none). */
+type Declarations = readonly [ModelReadPolicy | undefined, ModelWritePolicy | undefined]
+
+/**
+ * The request schemas declared for the model's table (`declareRequests`), each kept only when
+ * every field it takes is a column: a schema that takes `password` to hash is REST's alone.
+ */
+function declaredRequests(model: McpModel): McpRequests[string] {
+  const declared = writePolicyOf(model.table) as McpRequests[string] | undefined
+  const columnsOnly = (schema: RequestSchema | undefined) => {
+    const fields = schema && requestFields(schema)
+    return fields?.every((field) => model.columns.some((column) => column.name === field))
+      ? schema
+      : undefined
+  }
+  return { create: columnsOnly(declared?.create), update: columnsOnly(declared?.update) }
+}
+
 /** The resolved access policy: what each model allows, checked on every call. */
 export interface AccessPolicy {
   /** The access of a model; `undefined` when the tools cannot see it at all. */
@@ -195,8 +223,16 @@ export function resolveAccess(
   }
   const tenantName = options.tenantColumn ?? 'tenant_id'
   const resolved = new Map<McpModel, ModelAccess>()
-  /** Models read under the default rules because no read policy was declared for them yet. */
-  const undeclared = new Set<McpModel>()
+  /**
+   * The declared read and write policies each model was resolved under, for the models whose
+   * list query or request schemas were not handed over: a declaration made later (a controller
+   * imported after the tools were made) is read on the model's next use.
+   */
+  const resolvedUnder = new Map<McpModel, Declarations>()
+  const declarationsOf = (model: McpModel): Declarations => [
+    readPolicyOf(model.table),
+    writePolicyOf(model.table),
+  ]
   const resolveModel = (model: McpModel, listed: McpModelAccess | undefined): ModelAccess => {
     const defaults = !listed && unlisted === 'all' ? DATA_TOOL_NAMES : (['crud_list'] as const)
     const tools = new Set<DataToolName>(listed?.tools ?? defaults)
@@ -239,18 +275,28 @@ export function resolveAccess(
       }
       readable = readable.filter((column) => !hidden(column))
     }
-    const request = requestsOf.get(model) ?? {}
-    if ((request.create || request.update) && listed?.write) {
+    const handed = requestsOf.get(model)
+    if ((handed?.create || handed?.update) && listed?.write) {
       throw new TypeError(
         `mcp access: ${model.resource}.write: its writable fields are its request schemas' (requests.${model.resource}); change them there`,
       )
     }
+    // Without them handed over, the schemas declared beside the controller (declareRequests)
+    // still rule: `write` may name fewer of their fields, never one they do not take.
+    const request = handed ?? declaredRequests(model)
     const writable = pick(model, listed?.write, writableColumns(model, credentials), 'write')
     const ofRequest = (kind: 'create' | 'update', fallback: McpColumn[]) => {
       const schema = request[kind]
-      return schema
-        ? columnsOfRequest(model, schema, writableColumns(model, credentials), kind)
-        : fallback
+      if (!schema) return fallback
+      const taken = columnsOfRequest(model, schema, writableColumns(model, credentials), kind)
+      if (!listed?.write) return taken
+      const outside = writable.find((column) => !taken.includes(column) && !column.primaryKey)
+      if (outside) {
+        throw new TypeError(
+          `mcp access: ${model.resource}.${outside.name} in write: its ${kind} request does not take it; change it there`,
+        )
+      }
+      return taken.filter((column) => writable.includes(column))
     }
     const tenantColumn = model.columns.find((column) => column.name === tenantName)
     const global = listed?.global === true
@@ -282,15 +328,21 @@ export function resolveAccess(
     const listed = byModel.get(model)
     if (!listed && unlisted === 'none') continue
     resolved.set(model, resolveModel(model, listed))
-    if (!queryOf.has(model) && !readPolicyOf(model.table)) undeclared.add(model)
+    if (!queryOf.has(model) || !requestsOf.has(model))
+      resolvedUnder.set(model, declarationsOf(model))
   }
   return {
-    // A controller imported after the tools were made declares its model's read policy late:
-    // the first use after that reads the model under it, never under the wider default.
+    // A controller imported after the tools were made declares its model's policies late:
+    // the first use after that reads and writes the model under them, never under the wider
+    // defaults.
     of(model) {
-      if (undeclared.has(model) && readPolicyOf(model.table)) {
-        undeclared.delete(model)
-        resolved.set(model, resolveModel(model, byModel.get(model)))
+      const under = resolvedUnder.get(model)
+      if (under) {
+        const now = declarationsOf(model)
+        if (now[0] !== under[0] || now[1] !== under[1]) {
+          resolvedUnder.set(model, now)
+          resolved.set(model, resolveModel(model, byModel.get(model)))
+        }
       }
       return resolved.get(model)
     },

@@ -1,10 +1,6 @@
 import type { Table } from 'drizzle-orm'
 import type { z } from 'zod'
-import {
-  type CredentialOptions,
-  type Dialect,
-  isCredentialField,
-} from '../../db/index.ts'
+import { type CredentialOptions, type Dialect, isCredentialField } from '../../db/index.ts'
 
 /**
  * What the data tools need to know about a column: the model registry's `ColumnInfo`

@@ -9,7 +9,7 @@ import {
   storeRoute,
   updateRoute,
 } from './controller-routes.ts'
-import { importLine } from './format.ts'
+import { importLine, LINE_WIDTH } from './format.ts'
 import { listQueryBlock } from './list-query.ts'
 import type { ModelTemplateInput, TemplateContext } from './template-input.ts'
 
@@ -26,6 +26,8 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
 
 ${controllerScopes(f)}
 ${listQueryBlock(template, template.relations ?? [])}
+
+${declareRequestsCall(f)}
 
 /**
  * \`/api/v1/${names.resource}\`: index, aggregate, show, store (one record or an array), update (PUT or
@@ -45,6 +47,19 @@ ${bulkRoutes(f)}${deletedAt ? restoreRoute(f) : ''}
 `
 }
 
+/**
+ * `declareRequests(posts, { create: CreatePostRequest, update: UpdatePostRequest })`, with the
+ * object broken over lines (as the formatter hugs a last object argument) when too long.
+ */
+function declareRequestsCall(f: ControllerFacts): string {
+  const { t, names } = f
+  const doc =
+    '/** What create and update take, here and through the MCP tools: the request schemas. */'
+  const line = `declareRequests(${t}, { create: ${names.createRequest}, update: ${names.updateRequest} })`
+  if (line.length <= LINE_WIDTH) return `${doc}\n${line}`
+  return `${doc}\ndeclareRequests(${t}, {\n  create: ${names.createRequest},\n  update: ${names.updateRequest},\n})`
+}
+
 /** The controller's imports: drizzle's operators, Hono, kiln's helpers, the schema and its own modules. */
 function controllerImports(f: ControllerFacts): string {
   const { t, names, deletedAt, touched, id, ctx } = f
@@ -53,6 +68,7 @@ function controllerImports(f: ControllerFacts): string {
     'type ApiEnv',
     'type ApiKeyInfo',
     'checkIfMatch',
+    'declareRequests',
     'found',
     ...(touched ? [] : ['hasFields']),
     ...new Set(relations.map((relation) => relation.helper)),

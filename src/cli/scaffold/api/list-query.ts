@@ -1,8 +1,8 @@
 import { type Column, getTableColumns, type Table } from 'drizzle-orm'
 import { foreignKeyRelations } from '../../../api/query/relations.ts'
 import { fieldKindOf, structureOf } from '../../../api/query/values.ts'
-import type { ColumnInfo } from '../../../db/models/columns.ts'
 import { isCredentialField } from '../../../core/credentials.ts'
+import type { ColumnInfo } from '../../../db/models/columns.ts'
 import { LINE_WIDTH } from './format.ts'
 import type { GeneratedRelation, ModelTemplateInput } from './template-input.ts'
 

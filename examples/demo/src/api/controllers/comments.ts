@@ -5,6 +5,7 @@ import {
   type ApiKeyInfo,
   belongsTo,
   checkIfMatch,
+  declareRequests,
   defineListQuery,
   found,
   parseBulkUpdate,
@@ -51,6 +52,9 @@ export const commentsQuery = defineListQuery(comments, {
   },
   resource: toCommentResource,
 })
+
+/** What create and update take, here and through the MCP tools: the request schemas. */
+declareRequests(comments, { create: CreateCommentRequest, update: UpdateCommentRequest })
 
 /**
  * `/api/v1/comments`: index, aggregate, show, store (one record or an array), update (PUT or

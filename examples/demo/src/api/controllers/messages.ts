@@ -4,6 +4,7 @@ import {
   type ApiEnv,
   type ApiKeyInfo,
   checkIfMatch,
+  declareRequests,
   defineListQuery,
   found,
   parseBulkUpdate,
@@ -60,6 +61,9 @@ export const messagesQuery = defineListQuery(messages, {
   search: ['wamid', 'direction', 'phone', 'sender_kind', 'body', 'status'],
   resource: toMessageResource,
 })
+
+/** What create and update take, here and through the MCP tools: the request schemas. */
+declareRequests(messages, { create: CreateMessageRequest, update: UpdateMessageRequest })
 
 /**
  * `/api/v1/messages`: index, aggregate, show, store (one record or an array), update (PUT or

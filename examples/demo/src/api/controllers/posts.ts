@@ -5,6 +5,7 @@ import {
   type ApiKeyInfo,
   belongsTo,
   checkIfMatch,
+  declareRequests,
   defineListQuery,
   found,
   hasMany,
@@ -62,6 +63,9 @@ export const postsQuery = defineListQuery(posts, {
   },
   resource: toPostResource,
 })
+
+/** What create and update take, here and through the MCP tools: the request schemas. */
+declareRequests(posts, { create: CreatePostRequest, update: UpdatePostRequest })
 
 /**
  * `/api/v1/posts`: index, aggregate, show, store (one record or an array), update (PUT or

@@ -4,6 +4,7 @@ import {
   type ApiEnv,
   type ApiKeyInfo,
   checkIfMatch,
+  declareRequests,
   defineListQuery,
   found,
   hasMany,
@@ -51,6 +52,9 @@ export const usersQuery = defineListQuery(users, {
   },
   resource: toUserResource,
 })
+
+/** What create and update take, here and through the MCP tools: the request schemas. */
+declareRequests(users, { create: CreateUserRequest, update: UpdateUserRequest })
 
 /**
  * `/api/v1/users`: index, aggregate, show, store (one record or an array), update (PUT or
