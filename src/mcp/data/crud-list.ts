@@ -12,9 +12,9 @@ import {
   type QueryField,
   type ResolvedRelation,
 } from '../../api/query/definition.ts'
+import { recordMaker } from '../../api/query/record.ts'
 import { softDeleteColumn, softDeletes } from '../../api/rest/soft-delete.ts'
 import { ValidationError } from '../../core/errors.ts'
-import { mapEntry } from '../../core/map-entry.ts'
 import type { Database } from '../../db/index.ts'
 import { classifyColumn } from '../../db/models/columns.ts'
 import { ToolError } from '../tool-error.ts'
@@ -73,7 +73,8 @@ interface ModelQuery {
   targets: Map<string, McpModel>
 }
 
-const queries = new WeakMap<AccessPolicy, Map<McpModel, ModelQuery>>()
+/** By the model's access, which a late declaration replaces (`AccessPolicy.of`). */
+const queries = new WeakMap<ModelAccess, ModelQuery>()
 
 /**
  * The model's list grammar under the policy: `fields`, `filter`, `sort` and `search` over the
@@ -85,8 +86,7 @@ export function listQueryOf(
   model: McpModel,
   access: ModelAccess,
 ): ModelQuery {
-  const byModel = mapEntry(queries, policy, () => new Map<McpModel, ModelQuery>())
-  let query = byModel.get(model)
+  let query = queries.get(access)
   if (query) return query
   query = access.query ? fromListQuery(policy, access.query) : ownQuery(policy, model, access)
   // Each included model is read under its own access: its readable fields and its row filter.
@@ -96,7 +96,7 @@ export function listQueryOf(
     relation.fields = describeFields(relation.table).filter((field) => shown.has(field.name))
     relation.rows = related.rows
   }
-  byModel.set(model, query)
+  queries.set(access, query)
   return query
 }
 
@@ -120,7 +120,11 @@ function fromListQuery(policy: AccessPolicy, base: ListQueryDefinition): ModelQu
     relations.set(name, { ...relation, readScope: undefined })
     targets.set(name, target)
   }
-  return { definition: { ...base, relations, resource: undefined }, targets }
+  const definition = { ...base, relations, resource: undefined }
+  return {
+    definition: { ...definition, record: recordMaker(base.fields, base.withheld, undefined) },
+    targets,
+  }
 }
 
 /** The model's list grammar from the policy alone, for a model without a list query. */
