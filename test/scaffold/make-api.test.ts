@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isExcludedField, when } from '../../src/api/index.ts'
 import { runMakeApi } from '../../src/cli/commands/make-api.ts'
 import { CliError } from '../../src/cli/index.ts'
-import { libraryMigrationsDir } from '../../src/db/index.ts'
 import { AUTO_EXCLUDED_FIELDS } from '../../src/core/credentials.ts'
+import { libraryMigrationsDir } from '../../src/db/index.ts'
 import { scaffoldApp, TRASH } from '../api/rest/generated-app.ts'
 
 const run = promisify(execFile)
