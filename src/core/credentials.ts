@@ -44,6 +44,15 @@ export const CREDENTIAL_NAME_PATTERNS: readonly RegExp[] = [
   /(^|_)salt$/,
 ]
 
+/**
+ * A cheap first test for the logger, which looks at every line: a name the rule above catches
+ * holds one of these stems, in snake_case or camelCase alike (no stem has an underscore, which
+ * is all `snakeCase` adds). A line with none of them needs no look at its keys. A new pattern
+ * needs its stem here; test/core/logger.test.ts checks the two agree on the rule's examples.
+ */
+export const CREDENTIAL_STEMS =
+  /pass|digest|secret|token|otp|code|private|api_?key|hashed|encrypted|salt/i
+
 /** `passwordDigest` → `password_digest`; snake_case names are unchanged (lowercased). */
 function snakeCase(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase()

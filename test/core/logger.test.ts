@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto'
 import { Writable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
+import {
+  AUTO_EXCLUDED_FIELDS,
+  CREDENTIAL_STEMS,
+  isCredentialField,
+} from '../../src/core/credentials.ts'
 import { createLogger, type Logger, Redactor, silentLogger } from '../../src/core/index.ts'
+
+const camelCase = (name: string) =>
+  name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase())
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 const apiKey = (env: 'live' | 'test') =>
@@ -101,6 +109,20 @@ describe('Redactor.scrub: the credential rule', () => {
         name: 'Ada',
       },
     })
+  })
+
+  it('the stems of the cheap first test hold every name the credential rule catches', () => {
+    const names = [
+      ...AUTO_EXCLUDED_FIELDS,
+      ...['password_digest', 'encrypted_password', 'reset_password_token', 'ssh_passphrase'],
+      ...['remember_digest', 'client_secret', 'webhook_secret', 'access_token', 'refresh_token'],
+      ...['otp_secret', 'otp_backup_codes', 'recovery_code', 'private_key', 'jwt_private_key_pem'],
+      ...['api_key_hash', 'encrypted_otp_secret', 'salt', 'password_salt'],
+    ]
+    for (const name of [...names, ...names.map(camelCase)]) {
+      expect(isCredentialField(name), name).toBe(true)
+      expect(CREDENTIAL_STEMS.test(name), name).toBe(true)
+    }
   })
 
   it('reads keys and values whole: a value that names a credential is not a key', () => {
