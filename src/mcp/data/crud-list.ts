@@ -120,11 +120,8 @@ function fromListQuery(policy: AccessPolicy, base: ListQueryDefinition): ModelQu
     relations.set(name, { ...relation, readScope: undefined })
     targets.set(name, target)
   }
-  const definition = { ...base, relations, resource: undefined }
-  return {
-    definition: { ...definition, record: recordMaker(base.fields, base.withheld, undefined) },
-    targets,
-  }
+  const record = recordMaker(base.fields, base.withheld, undefined)
+  return { definition: { ...base, relations, resource: undefined, record }, targets }
 }
 
 /** The model's list grammar from the policy alone, for a model without a list query. */
