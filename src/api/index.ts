@@ -137,6 +137,7 @@ export {
   type SoftDelete,
   softDeleteColumn,
   softDeletes,
+  uuid,
   validate,
   validationMessage,
   when,

@@ -1,10 +1,10 @@
 import type { z } from 'zod'
-import { decimal, int64 } from '../../api/rest/column-values.ts'
+import { decimal, int64, uuid } from '../../api/rest/column-values.ts'
 import { BODY_FIELD, fieldErrors } from '../../api/rest/validation.ts'
 import { validationMessage } from '../../api/rest/validation-messages.ts'
 import { FieldValueError } from '../../core/errors.ts'
 import type { Dialect } from '../../db/database.ts'
-import { type ColumnClass, classifyColumn, UUID_PATTERN } from '../../db/models/columns.ts'
+import { type ColumnClass, classifyColumn } from '../../db/models/columns.ts'
 import type { McpColumn } from './models.ts'
 
 const NUMERIC_STRING = /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/
@@ -68,9 +68,7 @@ function coerceString(
   if (enumValues && enumValues.length > 0 && !enumValues.includes(value)) {
     throw new FieldValueError(`expected one of ${enumValues.join(', ')}`)
   }
-  if (kind.kind === 'uuid' && !UUID_PATTERN.test(value)) {
-    throw new FieldValueError('expected a UUID')
-  }
+  if (kind.kind === 'uuid') parseWith(UUID, value)
   if (value.includes('\u0000')) throw new FieldValueError('must not contain NUL characters')
   return value
 }
@@ -90,6 +88,8 @@ function coerceNumber(value: unknown, kind: ColumnClass): number {
   }
   return number
 }
+
+const UUID = uuid()
 
 const decimals = new Map<string, ReturnType<typeof decimal>>()
 
