@@ -68,7 +68,7 @@ function numberText(value: number): string | undefined {
  * returns. The generated requests and resources use it, and so do the data tools.
  */
 export function uuid() {
-  return z.guid({ pattern: UUID_PATTERN })
+  return z.stringFormat('uuid', UUID_PATTERN)
 }
 
 const INT64_MIN = -(2n ** 63n)
