@@ -79,7 +79,7 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
       "import { createLogger, createRateLimiters, createSharedState, errorHandler, loadAppConfig, requestLog } from 'kilnjs/core'",
     )
     expect(main).toContain("import { createPasswordHasher } from 'kilnjs/session'")
-    expect(main).toContain('apiRoutes({ database, apiKeys, limiters, hashPassword })')
+    expect(main).toContain('apiRoutes({ database, apiKeys, limiters, hashPassword, logger })')
     for (const line of [
       'const passwords = createPasswordHasher()',
       'const hashPassword = (password: string) => passwords.hash(password)',
@@ -95,7 +95,8 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
   it('leaves the hasher out when no model has one, and make:api does not ask for its wiring again', () => {
     const { main, makeApiOutput } = withoutPasswords
     expect(main).not.toMatch(/hashPassword|createPasswordHasher/)
-    expect(main).toContain('apiRoutes({ database, apiKeys, limiters })')
+    // The app's logger: /api/v1 writes in the app's format, not a JSON logger of its own.
+    expect(main).toContain('apiRoutes({ database, apiKeys, limiters, logger })')
     expect(main).toContain("createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')")
     // main.ts registers the API and its docs already: make:api prints those steps no more.
     const steps = makeApiOutput.join('\n')

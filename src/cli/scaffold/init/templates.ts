@@ -77,9 +77,10 @@ const passwords = createPasswordHasher()
 const hashPassword = (password: string) => passwords.hash(password)
 `
     : ''
+  // The app's logger: /api/v1's refusals and 500s come out in the app's format, not a JSON one.
   const deps = input.hashesPasswords
-    ? 'database, apiKeys, limiters, hashPassword'
-    : 'database, apiKeys, limiters'
+    ? 'database, apiKeys, limiters, hashPassword, logger'
+    : 'database, apiKeys, limiters, logger'
   const database =
     input.dialect === 'postgres'
       ? `// DATABASE_URL, or embedded PGlite in storage/pgdata when it is unset (needs @electric-sql/pglite).
