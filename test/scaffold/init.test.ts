@@ -76,9 +76,10 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
   it('passes hashPassword from createPasswordHasher when a model has a password column', () => {
     const { main, makeApiOutput } = withPasswords
     expect(main).toContain(
-      "import { createLogger, createRateLimiters, createSharedState, errorHandler, loadAppConfig, requestLog } from 'kilnjs/core'",
+      "import { createLogger, createRateLimiters, createSharedState, errorHandler, loadAppConfig, noSniff, requestLog } from 'kilnjs/core'",
     )
     expect(main).toContain("import { createPasswordHasher } from 'kilnjs/session'")
+    expect(main).toContain("app.use('*', noSniff(), requestLog({ logger }))")
     expect(main).toContain('apiRoutes({ database, apiKeys, limiters, hashPassword, logger })')
     for (const line of [
       'const passwords = createPasswordHasher()',

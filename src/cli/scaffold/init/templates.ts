@@ -69,6 +69,7 @@ export function mainTemplate(input: MainTemplateInput): string {
     'createSharedState',
     'errorHandler',
     'loadAppConfig',
+    'noSniff',
     'requestLog',
   ].join(', ')
   const hasher = input.hashesPasswords
@@ -117,7 +118,8 @@ const limiters = createRateLimiters({ trustProxy: config.trustProxy, redis: shar
 ${hasher}
 const app = new Hono()
 app.onError(errorHandler({ logger }))
-app.use('*', requestLog({ logger }))
+// nosniff on every answer, the app's own routes too: no JSON is ever sniffed into a page.
+app.use('*', noSniff(), requestLog({ logger }))
 app.route('/', apiRoutes({ ${deps} }))
 app.route('/', docsRoutes({ app, title: '${input.appName.replaceAll("'", "\\'")}' }))
 
