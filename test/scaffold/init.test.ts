@@ -116,7 +116,7 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
       expect(main).toContain(
         'createRateLimiters({ trustProxy: config.trustProxy, redis: shared.client, logger })',
       )
-      expect(main).toContain("app.use('*', requestLog({ logger }))")
+      expect(main).toContain("app.use('*', noSniff(), requestLog({ logger }))")
       expect(main).not.toContain('process.env')
     }
   })
