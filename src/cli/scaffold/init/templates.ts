@@ -98,12 +98,15 @@ const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.
   return `import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { ${core} } from 'kilnjs/core'
+import { setCursorKey } from 'kilnjs/api'
 import { createDatabase } from 'kilnjs/db'
 ${input.hashesPasswords ? "import { createPasswordHasher } from 'kilnjs/session'\n" : ''}import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
 
 // Every setting comes from the environment, checked once: a wrong value stops here with one line.
 const config = loadAppConfig()
 const logger = createLogger({ level: config.logLevel, format: config.logFormat })
+// APP_KEY signs the list cursors, the same on every instance (unset: a random key per process).
+setCursorKey(config.appKey)
 
 ${database}
 if (database.dialect !== '${input.dialect}') {
