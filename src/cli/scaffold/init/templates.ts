@@ -97,8 +97,8 @@ const database = await createDatabase(config.databaseUrl, {
 const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')`
   return `import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
-import { ${core} } from 'kilnjs/core'
 import { setCursorKey } from 'kilnjs/api'
+import { ${core} } from 'kilnjs/core'
 import { createDatabase } from 'kilnjs/db'
 ${input.hashesPasswords ? "import { createPasswordHasher } from 'kilnjs/session'\n" : ''}import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
 
