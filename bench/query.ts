@@ -20,7 +20,7 @@
 import { loadavg } from 'node:os'
 import pg from 'pg'
 import { postsQuery } from '../examples/demo/src/api/controllers/posts.ts'
-import { encodeCursor } from '../src/api/query/cursor.ts'
+import { cursorSecretOf, encodeCursor } from '../src/api/query/cursor.ts'
 import { planListQuery } from '../src/api/query/plan.ts'
 import {
   formatRatios,
@@ -125,7 +125,7 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
     const cursor = encodeCursor(
       { values: [skipped], direction: 'next' },
       fingerprint,
-      postsQuery.cursorSecret,
+      cursorSecretOf(postsQuery),
     )
     const byCursor = api(`cursor=${cursor}&per_page=20`)
     const byOffset = api(`page=${CURSOR_PAGE}&per_page=20`)

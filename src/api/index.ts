@@ -88,6 +88,7 @@ export {
   runListQuery,
   type SearchMode,
   searchIndexMigration,
+  setCursorKey,
 } from './query/index.ts'
 export { type TwoStageThrottle, twoStageThrottle } from './rate-limit/index.ts'
 export {
@@ -137,6 +138,7 @@ export {
   type SoftDelete,
   softDeleteColumn,
   softDeletes,
+  uuid,
   validate,
   validationMessage,
   when,

@@ -30,14 +30,24 @@ export const CREDENTIAL_NAME_PATTERNS: readonly RegExp[] = [
   /secret/,
   // Bearer values: access_token, refresh_token, reset_token, confirmation_token (not token_count).
   /_token$/,
+  // Their stored hashes: token_hash, refresh_token_hash, session_token_digest.
+  /(^|_)token_(hash|digest)$/,
+  // Unix's and shorthand spellings: passwd, user_pwd, pwd_hash (not pwd_changed_at, a time).
+  /passwd/,
+  /(^|_)pwd(_hash)?$/,
+  // Keys that sign, encrypt or open sessions: session_key, signing_key, encryption_key,
+  // master_key (not keyboard, monkey or sort_key).
+  /(^|_)(session|signing|encryption|master)_key$/,
+  // Second-factor seeds: totp_seed, mfa_seed (not random_seed).
+  /(^|_)(totp|hotp|mfa)_seed$/,
   // One-time-password seeds and backup codes: otp_secret, otp_backup_codes.
   /^otp/,
   // Recovery and backup codes let their holder past a second factor.
   /(recovery|backup)_codes?$/,
   // Signing and decryption keys: private_key, jwt_private_key_pem.
   /private_key/,
-  // API keys and their hashes: api_key, api_key_hash.
-  /^api_key/,
+  // API keys and their hashes: api_key, apikey (APIKey), api_key_hash, stripe_api_key.
+  /(^|_)api_?key/,
   // Devise and attr_encrypted store encrypted credentials: encrypted_otp_secret.
   /^encrypted_/,
   // A salt is half of a password hash: salt, password_salt.
@@ -51,7 +61,7 @@ export const CREDENTIAL_NAME_PATTERNS: readonly RegExp[] = [
  * needs its stem here; test/core/logger.test.ts checks the two agree on the rule's examples.
  */
 export const CREDENTIAL_STEMS =
-  /pass|digest|secret|token|otp|code|private|api_?key|hashed|encrypted|salt/i
+  /pass|pwd|digest|secret|token|otp|mfa|code|private|api_?key|(session|signing|encryption|master)_?key|hashed|encrypted|salt/i
 
 /** `passwordDigest` → `password_digest`; snake_case names are unchanged (lowercased). */
 function snakeCase(name: string): string {

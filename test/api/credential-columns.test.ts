@@ -19,7 +19,7 @@ import { createDataTools, createMcpServer, type McpAccessOptions } from '../../s
 import { call, connectInMemory } from '../mcp/support/client.ts'
 import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
 
-/** The credential columns of the issue, beside two that are not credentials. */
+/** The credential columns of the issues, beside two that are not credentials. */
 const CREDENTIALS = [
   'password_digest',
   'encrypted_password',
@@ -27,6 +27,17 @@ const CREDENTIALS = [
   'otp_secret',
   'access_token',
   'client_secret',
+  // Common spellings the net used to miss.
+  'passwd',
+  'pwd',
+  'token_hash',
+  'refresh_token_hash',
+  'session_key',
+  'signing_key',
+  'encryption_key',
+  'totp_seed',
+  'mfa_seed',
+  'apikey',
 ]
 
 const pgAccounts = pgTable('accounts', {
@@ -75,6 +86,22 @@ describe('isCredentialField: the one credential rule', () => {
       'ssh_passphrase',
     ]
     for (const name of caught) expect(isCredentialField(name), name).toBe(true)
+    const camel = [
+      'userPasswd',
+      'tokenHash',
+      'refreshTokenHash',
+      'signingKey',
+      'totpSeed',
+      'apiKey',
+    ]
+    for (const name of [...camel, 'APIKey', 'stripe_api_key', 'mfaSeed', 'sessionKey']) {
+      expect(isCredentialField(name), name).toBe(true)
+    }
+    // Harmless look-alikes stay: a count, a keyboard, a monkey, when a password last changed.
+    const harmless = ['token_count', 'keyboard', 'monkey', 'pwd_changed_at', 'key', 'seed']
+    for (const name of [...harmless, 'sort_key', 'random_seed', 'tokens_used', 'pwd_reset_at']) {
+      expect(isCredentialField(name), name).toBe(false)
+    }
     for (const name of ['token_count', 'name', 'email', 'tokens_used', 'api_version', 'digest']) {
       expect(isCredentialField(name), name).toBe(false)
     }
@@ -141,6 +168,8 @@ describeEachDatabase('credential-looking columns never leave the server', (backe
       await expect(list(definition, query), query).rejects.toMatchObject({ status: 422 })
     }
     for (const name of CREDENTIALS) {
+      const query = `filter[${name}][starts_with]=a`
+      await expect(list(definition, query), query).rejects.toMatchObject({ status: 422 })
       expect(() => defineListQuery(accounts, { fields: ['id', name] })).toThrow(
         `"${name}" is sensitive and cannot be in fields`,
       )
@@ -192,6 +221,13 @@ describeEachDatabase('credential-looking columns never leave the server', (backe
     })
     expect(oracle.isError).toBe(true)
     expect(oracle.text).toMatch(/Unknown filter field\(s\) for accounts: "otp_secret"/)
+    for (const name of CREDENTIALS) {
+      const guess = await call(client, 'crud_list', {
+        model: 'accounts',
+        filters: { [name]: { starts_with: 'a' } },
+      })
+      expect(guess.isError, name).toBe(true)
+    }
     const included = await call(client, 'crud_list', { model: 'logins', include: ['account'] })
     const record = (included.json as { records: Array<{ account: object }> }).records[0]!
     expect(Object.keys(record.account).sort()).toEqual(['id', 'name', 'token_count'])

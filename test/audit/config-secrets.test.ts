@@ -80,7 +80,7 @@ function configurations(): Array<{ name: string; config: object; secrets: Secret
       secrets: [storageConfig.objectStore!.secretAccessKey!],
     },
     { name: 'Storage', config: storage, secrets: [] },
-    { name: 'list query', config: listQuery, secrets: [listQuery.cursorSecret] },
+    { name: 'list query', config: listQuery, secrets: [listQuery.cursorSecret!] },
   ]
 }
 

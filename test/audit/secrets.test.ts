@@ -22,6 +22,7 @@ import {
   signBody,
   VERIFIER,
 } from '../fuzz/support.ts'
+import { consentChoices } from '../support/consent-choices.ts'
 
 /** Long, unique test-only values: finding one anywhere means it leaked. */
 const unique = (name: string) => `${name}-${randomBytes(24).toString('hex')}`
@@ -419,14 +420,20 @@ describe('secrets audit: one run of the demo exercising every capability', () =>
       body: new URLSearchParams({ user_code: 'BBBB-BBBB', csrf_token: csrf }).toString(),
     })
     expect(wrongCode.status).toBe(400)
+    const confirm = await call('device confirmation', '/device', {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ user_code: grant.user_code, csrf_token: csrf }).toString(),
+    })
     const approved = await call('device approval', '/device', {
       method: 'POST',
       headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        user_code: grant.user_code,
-        csrf_token: csrf,
-        decision: 'approve',
-      }).toString(),
+      body: new URLSearchParams([
+        ['user_code', grant.user_code],
+        ['csrf_token', csrf],
+        ['decision', 'approve'],
+        ...consentChoices(confirm.body),
+      ]).toString(),
     })
     expect(approved.status).toBe(200)
     const polled = await call(

@@ -6,6 +6,7 @@ import { generateApiKey } from '../../src/api/index.ts'
 import { apiKeysPg } from '../../src/db/index.ts'
 import { CookieJar } from '../demo/support.ts'
 import { CHALLENGE, form, hiddenField, VERIFIER } from '../oauth/support.ts'
+import { consentChoices } from '../support/consent-choices.ts'
 import { createPostgresTestDatabase } from '../support/databases.ts'
 import { postgresUrl, redisUrl } from '../support/env.ts'
 import {
@@ -166,6 +167,7 @@ describe.skipIf(!postgresUrl || !redisUrl)('two instances and a worker', () => {
         request_id: hiddenField(html, 'request_id'),
         csrf_token: hiddenField(html, 'csrf_token'),
         decision: 'approve',
+        ...choicesOf(html),
       }),
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
       redirect: 'manual',
@@ -205,6 +207,7 @@ describe.skipIf(!postgresUrl || !redisUrl)('two instances and a worker', () => {
         user_code: hiddenField(html, 'user_code'),
         csrf_token: hiddenField(html, 'csrf_token'),
         decision: 'approve',
+        ...choicesOf(html),
       }),
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
     })
@@ -319,3 +322,10 @@ describe.skipIf(!postgresUrl || !redisUrl)('two instances and a worker', () => {
     expect(await rowsFor(wamid)).toBe(1)
   }, 180_000)
 })
+
+/** The page's choices as `form` takes them: the marker and the ticked permissions. */
+function choicesOf(html: string): Record<string, string[]> {
+  const fields: Record<string, string[]> = {}
+  for (const [name, value] of consentChoices(html)) fields[name] = [...(fields[name] ?? []), value]
+  return fields
+}

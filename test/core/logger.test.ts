@@ -118,6 +118,8 @@ describe('Redactor.scrub: the credential rule', () => {
       ...['remember_digest', 'client_secret', 'webhook_secret', 'access_token', 'refresh_token'],
       ...['otp_secret', 'otp_backup_codes', 'recovery_code', 'private_key', 'jwt_private_key_pem'],
       ...['api_key_hash', 'encrypted_otp_secret', 'salt', 'password_salt'],
+      ...['passwd', 'pwd', 'user_pwd', 'token_hash', 'refresh_token_hash', 'session_key'],
+      ...['signing_key', 'encryption_key', 'master_key', 'totp_seed', 'mfa_seed', 'apikey'],
     ]
     for (const name of [...names, ...names.map(camelCase)]) {
       expect(isCredentialField(name), name).toBe(true)

@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { CliError } from '../../src/cli/cli-error.ts'
 import { loadKilnConfig, loadModelRegistry, loadSchemaModule } from '../../src/cli/models/load.ts'
@@ -98,6 +98,17 @@ describe('loadKilnConfig', () => {
     const error = await loadKilnConfig(dir).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(CliError)
     expect((error as Error).message).toMatch(/^Could not load kiln\.config\.ts: .*missing/)
+  })
+
+  it('reports a syntax error in the schema with its file, line, column and text', async () => {
+    const schema = join(dir, 'broken-schema.ts')
+    await writeFile(schema, 'export const a = 1\nexport const b = {\n  c: 2,,\n}\n')
+    const error = await loadSchemaModule(schema).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(CliError)
+    const where = `${relative(process.cwd(), schema)}:3:8`
+    expect((error as Error).message).toBe(
+      `Could not load the schema module ${schema}: syntax error at ${where}: Expected identifier but found ","\n    3 |   c: 2,,\n      |        ^`,
+    )
   })
 
   it('reports a missing schema module and a schema of the wrong dialect', async () => {

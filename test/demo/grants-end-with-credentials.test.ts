@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { passwords } from '../../examples/demo/src/auth.ts'
 import { users } from '../../examples/demo/src/schema.ts'
 import { s256Challenge } from '../../src/oauth/protocol/pkce.ts'
+import { consentChoices } from '../support/consent-choices.ts'
 import { type DemoUnderTest, hiddenInput, signIn, startDemo } from './support.ts'
 
 const ISSUER = 'http://127.0.0.1:3000'
@@ -47,11 +48,12 @@ async function connect(
   const decided = await app.request('/authorize', {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
-    body: new URLSearchParams({
-      decision: 'approve',
-      request_id: hiddenInput(html, 'request_id'),
-      csrf_token: hiddenInput(html, 'csrf_token'),
-    }).toString(),
+    body: new URLSearchParams([
+      ['decision', 'approve'],
+      ['request_id', hiddenInput(html, 'request_id')],
+      ['csrf_token', hiddenInput(html, 'csrf_token')],
+      ...consentChoices(html),
+    ]).toString(),
   })
   expect(decided.status).toBe(303)
   const code = new URL(decided.headers.get('location') ?? '').searchParams.get('code') ?? ''

@@ -2,6 +2,7 @@ import * as oauth from 'oauth4webapi'
 import * as client from 'openid-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Harness, serveHarness } from '../oauth/support.ts'
+import { consentChoices } from '../support/consent-choices.ts'
 
 type Served = Harness & { close(): Promise<void> }
 
@@ -16,7 +17,7 @@ class Browser {
     if (setCookie) this.cookie = setCookie.split(';')[0] ?? ''
     return res
   }
-  postForm(url: string | URL, fields: Record<string, string>) {
+  postForm(url: string | URL, fields: Record<string, string> | [string, string][]) {
     return this.fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -48,11 +49,12 @@ async function consent(browser: Browser, issuer: string, start: URL, decision: '
   }
   expect(res.status).toBe(200)
   const html = await res.text()
-  const answer = await browser.postForm(`${issuer}/authorize`, {
-    request_id: hidden(html, 'request_id'),
-    csrf_token: hidden(html, 'csrf_token'),
-    decision,
-  })
+  const answer = await browser.postForm(`${issuer}/authorize`, [
+    ['request_id', hidden(html, 'request_id')],
+    ['csrf_token', hidden(html, 'csrf_token')],
+    ['decision', decision],
+    ...consentChoices(html),
+  ])
   expect(answer.status).toBe(303)
   return new URL(answer.headers.get('location') ?? '')
 }
@@ -66,11 +68,12 @@ async function approveDevice(browser: Browser, issuer: string, userCode: string)
   })
   expect(confirm.status).toBe(200)
   const html = await confirm.text()
-  const done = await browser.postForm(`${issuer}/device`, {
-    user_code: hidden(html, 'user_code'),
-    csrf_token: csrf,
-    decision: 'approve',
-  })
+  const done = await browser.postForm(`${issuer}/device`, [
+    ['user_code', hidden(html, 'user_code')],
+    ['csrf_token', csrf],
+    ['decision', 'approve'],
+    ...consentChoices(html),
+  ])
   expect(done.status).toBe(200)
 }
 

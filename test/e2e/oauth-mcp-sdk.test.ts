@@ -6,6 +6,7 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Harness, serveHarness } from '../oauth/support.ts'
+import { consentChoices } from '../support/consent-choices.ts'
 
 /** An in-memory provider, as an MCP client application keeps one. */
 class MemoryProvider implements OAuthClientProvider {
@@ -81,11 +82,12 @@ describe('MCP SDK auth() from zero', () => {
       method: 'POST',
       redirect: 'manual',
       headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        request_id: field('request_id'),
-        csrf_token: field('csrf_token'),
-        decision: 'approve',
-      }),
+      body: new URLSearchParams([
+        ['request_id', field('request_id')],
+        ['csrf_token', field('csrf_token')],
+        ['decision', 'approve'],
+        ...consentChoices(html),
+      ]),
     })
     const callback = new URL(decided.headers.get('location') ?? '')
     expect(callback.searchParams.get('state')).toBe('sdk-state')

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../../examples/demo/src/auth.ts'
 import { generateApiKey } from '../../src/api/index.ts'
 import { CHALLENGE, hiddenField, VERIFIER } from '../oauth/support.ts'
+import { consentChoices } from '../support/consent-choices.ts'
 import { createPostgresTestDatabase } from '../support/databases.ts'
 import { postgresUrl, redisUrl } from '../support/env.ts'
 import { ForwardingProxy } from '../support/forwarding-proxy.ts'
@@ -250,11 +251,12 @@ describe.each(modes.filter((mode) => mode.enabled))('security reproductions: $na
         'content-type': 'application/x-www-form-urlencoded',
         cookie: cookies.header(),
       },
-      body: new URLSearchParams({
-        request_id: hiddenField(page.text, 'request_id'),
-        csrf_token: hiddenField(page.text, 'csrf_token'),
-        decision: 'approve',
-      }).toString(),
+      body: new URLSearchParams([
+        ['request_id', hiddenField(page.text, 'request_id')],
+        ['csrf_token', hiddenField(page.text, 'csrf_token')],
+        ['decision', 'approve'],
+        ...consentChoices(page.text),
+      ]).toString(),
     })
     expect(decision.status, decision.text).toBe(303)
     return new URL(decision.location ?? '').searchParams.get('code') ?? ''
@@ -657,11 +659,12 @@ describe.each(modes.filter((mode) => mode.enabled))('security reproductions: $na
         'content-type': 'application/x-www-form-urlencoded',
         cookie: victim.header(),
       },
-      body: new URLSearchParams({
-        request_id: hiddenField(page.text, 'request_id'),
-        csrf_token: hiddenField(page.text, 'csrf_token'),
-        decision: 'approve',
-      }).toString(),
+      body: new URLSearchParams([
+        ['request_id', hiddenField(page.text, 'request_id')],
+        ['csrf_token', hiddenField(page.text, 'csrf_token')],
+        ['decision', 'approve'],
+        ...consentChoices(page.text),
+      ]).toString(),
     })
     expect(answered.status).toBe(303)
   })

@@ -10,6 +10,7 @@ import { createApiKey } from '../../src/api/index.ts'
 import type { QueueWorker } from '../../src/core/index.ts'
 import { createMcpServer, mcpEndpoint } from '../../src/mcp/index.ts'
 import { type CookieJar, type DemoUnderTest, hiddenInput, startDemo } from '../demo/support.ts'
+import { consentChoices } from '../support/consent-choices.ts'
 import { createPostgresTestDatabase } from '../support/databases.ts'
 import { postgresUrl } from '../support/env.ts'
 
@@ -316,11 +317,12 @@ export async function authorizationCode(
   const decision = await request('/authorize', {
     method: 'POST',
     headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      request_id: decodeHtml(hiddenInput(html, 'request_id')),
-      csrf_token: decodeHtml(hiddenInput(html, 'csrf_token')),
-      decision: 'approve',
-    }).toString(),
+    body: new URLSearchParams([
+      ['request_id', decodeHtml(hiddenInput(html, 'request_id'))],
+      ['csrf_token', decodeHtml(hiddenInput(html, 'csrf_token'))],
+      ['decision', 'approve'],
+      ...consentChoices(html),
+    ]).toString(),
   })
   const location = decision.headers.get('location') ?? ''
   const code = location ? new URL(location).searchParams.get('code') : null

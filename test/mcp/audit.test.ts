@@ -125,6 +125,25 @@ describeEachDatabase('the audit trail of the data tools', (backend) => {
     expect(entries[4]).toMatchObject({ recordIds: [created.id], fields: [] })
   })
 
+  it('records the ids a list read when its fields leave the key out', async () => {
+    const client = await connect()
+    const first = await ok<{ id: number }>(client, 'crud_create', {
+      model: 'notes',
+      data: { title: 'First' },
+    })
+    await ok(client, 'crud_create', { model: 'notes', data: { title: 'Second' } })
+    const page = await ok<{ records: Record<string, unknown>[] }>(client, 'crud_list', {
+      model: 'notes',
+      fields: ['title'],
+      sort: 'id',
+    })
+    // The answer keeps to the fields asked for; the trail still knows which records were read.
+    expect(page.records).toEqual([{ title: 'First' }, { title: 'Second' }])
+    await trail.flush()
+    const listed = (await log.list()).find((entry) => entry.tool === 'crud_list')
+    expect(listed?.recordIds).toEqual([first.id, first.id + 1])
+  })
+
   it('tells refused calls from failed ones, and records a pending approval', async () => {
     const client = await connect()
     const note = await ok<{ id: number }>(client, 'crud_create', {

@@ -199,7 +199,7 @@ describe('CIMD building blocks', () => {
     expect(isAllowedAddress('10.1.2.3', true)).toBe(false)
   })
 
-  it('blocks IPv4-compatible, site-local and NAT64 local-use IPv6, even with allowLoopback', () => {
+  it('blocks IPv4-compatible, IPv4-translated, Teredo, site-local and NAT64 local-use IPv6, even with allowLoopback', () => {
     for (const address of [
       '::7f00:1', // ::127.0.0.1, IPv4-compatible (::/96)
       '::a00:1',
@@ -208,11 +208,16 @@ describe('CIMD building blocks', () => {
       'feff:ffff::1',
       '64:ff9b:1::7f00:1', // NAT64 local-use (64:ff9b:1::/48)
       '64:ff9b:1:ffff::1',
+      '::ffff:0:7f00:1', // ::ffff:0:127.0.0.1, IPv4-translated (::ffff:0:0:0/96)
+      '::ffff:0:808:808',
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2', // Teredo (2001::/32)
+      '2001::1',
     ]) {
       expect(isAllowedAddress(address, false), address).toBe(false)
       expect(isAllowedAddress(address, true), address).toBe(false)
     }
     expect(isAllowedAddress('2001:4860:4860::8888', false)).toBe(true)
+    expect(isAllowedAddress('2001:1::1', false)).toBe(true)
     expect(isAllowedAddress('64:ff9b:2::1', false)).toBe(true)
   })
 

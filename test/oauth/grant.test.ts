@@ -125,7 +125,10 @@ describe('the consent page offers what the app allows, and the person grants a p
     expect(shown.html).toContain('mcp:read')
     expect(shown.html).not.toContain('mcp:write')
     expect(shown.html).not.toContain('Create, change and delete')
-    const { tokens, claims } = await approveWith(harness, shown, {})
+    const { tokens, claims } = await approveWith(harness, shown, {
+      grant_choices: '1',
+      grant: ['posts:read'],
+    })
     expect(tokens.scope).toBe('mcp:read')
     expect(claims.grant).toEqual({ posts: ['read'] })
   })
@@ -182,13 +185,26 @@ describe('the consent page offers what the app allows, and the person grants a p
     expect(none.claims.grant).toEqual({})
   })
 
-  it('approves the offer as shown when the form carries no choices (answered by a script)', async () => {
+  it('refuses an approval without the page’s choice marker, granting nothing (reproduction)', async () => {
     const harness = createHarness({ describeAccess: () => POSTS_AND_COMMENTS })
-    const { claims } = await approveWith(harness, await consentPage(harness), {})
-    expect(claims.grant).toEqual({
-      posts: ['read', 'create', 'update'],
-      comments: ['read', 'create'],
+    const shown = await consentPage(harness)
+    expect(shown.html).toContain('name="grant_choices"')
+    const fields = {
+      request_id: hiddenField(shown.html, 'request_id'),
+      csrf_token: hiddenField(shown.html, 'csrf_token'),
+      decision: 'approve',
+    }
+    const forged = await harness.request('/authorize', formWithCookie(shown.cookie, fields))
+    expect(forged.status).toBe(400)
+    expect(forged.headers.get('location')).toBeNull()
+    expect(await forged.text()).toContain('nothing was granted')
+    expect(await createOAuthGrants({ store: harness.store }).listForUser('alice')).toEqual([])
+    // The request is still the page's to answer.
+    const { claims } = await approveWith(harness, shown, {
+      grant_choices: '1',
+      grant: ['posts:read'],
     })
+    expect(claims.grant).toEqual({ posts: ['read'] })
   })
 
   it('says so when the app offers nothing', async () => {
@@ -228,6 +244,11 @@ describe('the consent page offers what the app allows, and the person grants a p
     )
     const html = await confirm.text()
     expect(html).toContain('name="grant" value="comments:create" checked')
+    const forged = await harness.request(
+      '/device',
+      formWithCookie(cookie, { user_code, csrf_token: csrf, decision: 'approve' }),
+    )
+    expect(forged.status).toBe(400)
     const decided = await harness.request(
       '/device',
       formWithCookie(cookie, {

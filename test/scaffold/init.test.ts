@@ -76,10 +76,11 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
   it('passes hashPassword from createPasswordHasher when a model has a password column', () => {
     const { main, makeApiOutput } = withPasswords
     expect(main).toContain(
-      "import { createLogger, createRateLimiters, createSharedState, errorHandler, loadAppConfig, requestLog } from 'kilnjs/core'",
+      "import { createLogger, createRateLimiters, createSharedState, errorHandler, loadAppConfig, noSniff, requestLog } from 'kilnjs/core'",
     )
     expect(main).toContain("import { createPasswordHasher } from 'kilnjs/session'")
-    expect(main).toContain('apiRoutes({ database, apiKeys, limiters, hashPassword })')
+    expect(main).toContain("app.use('*', noSniff(), requestLog({ logger }))")
+    expect(main).toContain('apiRoutes({ database, apiKeys, limiters, hashPassword, logger })')
     for (const line of [
       'const passwords = createPasswordHasher()',
       'const hashPassword = (password: string) => passwords.hash(password)',
@@ -95,7 +96,8 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
   it('leaves the hasher out when no model has one, and make:api does not ask for its wiring again', () => {
     const { main, makeApiOutput } = withoutPasswords
     expect(main).not.toMatch(/hashPassword|createPasswordHasher/)
-    expect(main).toContain('apiRoutes({ database, apiKeys, limiters })')
+    // The app's logger: /api/v1 writes in the app's format, not a JSON logger of its own.
+    expect(main).toContain('apiRoutes({ database, apiKeys, limiters, logger })')
     expect(main).toContain("createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')")
     // main.ts registers the API and its docs already: make:api prints those steps no more.
     const steps = makeApiOutput.join('\n')
@@ -114,7 +116,7 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
       expect(main).toContain(
         'createRateLimiters({ trustProxy: config.trustProxy, redis: shared.client, logger })',
       )
-      expect(main).toContain("app.use('*', requestLog({ logger }))")
+      expect(main).toContain("app.use('*', noSniff(), requestLog({ logger }))")
       expect(main).not.toContain('process.env')
     }
   })

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import SwaggerParser from '@apidevtools/swagger-parser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { UUID_PATTERN } from '../../src/db/models/columns.ts'
 import { operationsFromDocument } from '../../src/mcp/bridge/openapi-bridge.ts'
 import {
   KITCHEN_SINK,
@@ -319,7 +320,9 @@ describeEachDatabase('kitchen-sink schema: generated endpoints', (backend) => {
     expect(idSchema('ledger_entries')).toEqual({ type: 'integer', minimum: 1 })
     expect(idSchema('groups')).toEqual({ type: 'string' })
     expect(idSchema('orders')).toEqual(
-      postgres ? { type: 'string', format: 'uuid' } : { type: 'string' },
+      postgres
+        ? { type: 'string', format: 'uuid', pattern: UUID_PATTERN.source }
+        : { type: 'string' },
     )
     expect(doc.paths['/api/v1/orders']?.get).toMatchObject({ 'x-scopes': ['orders:read'] })
     expect(doc.paths['/api/v1/orders/{id}']?.put).toMatchObject({ 'x-scopes': ['orders:write'] })

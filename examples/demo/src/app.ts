@@ -1,5 +1,5 @@
 import { Hono } from 'hono'
-import { errorHandler, requestLog } from 'kilnjs/core'
+import { errorHandler, noSniff, requestLog } from 'kilnjs/core'
 import { loginRoutes } from 'kilnjs/session'
 import { verifyUserCredentials } from './auth.ts'
 import type { DemoContext } from './context.ts'
@@ -13,7 +13,8 @@ export async function createDemoApp(ctx: DemoContext, options: DemoAppOptions = 
   app.notFound((c) => c.json({ error: 'Not Found' }, 404))
   // A line per request for the person running `npm start`; debug elsewhere (tests, production).
   const requestLevel = ctx.config.env === 'development' ? 'info' : 'debug'
-  app.use('*', requestLog({ logger: ctx.logger, level: requestLevel }))
+  // nosniff on every answer (/health, the pages, every feature's routes): kiln's default.
+  app.use('*', noSniff(), requestLog({ logger: ctx.logger, level: requestLevel }))
 
   app.get('/health', async (c) => {
     await ctx.database.ping()

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { eq } from 'drizzle-orm'
+import { setCursorKey } from 'kilnjs/api'
 import {
   type AppConfig,
   createLogger,
@@ -57,6 +58,8 @@ export const migrationsDir = fileURLToPath(new URL('../migrations', import.meta.
 export async function createDemoContext(options: DemoContextOptions = {}): Promise<DemoContext> {
   const env = options.env ?? process.env
   const config = loadAppConfig(env)
+  // APP_KEY signs the list cursors, the same on every instance (unset: a random key per process).
+  setCursorKey(config.appKey)
   const redactor = new Redactor()
   const logger =
     options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, redactor })

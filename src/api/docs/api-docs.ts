@@ -1,5 +1,5 @@
 import { Hono } from 'hono'
-import { securityHeaderValues } from '../../core/http/security-headers.ts'
+import { NO_SNIFF, securityHeaderValues } from '../../core/http/security-headers.ts'
 import { buildOpenApiDocument } from '../openapi/build.ts'
 import type { OpenApiDocument, OpenApiResource, RouteInfo } from '../openapi/types.ts'
 import { type OpenApi31Document, toOpenApi31 } from '../openapi/version.ts'
@@ -74,12 +74,14 @@ export function apiDocs(options: ApiDocsOptions): Hono {
 
   const routes = new Hono().get(specPath, function openApiJson(c) {
     c.header('Content-Type', 'application/json; charset=utf-8')
+    c.header(NO_SNIFF.name, NO_SNIFF.value)
     c.header('Cache-Control', 'no-cache')
     return c.body(document())
   })
   if (spec31Path) {
     routes.get(spec31Path, function openApi31Json(c) {
       c.header('Content-Type', 'application/json; charset=utf-8')
+      c.header(NO_SNIFF.name, NO_SNIFF.value)
       c.header('Cache-Control', 'no-cache')
       return c.body(document31())
     })
@@ -92,7 +94,7 @@ export function apiDocs(options: ApiDocsOptions): Hono {
     .get(scriptPath, function redocBundle(c) {
       c.header('Content-Type', 'text/javascript; charset=utf-8')
       c.header('Cache-Control', hasRedoc() ? 'public, max-age=86400' : 'no-cache')
-      c.header('X-Content-Type-Options', 'nosniff')
+      c.header(NO_SNIFF.name, NO_SNIFF.value)
       return c.body(redocScript())
     })
 }

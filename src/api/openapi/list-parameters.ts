@@ -1,3 +1,4 @@
+import { UUID_PATTERN } from '../../db/models/columns.ts'
 import {
   type ListQueryDefinition,
   type QueryField,
@@ -223,7 +224,7 @@ export function valueSchema(field: QueryField): JsonSchema {
     case 'date-string':
       return { type: 'string', format: 'date' }
     case 'uuid':
-      return { type: 'string', format: 'uuid' }
+      return { type: 'string', format: 'uuid', pattern: UUID_PATTERN.source }
     case 'enum':
       return { type: 'string', enum: field.info.enumValues ?? [] }
     case 'bigint':

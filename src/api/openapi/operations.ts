@@ -1,3 +1,4 @@
+import { UUID_PATTERN } from '../../db/models/columns.ts'
 import {
   camelCase,
   capitalize,
@@ -181,7 +182,7 @@ function pathParameter(name: string, resource: OpenApiResource | undefined): Ope
     idType === 'integer'
       ? { type: 'integer', minimum: 1 }
       : idType === 'uuid'
-        ? { type: 'string', format: 'uuid' }
+        ? { type: 'string', format: 'uuid', pattern: UUID_PATTERN.source }
         : { type: 'string' }
   return { name, in: 'path', required: true, schema }
 }

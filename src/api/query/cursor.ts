@@ -1,6 +1,6 @@
-import { createHmac, createSecretKey, hash, type KeyObject } from 'node:crypto'
+import { createHmac, createSecretKey, hash, type KeyObject, randomBytes } from 'node:crypto'
 import { digestsEqual } from '../../core/http/constant-time.ts'
-import type { Secret } from '../../core/secret.ts'
+import { Secret } from '../../core/secret.ts'
 
 /** What a cursor says: the sort-key values of a boundary record and which way to read. */
 export interface CursorPosition {
@@ -56,6 +56,48 @@ export function decodeCursor(
   if ((direction !== 'n' && direction !== 'p') || !Array.isArray(values)) return 'malformed'
   if (print !== fingerprint) return 'other-query'
   return { values, direction: direction === 'n' ? 'next' : 'prev' }
+}
+
+/** The app's key (`APP_KEY`), or this process's random one until `setCursorKey` names it. */
+let appKey: Secret | undefined
+const tableKeys = new Map<string, Secret>()
+
+/**
+ * Makes the app's key (`APP_KEY`, `config.appKey`) sign the cursors of every list query that
+ * has no `cursorSecret` of its own; call it once at start-up, before serving. Without it each
+ * process signs with a random key: cursors then last as long as the process, and another
+ * instance refuses them, but none is ever signed with a key anyone can know. `undefined`
+ * (APP_KEY unset) leaves that random key.
+ */
+export function setCursorKey(key: Secret | string | undefined): void {
+  if (key === undefined) return
+  const secret = Secret.from(key)
+  if (secret.reveal().length < 32) {
+    throw new TypeError('setCursorKey: the key needs 32 or more characters (APP_KEY)')
+  }
+  appKey = secret
+  tableKeys.clear()
+}
+
+/**
+ * The secret of a list query's cursors: its own `cursorSecret`, else one derived from the
+ * app's key for its table, so a cursor of one table never reads as another's.
+ */
+export function cursorSecretOf(definition: {
+  cursorSecret: Secret | undefined
+  tableName: string
+}): Secret {
+  if (definition.cursorSecret) return definition.cursorSecret
+  let secret = tableKeys.get(definition.tableName)
+  if (!secret) {
+    appKey ??= new Secret(randomBytes(32).toString('base64url'))
+    const derived = createHmac('sha256', appKey.reveal())
+      .update(`kiln-cursor:${definition.tableName}`)
+      .digest('base64url')
+    secret = new Secret(derived)
+    tableKeys.set(definition.tableName, secret)
+  }
+  return secret
 }
 
 /** Each secret as a key object, made once: HMAC with a string key imports the key every time. */

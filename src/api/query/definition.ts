@@ -140,7 +140,10 @@ export interface ListQueryOptions<Row = Record<string, unknown>, Rec extends obj
   defaultSort?: string
   /** Caps on what one request may ask for, each over `DEFAULT_QUERY_LIMITS`. */
   limits?: Partial<QueryLimits>
-  /** Signs cursors (HMAC-SHA256). Without it they are checksummed: edits are still caught. */
+  /**
+   * Signs cursors (HMAC-SHA256). Without it they are signed with a key derived from the app's
+   * key (`setCursorKey(config.appKey)`, APP_KEY), or this process's random key.
+   */
   cursorSecret?: Secret | string
   /** `count=estimated` counts exactly below this many estimated rows (default 1,000). */
   estimateThreshold?: number
@@ -216,7 +219,8 @@ export interface ListQueryDefinition {
   relations: Map<string, ResolvedRelation>
   defaultSort: string | undefined
   limits: QueryLimits
-  cursorSecret: Secret
+  /** The query's own cursor secret; without one, `cursorSecretOf` derives it from the app's key. */
+  cursorSecret: Secret | undefined
   estimateThreshold: number
   resource: ((row: never) => object) | undefined
   /** The names records never show: the columns `fields` leaves out, by wire and property name. */
@@ -374,7 +378,8 @@ export function buildListQuery<T extends Table, Rec extends object = object>(
     relations: new Map(),
     defaultSort: options.defaultSort,
     limits: { ...DEFAULT_QUERY_LIMITS, ...options.limits },
-    cursorSecret: Secret.from(options.cursorSecret ?? `kiln-cursor:${tableName}`),
+    cursorSecret:
+      options.cursorSecret === undefined ? undefined : Secret.from(options.cursorSecret),
     estimateThreshold: options.estimateThreshold ?? 1_000,
     resource,
     withheld,

@@ -8,7 +8,7 @@ export {
   runAggregateQuery,
 } from './aggregate.ts'
 export { type BoundCondition, type CountResult, countRecords } from './count.ts'
-export { type CursorPosition, decodeCursor, encodeCursor } from './cursor.ts'
+export { type CursorPosition, decodeCursor, encodeCursor, setCursorKey } from './cursor.ts'
 export {
   belongsTo,
   defineListQuery,

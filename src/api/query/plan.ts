@@ -2,7 +2,7 @@ import { FieldValueError, ForbiddenError } from '../../core/errors.ts'
 import { missingScopeMessage } from '../auth/api-key-auth.ts'
 import { missingScopes } from '../provider/scopes.ts'
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, readPageNumber } from '../rest/pagination.ts'
-import { type CursorPosition, decodeCursor, fingerprintOf } from './cursor.ts'
+import { type CursorPosition, cursorSecretOf, decodeCursor, fingerprintOf } from './cursor.ts'
 import {
   type ListQueryDefinition,
   type QueryCaller,
@@ -474,7 +474,7 @@ function planCursor(
   sort: SortKey[],
   problems: QueryProblems,
 ): CursorPosition | undefined {
-  const decoded = decodeCursor(value, fingerprint, definition.cursorSecret)
+  const decoded = decodeCursor(value, fingerprint, cursorSecretOf(definition))
   if (decoded === 'malformed') {
     problems.add('cursor', 'is not a valid cursor')
     return undefined

@@ -11,7 +11,7 @@ import {
   trashedCondition,
 } from '../rest/soft-delete.ts'
 import { type BoundCondition, countRecords } from './count.ts'
-import { encodeCursor } from './cursor.ts'
+import { cursorSecretOf, encodeCursor } from './cursor.ts'
 import type {
   ListQueryDefinition,
   QueryCaller,
@@ -351,7 +351,7 @@ function cursorEnvelope(
     const values = plan.sort.map(({ field }, i) =>
       exactTimestamp(definition, field) ? row[`kiln_cursor_${i}`] : toJsonValue(row[field.key]),
     )
-    return encodeCursor({ values, direction }, plan.fingerprint, definition.cursorSecret)
+    return encodeCursor({ values, direction }, plan.fingerprint, cursorSecretOf(definition))
   }
   const backwards = plan.cursor?.direction === 'prev'
   const next = backwards || hasMore ? at(rows.at(-1), 'next') : null

@@ -1,5 +1,6 @@
 import type { Column } from 'drizzle-orm'
 import { z } from 'zod'
+import { UUID_PATTERN } from '../../db/models/columns.ts'
 import { jsonSchemaOf } from '../../db/models/json-schemas.ts'
 
 /** Options of `decimal`. */
@@ -60,6 +61,16 @@ function numberText(value: number): string | undefined {
   return /e/i.test(text) ? undefined : text
 }
 
+/**
+ * A `uuid` field: any 8-4-4-4-12 hex string, as a `uuid` column takes it (zod's `z.uuid()`
+ * also demands RFC 9562 version and variant digits, refusing ids the database holds). Its JSON
+ * Schema is `format: uuid` with that pattern, so the OpenAPI documents accept every id the API
+ * returns. The generated requests and resources use it, and so do the data tools.
+ */
+export function uuid() {
+  return z.stringFormat('uuid', UUID_PATTERN)
+}
+
 const INT64_MIN = -(2n ** 63n)
 const INT64_MAX = 2n ** 63n - 1n
 
@@ -85,12 +96,17 @@ export function int64() {
  * A `json`/`jsonb` request field typed as the column's `$type<T>()`. Given the column, it is the
  * zod schema `typedJson` (kilnjs/db) attached to it, so a write must match it (a 422 names the
  * path inside the value: `settings.color`), `.nullable()` when the column is; otherwise, or
- * without a column, any JSON value passes. A missing required field is still reported.
+ * without a column, any JSON value passes. A missing required field is still reported, and so
+ * is `null` on a NOT NULL column ("must not be null", before the database refuses it).
  */
 export function jsonValue<T>(column?: Column): z.ZodType<T> {
   const schema = jsonSchemaOf(column)
   if (schema) return (column?.notNull ? schema : schema.nullable()) as z.ZodType<T>
-  return z
-    .unknown()
-    .refine((value) => value !== undefined, { message: 'is required' }) as z.ZodType<T>
+  // The messages are the catalogue's (`validationMessage`): absent, or null on a NOT NULL column.
+  const notNull = column?.notNull === true
+  return z.unknown().check((ctx) => {
+    if (ctx.value === undefined || (notNull && ctx.value === null)) {
+      ctx.issues.push({ code: 'invalid_type', expected: 'unknown', input: ctx.value })
+    }
+  }) as z.ZodType<T>
 }

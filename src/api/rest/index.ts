@@ -10,7 +10,7 @@ export {
   parseIdList,
   writeEach,
 } from './bulk.ts'
-export { type DecimalOptions, decimal, int64, jsonValue } from './column-values.ts'
+export { type DecimalOptions, decimal, int64, jsonValue, uuid } from './column-values.ts'
 export { CurrentKeyResponse, currentKeyRoutes } from './current-key.ts'
 export { ConflictError, rejectBlockedDelete, rejectConstraintViolation } from './db-errors.ts'
 export { privateCache } from './http-cache.ts'

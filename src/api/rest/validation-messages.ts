@@ -62,9 +62,7 @@ export function validationMessage(issue: RawIssue): string | undefined {
     case 'not_multiple_of':
       return `must be a multiple of ${issue.divisor}`
     case 'invalid_value':
-      return issue.values.length === 1
-        ? `must be ${quote(issue.values[0])}`
-        : `must be one of ${issue.values.map(quote).join(', ')}`
+      return mustBeOneOf(issue.values)
     case 'invalid_union':
       return invalidUnion(issue.errors)
     case 'invalid_key':
@@ -76,6 +74,22 @@ export function validationMessage(issue: RawIssue): string | undefined {
     default:
       return 'is not valid'
   }
+}
+
+/**
+ * The catalogue's words for a value of the wrong type (`mustBe('string')` → "must be a
+ * string") or format (`mustBe('uuid')` → "must be a UUID"): for checks made without a zod
+ * schema (the MCP data tools' values), so both surfaces say the same thing.
+ */
+export function mustBe(kind: string): string {
+  return `must be ${TYPE_NAMES[kind] ?? FORMAT_NAMES[kind] ?? kind}`
+}
+
+/** `must be one of "draft", "published"`, as an enum's refusal reads. */
+export function mustBeOneOf(values: readonly unknown[]): string {
+  return values.length === 1
+    ? `must be ${quote(values[0])}`
+    : `must be one of ${values.map(quote).join(', ')}`
 }
 
 function typeName(issue: RawIssue & { expected: string }): string {

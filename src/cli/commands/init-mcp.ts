@@ -93,7 +93,7 @@ export async function runInitMcp(options: InitMcpOptions = {}): Promise<InitMcpR
     const specifier = importSpecifier(dirname(mainFile ?? modulePath), modulePath)
     step(
       'mount',
-      `Mount it in ${where}, after \`app.use('*', requestLog({ logger }))\`:`,
+      `Mount it in ${where}, after the \`requestLog({ logger })\` line:`,
       `import { mountMcp } from '${specifier}'`,
       'mountMcp(app, { config, logger, database, shared, limiters })',
     )

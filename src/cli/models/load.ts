@@ -11,6 +11,7 @@ import {
 // A plain error class, so every caller (the kiln command, an app's script) prints these
 // failures as one line.
 import { CliError } from '../cli-error.ts'
+import { describeLoadFailure } from './load-failure.ts'
 
 /** What `loadKilnConfig` returns: the validated config and where it was found. */
 export interface LoadedKilnConfig {
@@ -72,11 +73,6 @@ function canImportWithoutTsx(file: string): boolean {
   return /\.m?js$/.test(file) || (typeof stripsTypes === 'string' && stripsTypes !== 'false')
 }
 
-function describeFailure(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error)
-  return message.split('\n')[0] ?? message
-}
-
 /** Loads the module exporting an app's Drizzle tables (a path absolute or relative to the cwd). */
 export async function loadSchemaModule(path: string): Promise<Record<string, unknown>> {
   const file = resolve(path)
@@ -86,7 +82,7 @@ export async function loadSchemaModule(path: string): Promise<Record<string, unk
   try {
     return await importAppModule(file)
   } catch (error) {
-    throw new CliError(`Could not load the schema module ${file}: ${describeFailure(error)}`, {
+    throw new CliError(`Could not load the schema module ${file}: ${describeLoadFailure(error)}`, {
       cause: error,
     })
   }
@@ -109,7 +105,7 @@ export async function loadKilnConfig(cwd: string = process.cwd()): Promise<Loade
   try {
     loaded = await importAppModule(path)
   } catch (error) {
-    throw new CliError(`Could not load ${name}: ${describeFailure(error)}`, { cause: error })
+    throw new CliError(`Could not load ${name}: ${describeLoadFailure(error)}`, { cause: error })
   }
   if (loaded.default === undefined) {
     throw new CliError(`${name} has no default export: export default defineConfig({ … })`)

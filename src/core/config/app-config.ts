@@ -63,6 +63,7 @@ export const appEnvSchema = z.object({
     'https:',
   ]).optional(),
   APP_NAME: z.string().default('kiln'),
+  APP_KEY: z.string().min(32, 'expected 32 or more random characters').optional(),
   DATABASE_URL: databaseUrl.optional(),
   DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
     .number({ message: 'expected a number of milliseconds' })
@@ -102,6 +103,11 @@ export interface AppConfig {
   appUrl: string
   appUrlFromEnv: boolean
   appName: string
+  /**
+   * `APP_KEY`: the app's own secret, 32+ characters, the same on every instance. It signs the
+   * list cursors (`setCursorKey(config.appKey)`); unset, each process signs with a random key.
+   */
+  appKey: Secret | undefined
   /** `DATABASE_URL`, which may carry a password: prints as `<redacted>`, `reveal()` reads it. */
   databaseUrl: Secret | undefined
   /**
@@ -149,6 +155,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     appUrl,
     appUrlFromEnv: parsed.APP_URL !== undefined,
     appName: parsed.APP_NAME,
+    appKey: parsed.APP_KEY ? new Secret(parsed.APP_KEY) : undefined,
     databaseUrl: parsed.DATABASE_URL ? new Secret(parsed.DATABASE_URL) : undefined,
     databaseStatementTimeoutMs: parsed.DATABASE_STATEMENT_TIMEOUT_MS,
     databaseSlowQueryConcurrency: parsed.DATABASE_SLOW_QUERY_CONCURRENCY,

@@ -185,8 +185,15 @@ export interface ClassifiableColumn {
   element?: ClassifiableColumn | undefined
 }
 
-/** The canonical form of a UUID (any case): what a `uuid` column takes. */
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/**
+ * The canonical form of a UUID (any case): what a `uuid` column takes. Any hex digits, as
+ * PostgreSQL stores them (`aaaaaaaa-aaaa-…`, `11111111-1111-…` from fixtures or imports), not
+ * only RFC 9562's version and variant. The one uuid rule: paths, filters, request bodies, the
+ * data tools and the OpenAPI pattern all read it. Spelled without the `i` flag so that the
+ * pattern means the same in a JSON Schema.
+ */
+export const UUID_PATTERN =
+  /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
 
 const TEXT_TYPES = /^(varchar|character varying|char|character|text|citext)\b/
 const INT16_TYPES = /^(smallint|int2|smallserial|serial2)\b/

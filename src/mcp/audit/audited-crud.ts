@@ -2,6 +2,7 @@ import { type Clock, systemClock } from '../../core/clock.ts'
 import type { AuditEntry } from '../../db/index.ts'
 import type { DataToolName, McpCaller } from '../data/access.ts'
 import type { Crud } from '../data/crud.ts'
+import { LISTED_IDS, type ListResult } from '../data/crud-list.ts'
 import { findModel, isSensitiveField, type McpModelSource, primaryKeyOf } from '../data/models.ts'
 import { auditOutcomeOf, ToolError } from '../tool-error.ts'
 import type { AuditTrail } from './audit-trail.ts'
@@ -65,7 +66,8 @@ export function auditedCrud(crud: Crud, options: AuditedCrudOptions): Crud {
         'crud_list',
         input,
         () => crud.list(input, options),
-        (page, key) => page.records.flatMap((record) => idOf(record, key)),
+        // The ids the page read, even when `fields` left the key out of its records.
+        (page, key) => listedIds(page) ?? page.records.flatMap((record) => idOf(record, key)),
       ),
     aggregate: (input) =>
       audited(
@@ -143,6 +145,10 @@ export function recordHeldCall(
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+function listedIds(page: ListResult): (string | number)[] | undefined {
+  return (page as { [LISTED_IDS]?: (string | number)[] })[LISTED_IDS]
 }
 
 function idOf(record: Record<string, unknown>, key: string | undefined): (string | number)[] {

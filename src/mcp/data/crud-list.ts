@@ -55,6 +55,13 @@ export interface ListInput {
   per_page?: number | undefined
 }
 
+/**
+ * The ids of the records a `crud_list` page read, for the audit trail: kept beside the page
+ * (a non-enumerable property, never in the tool's answer), so `fields` without the key does not
+ * lose them.
+ */
+export const LISTED_IDS = Symbol('kiln.listedIds')
+
 /** What `crud_list` returns: one page of records. */
 export interface ListResult {
   records: JsonRecord[]
@@ -236,9 +243,16 @@ export async function listRecords(
   }
   // Soft-deleted records (a `deleted_at` column) are hidden, as the REST list hides them.
   const trash = softDeleteColumn(model.table)
+  // The key is read even when `fields` leaves it out: the audit trail records what was read.
+  const key = definition.primaryKey
+  const keyLeftOut =
+    key && input.fields && !input.fields.includes(key.name) && definition.fields.includes(key)
+      ? key.name
+      : undefined
+  const read = keyLeftOut ? { ...input, fields: [...(input.fields ?? []), keyLeftOut] } : input
   let envelope: Awaited<ReturnType<typeof runListQuery>>
   try {
-    envelope = await runListQuery(scoped, toUrl(input), {
+    envelope = await runListQuery(scoped, toUrl(read), {
       db: database.db,
       counts,
       scope,
@@ -256,7 +270,7 @@ export async function listRecords(
   }
   const { data, meta } = envelope
   const result: ListResult = {
-    records: data,
+    records: keyLeftOut ? data.map(({ [keyLeftOut]: _, ...shown }) => shown) : data,
     total: meta.total,
     page: meta.current_page ?? null,
     per_page: meta.per_page,
@@ -265,6 +279,8 @@ export async function listRecords(
     result.next_cursor = meta.next_cursor ?? null
     result.prev_cursor = meta.prev_cursor ?? null
   }
+  const ids = key ? data.map((record) => record[key.name]).filter(isId) : []
+  Object.defineProperty(result, LISTED_IDS, { value: ids, enumerable: false })
   return result
 }
 
@@ -373,4 +389,8 @@ function toUrl(input: ListInput): URL {
   if (input.page !== undefined) params.set('page', String(input.page))
   params.set('per_page', String(Math.min(input.per_page ?? DEFAULT_PER_PAGE, MAX_PER_PAGE)))
   return url
+}
+
+function isId(value: unknown): value is string | number {
+  return typeof value === 'string' || typeof value === 'number'
 }

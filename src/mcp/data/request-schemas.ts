@@ -1,3 +1,4 @@
+import { validationMessage } from '../../api/rest/validation-messages.ts'
 import { ToolError } from '../tool-error.ts'
 import type { McpColumn, McpModel } from './models.ts'
 
@@ -7,7 +8,10 @@ import type { McpColumn, McpModel } from './models.ts'
  * `requests/<model>.ts` exports.
  */
 export interface RequestSchema {
-  safeParse(data: unknown): {
+  safeParse(
+    data: unknown,
+    params?: { error?: typeof validationMessage },
+  ): {
     success: boolean
     error?: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }
   }
@@ -61,9 +65,12 @@ export function columnsOfRequest(
   return writable.filter((column) => fields.includes(column.name))
 }
 
-/** Checks `data` as the REST route would: a tool error naming each field and what is wrong. */
+/**
+ * Checks `data` as the REST route would: a tool error naming each field and what is wrong, in
+ * the REST 422's words (`validationMessage`).
+ */
 export function checkRequest(model: McpModel, schema: RequestSchema, data: unknown): void {
-  const result = schema.safeParse(data)
+  const result = schema.safeParse(data, { error: validationMessage })
   if (result.success) return
   const problems = (result.error?.issues ?? []).map((issue) => {
     const path = issue.path.map(String).join('.')

@@ -1,10 +1,10 @@
 import type { z } from 'zod'
-import { decimal, int64 } from '../../api/rest/column-values.ts'
+import { decimal, int64, uuid } from '../../api/rest/column-values.ts'
 import { BODY_FIELD, fieldErrors } from '../../api/rest/validation.ts'
-import { validationMessage } from '../../api/rest/validation-messages.ts'
+import { mustBe, mustBeOneOf, validationMessage } from '../../api/rest/validation-messages.ts'
 import { FieldValueError } from '../../core/errors.ts'
 import type { Dialect } from '../../db/database.ts'
-import { type ColumnClass, classifyColumn, UUID_PATTERN } from '../../db/models/columns.ts'
+import { type ColumnClass, classifyColumn } from '../../db/models/columns.ts'
 import type { McpColumn } from './models.ts'
 
 const NUMERIC_STRING = /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/
@@ -38,14 +38,14 @@ export function coerceValue(
     case 'bigint':
       return parseWith(int64(), value)
     case 'boolean':
-      if (typeof value !== 'boolean') throw new FieldValueError('expected true or false')
+      if (typeof value !== 'boolean') throw new FieldValueError(mustBe('boolean'))
       return value
     case 'date':
       return coerceDate(value)
     case 'json':
       return column.jsonSchema ? parseJson(column.jsonSchema, value) : value
     case 'array':
-      if (!Array.isArray(value)) throw new FieldValueError('expected an array')
+      if (!Array.isArray(value)) throw new FieldValueError(mustBe('array'))
       return value
     case 'buffer':
       throw new FieldValueError('binary columns cannot be set through the data tools')
@@ -61,16 +61,14 @@ function coerceString(
   value: unknown,
   enumValues?: readonly string[],
 ): string {
-  if (typeof value !== 'string') throw new FieldValueError('expected a string')
+  if (typeof value !== 'string') throw new FieldValueError(mustBe('string'))
   if (column.length !== undefined && [...value].length > column.length) {
     throw new FieldValueError(`must be at most ${column.length} characters`)
   }
   if (enumValues && enumValues.length > 0 && !enumValues.includes(value)) {
-    throw new FieldValueError(`expected one of ${enumValues.join(', ')}`)
+    throw new FieldValueError(mustBeOneOf(enumValues))
   }
-  if (kind.kind === 'uuid' && !UUID_PATTERN.test(value)) {
-    throw new FieldValueError('expected a UUID')
-  }
+  if (kind.kind === 'uuid') parseWith(UUID, value)
   if (value.includes('\u0000')) throw new FieldValueError('must not contain NUL characters')
   return value
 }
@@ -79,10 +77,10 @@ function coerceNumber(value: unknown, kind: ColumnClass): number {
   let number: number
   if (typeof value === 'number') number = value
   else if (typeof value === 'string' && NUMERIC_STRING.test(value.trim())) number = Number(value)
-  else throw new FieldValueError('expected a number')
-  if (!Number.isFinite(number)) throw new FieldValueError('expected a finite number')
+  else throw new FieldValueError(mustBe('number'))
+  if (!Number.isFinite(number)) throw new FieldValueError('must be a finite number')
   if (kind.kind === 'integer') {
-    if (!Number.isSafeInteger(number)) throw new FieldValueError('expected an integer')
+    if (!Number.isSafeInteger(number)) throw new FieldValueError(mustBe('int'))
     const range = kind.bits === 16 || kind.bits === 32 ? 2 ** (kind.bits - 1) : undefined
     if (range !== undefined && (number < -range || number >= range)) {
       throw new FieldValueError(`must be between ${-range} and ${range - 1}`)
@@ -90,6 +88,8 @@ function coerceNumber(value: unknown, kind: ColumnClass): number {
   }
   return number
 }
+
+const UUID = uuid()
 
 const decimals = new Map<string, ReturnType<typeof decimal>>()
 
@@ -122,7 +122,7 @@ function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.output<S> 
 
 /**
  * A value of a `typedJson` column, checked with its schema as the REST requests check it;
- * the message names the path inside the value (`color: expected a string`).
+ * the message names the path inside the value (`color: must be a string`).
  */
 function parseJson(schema: z.ZodType, value: unknown): unknown {
   const result = schema.safeParse(value, { error: validationMessage })
@@ -136,10 +136,10 @@ function parseJson(schema: z.ZodType, value: unknown): unknown {
 
 function coerceDate(value: unknown): Date {
   if (typeof value !== 'string' || !ISO_DATE.test(value)) {
-    throw new FieldValueError('expected an ISO 8601 date-time string')
+    throw new FieldValueError(mustBe('datetime'))
   }
   const date = new Date(value)
-  if (Number.isNaN(date.getTime())) throw new FieldValueError('expected a valid date')
+  if (Number.isNaN(date.getTime())) throw new FieldValueError(mustBe('datetime'))
   return date
 }
 

@@ -4,8 +4,9 @@ import { BlockList, isIP } from 'node:net'
  * Addresses a metadata-document fetch must never reach: loopback, private (RFC 1918, unique
  * local, the deprecated site-local `fec0::/10`), link-local (cloud metadata services live
  * there), carrier-grade NAT, unspecified, multicast, reserved, and IPv6 forms that embed an
- * IPv4 address (mapped, IPv4-compatible `::/96`, NAT64 well-known and local-use, 6to4):
- * a host may route those to the IPv4 address inside.
+ * IPv4 address (mapped, IPv4-compatible `::/96`, IPv4-translated `::ffff:0:0:0/96`, NAT64
+ * well-known and local-use, 6to4, Teredo `2001::/32`): a host may route those to the IPv4
+ * address inside (Teredo's, obfuscated, is the relay's or the client's).
  */
 const blocked = new BlockList()
 for (const [network, prefix] of [
@@ -29,9 +30,13 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   // IPv4-compatible (RFC 4291 §2.5.5.1, deprecated); holds `::` and `::1` too.
   ['::', 96],
+  // IPv4-translated (RFC 2765 §2.1, SIIT): ::ffff:0:a.b.c.d.
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],
+  // Teredo (RFC 4380 §2.6): tunnels to an IPv4 server and client carried in the address.
+  ['2001::', 32],
   ['2001:db8::', 32],
   ['2002::', 16],
   ['fc00::', 7],

@@ -142,14 +142,15 @@ export function authorizeDecisionHandler(ctx: OAuthContext): Handler {
         'This authorization request belongs to another session.',
       )
     }
+    // Read before the request is taken: a refused form leaves it for the page to answer.
+    const approved = decision === 'deny' ? undefined : approvedGrant(ctx, shown.scope, form)
     const pending = await ctx.codes.takePending(requestId)
     if (!pending) throw expired
     const target = new URL(pending.redirectUri)
-    if (decision === 'deny') {
+    if (!approved) {
       target.searchParams.set('error', 'access_denied')
       target.searchParams.set('error_description', 'The user denied the request')
     } else {
-      const approved = approvedGrant(ctx, pending.scope, form)
       const code = await ctx.codes.issueCode(
         {
           clientId: pending.clientId,

@@ -103,16 +103,18 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
       throw new OAuthPageError('invalid_request', 'Invalid request', 'Choose Approve or Deny.')
     }
     const approved = decision === 'approve'
+    // Read before deciding: a form refused for its choices leaves the request undecided.
+    const grant = approved ? approvedGrant(ctx, found.grant.scope, form) : undefined
     const recorded = await ctx.devices.decide(
       found.hash,
-      approved
+      grant
         ? {
             status: 'approved',
             userId: session.userId,
             tenantId: session.tenantId,
             approvedAt: ctx.clock.now(),
             credentialStamp: await ctx.stampOf(session.userId),
-            ...approvedGrant(ctx, found.grant.scope, form),
+            ...grant,
           }
         : { status: 'denied' },
     )

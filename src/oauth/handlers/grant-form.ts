@@ -1,4 +1,5 @@
 import type { OAuthContext } from '../context.ts'
+import { OAuthPageError } from '../errors.ts'
 import { GRANT_CHOICES_FIELD, GRANT_FIELD } from '../pages/consent.ts'
 import { type AccessGrant, chosenGrant, offeredAccess, scopesForGrant } from '../protocol/grant.ts'
 
@@ -18,9 +19,10 @@ export function consentOffer(
 }
 
 /**
- * What an approval grants: the ticked permissions within the offer, and the scopes they need.
- * A form without the page's choices (answered by a script, not the page) approves the offer as
- * shown; with them, an unticked permission is not granted.
+ * What an approval grants: the ticked permissions within the offer, and the scopes they need;
+ * an unticked permission is not granted. The page always sends its choice marker with them: a
+ * form without it was not answered on the page, and is refused (a 400, nothing granted) rather
+ * than read as approving everything the client asked for.
  */
 export function approvedGrant(
   ctx: OAuthContext,
@@ -30,6 +32,13 @@ export function approvedGrant(
   const access = ctx.describeAccess?.()
   if (!access) return { scope: requested }
   const offer = offeredAccess(access, requested)
-  const grant = form.has(GRANT_CHOICES_FIELD) ? chosenGrant(offer, form.getAll(GRANT_FIELD)) : offer
+  if (!form.has(GRANT_CHOICES_FIELD)) {
+    throw new OAuthPageError(
+      'invalid_request',
+      'Invalid request',
+      'The approval did not come from the consent page: nothing was granted. Approve on the page.',
+    )
+  }
+  const grant = chosenGrant(offer, form.getAll(GRANT_FIELD))
   return { scope: scopesForGrant(access, requested, grant), grant }
 }

@@ -1,5 +1,6 @@
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { apiDocs } from '../../../src/api/index.ts'
 import {
   errorHandler,
   NotFoundError,
@@ -39,6 +40,19 @@ describe('JSON answers carry X-Content-Type-Options: nosniff', () => {
   )
 })
 
+describe('the docs routes on an app that mounts nothing else', () => {
+  it.each(['/api/openapi.json', '/api/openapi-3.1.json'])('%s', async (path) => {
+    const app = new Hono()
+    app.get('/ping', (c) => c.json({ ok: true }))
+    app.route('/', apiDocs({ app, title: 'Docs' }))
+    const response = await app.request(path)
+    expect(response.status).toBe(200)
+    expect(nosniff(response)).toBe('nosniff')
+    // The docs' header stays on their own answers.
+    expect(nosniff(await app.request('/ping'))).toBeNull()
+  })
+})
+
 describe('JSON answers of the demo: REST API, OAuth, MCP', () => {
   let demo: DemoUnderTest
   const APP = 'http://127.0.0.1:3000'
@@ -59,6 +73,11 @@ describe('JSON answers of the demo: REST API, OAuth, MCP', () => {
     ['POST', '/token'],
     ['POST', '/register'],
     ['POST', '/mcp'],
+    // The docs' documents and the app's own routes: nosniff is the app's default.
+    ['GET', '/api/openapi.json'],
+    ['GET', '/api/openapi-3.1.json'],
+    ['GET', '/health'],
+    ['GET', '/no-such-page'],
   ])('%s %s', async (method, path) => {
     const response = await demo.app.request(`${APP}${path}`, {
       method,

@@ -64,7 +64,7 @@ function baseRequestSchema(column: ColumnInfo, dialect: Dialect): string {
   switch (column.dataType) {
     case 'string': {
       if (column.enumValues) return `z.enum(${enumLiteral(column.enumValues)})`
-      if (kind.kind === 'uuid') return 'z.uuid()'
+      if (kind.kind === 'uuid') return 'uuid()'
       if (kind.kind === 'date') return 'z.iso.date()'
       if (kind.kind === 'timestamp') {
         return kind.withTimeZone
@@ -123,7 +123,7 @@ function baseResourceSchema(column: ColumnInfo): string {
   switch (column.dataType) {
     case 'string':
       if (column.enumValues) return `z.enum(${enumLiteral(column.enumValues)})`
-      return classifyColumn(column).kind === 'uuid' ? 'z.uuid()' : 'z.string()'
+      return classifyColumn(column).kind === 'uuid' ? 'uuid()' : 'z.string()'
     case 'integer':
       return 'z.int()'
     case 'number':

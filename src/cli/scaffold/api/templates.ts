@@ -69,7 +69,8 @@ export function resourceTemplate(
       : `export function ${names.toResource}(\n  ${row}: typeof ${names.table}.$inferSelect,\n): ${names.resourceType} {`
   const schemas = shown.map((column) => resourceSchema(column, names.table))
   const typedJson = schemas.some((expr) => expr.startsWith('jsonValue('))
-  return `${typedJson ? `${importLine(['jsonValue'], 'kilnjs/api')}\n` : ''}import { z } from 'zod'
+  const kiln = [...(typedJson ? ['jsonValue'] : []), ...(schemas.some(usesUuid) ? ['uuid'] : [])]
+  return `${kiln.length > 0 ? `${importLine(kiln, 'kilnjs/api')}\n` : ''}import { z } from 'zod'
 ${importLine([names.table], ctx.schemaImport, !typedJson)}
 
 /**
@@ -145,6 +146,7 @@ ${renamed.map((column) => `  ${column.name}: '${column.key}',`).join('\n')}
     ...(/\bint64\(/.test(exprs) ? ['int64'] : []),
     ...(/\bjsonValue</.test(exprs) ? ['jsonValue'] : []),
     ...(renamed.length > 0 ? ['renameKeys'] : []),
+    ...(usesUuid(exprs) ? ['uuid'] : []),
   ]
   const usesInsertType = exprs.includes(`${insertType}[`)
   const imports = [
@@ -172,6 +174,11 @@ ${create}
 /** Body of \`PUT /api/v1/${names.resource}/{id}\`: any subset of the fields; only those change. */
 ${update}
 `
+}
+
+/** kiln's `uuid()` (not zod's `z.uuid()`) appears in the expressions. */
+function usesUuid(exprs: string): boolean {
+  return /(^|[^.\w])uuid\(/m.test(exprs)
 }
 
 /** `an order`, `a user`. */

@@ -69,6 +69,7 @@ export function mainTemplate(input: MainTemplateInput): string {
     'createSharedState',
     'errorHandler',
     'loadAppConfig',
+    'noSniff',
     'requestLog',
   ].join(', ')
   const hasher = input.hashesPasswords
@@ -77,9 +78,10 @@ const passwords = createPasswordHasher()
 const hashPassword = (password: string) => passwords.hash(password)
 `
     : ''
+  // The app's logger: /api/v1's refusals and 500s come out in the app's format, not a JSON one.
   const deps = input.hashesPasswords
-    ? 'database, apiKeys, limiters, hashPassword'
-    : 'database, apiKeys, limiters'
+    ? 'database, apiKeys, limiters, hashPassword, logger'
+    : 'database, apiKeys, limiters, logger'
   const database =
     input.dialect === 'postgres'
       ? `// DATABASE_URL, or embedded PGlite in storage/pgdata when it is unset (needs @electric-sql/pglite).
@@ -95,6 +97,7 @@ const database = await createDatabase(config.databaseUrl, {
 const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')`
   return `import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
+import { setCursorKey } from 'kilnjs/api'
 import { ${core} } from 'kilnjs/core'
 import { createDatabase } from 'kilnjs/db'
 ${input.hashesPasswords ? "import { createPasswordHasher } from 'kilnjs/session'\n" : ''}import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
@@ -102,6 +105,8 @@ ${input.hashesPasswords ? "import { createPasswordHasher } from 'kilnjs/session'
 // Every setting comes from the environment, checked once: a wrong value stops here with one line.
 const config = loadAppConfig()
 const logger = createLogger({ level: config.logLevel, format: config.logFormat })
+// APP_KEY signs the list cursors, the same on every instance (unset: a random key per process).
+setCursorKey(config.appKey)
 
 ${database}
 if (database.dialect !== '${input.dialect}') {
@@ -116,7 +121,8 @@ const limiters = createRateLimiters({ trustProxy: config.trustProxy, redis: shar
 ${hasher}
 const app = new Hono()
 app.onError(errorHandler({ logger }))
-app.use('*', requestLog({ logger }))
+// nosniff on every answer, the app's own routes too: no JSON is ever sniffed into a page.
+app.use('*', noSniff(), requestLog({ logger }))
 app.route('/', apiRoutes({ ${deps} }))
 app.route('/', docsRoutes({ app, title: '${input.appName.replaceAll("'", "\\'")}' }))
 
