@@ -175,6 +175,17 @@ describe('loadAppConfig', () => {
   })
 })
 
+describe('the cursor key (appKey)', () => {
+  const secret = 'x'.repeat(32)
+  it('is APP_KEY, else MCP_TOKEN_SECRET that every instance shares, else none', () => {
+    const app = 'a'.repeat(32)
+    expect(loadAppConfig({ APP_KEY: app, MCP_TOKEN_SECRET: secret }).appKey?.reveal()).toBe(app)
+    expect(loadAppConfig({ MCP_TOKEN_SECRET: secret }).appKey?.reveal()).toBe(secret)
+    expect(loadAppConfig({ MCP_TOKEN_SECRET: 'short' }).appKey).toBeUndefined()
+    expect(loadAppConfig({}).appKey).toBeUndefined()
+  })
+})
+
 describe('parseEnv with a capability schema', () => {
   const messagingSchema = z.object({
     MSG_ACCESS_TOKEN: z.string().min(10, 'expected the access token from the provider'),

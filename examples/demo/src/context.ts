@@ -58,7 +58,7 @@ export const migrationsDir = fileURLToPath(new URL('../migrations', import.meta.
 export async function createDemoContext(options: DemoContextOptions = {}): Promise<DemoContext> {
   const env = options.env ?? process.env
   const config = loadAppConfig(env)
-  // APP_KEY signs the list cursors, the same on every instance (unset: a random key per process).
+  // APP_KEY (else MCP_TOKEN_SECRET) signs the list cursors, the same on every instance.
   setCursorKey(config.appKey)
   const redactor = new Redactor()
   const logger =

@@ -105,7 +105,9 @@ export interface AppConfig {
   appName: string
   /**
    * `APP_KEY`: the app's own secret, 32+ characters, the same on every instance. It signs the
-   * list cursors (`setCursorKey(config.appKey)`); unset, each process signs with a random key.
+   * list cursors (`setCursorKey(config.appKey)`). Unset, `MCP_TOKEN_SECRET` stands in (already
+   * shared by every instance; cursors derive their own key from it per table), else each
+   * process signs with a random key.
    */
   appKey: Secret | undefined
   /** `DATABASE_URL`, which may carry a password: prints as `<redacted>`, `reveal()` reads it. */
@@ -155,7 +157,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     appUrl,
     appUrlFromEnv: parsed.APP_URL !== undefined,
     appName: parsed.APP_NAME,
-    appKey: parsed.APP_KEY ? new Secret(parsed.APP_KEY) : undefined,
+    appKey: cursorKeyOf(parsed.APP_KEY, env.MCP_TOKEN_SECRET),
     databaseUrl: parsed.DATABASE_URL ? new Secret(parsed.DATABASE_URL) : undefined,
     databaseStatementTimeoutMs: parsed.DATABASE_STATEMENT_TIMEOUT_MS,
     databaseSlowQueryConcurrency: parsed.DATABASE_SLOW_QUERY_CONCURRENCY,
@@ -168,4 +170,14 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     trustProxy: parsed.TRUST_PROXY,
     allowedHosts: parsed.ALLOWED_HOSTS?.split(',') ?? [],
   }
+}
+
+/**
+ * The secret that signs list cursors: `APP_KEY`, else a `MCP_TOKEN_SECRET` long enough to
+ * serve (every instance of a cluster has the same one, so a cursor from one instance reads on
+ * another), else none, and each process makes a random one.
+ */
+function cursorKeyOf(appKey: string | undefined, tokenSecret: string | undefined) {
+  const key = appKey ?? (tokenSecret && tokenSecret.length >= 32 ? tokenSecret : undefined)
+  return key ? new Secret(key) : undefined
 }
