@@ -105,7 +105,7 @@ ${input.hashesPasswords ? "import { createPasswordHasher } from 'kilnjs/session'
 // Every setting comes from the environment, checked once: a wrong value stops here with one line.
 const config = loadAppConfig()
 const logger = createLogger({ level: config.logLevel, format: config.logFormat })
-// APP_KEY signs the list cursors, the same on every instance (unset: a random key per process).
+// APP_KEY (else MCP_TOKEN_SECRET) signs the list cursors, the same on every instance.
 setCursorKey(config.appKey)
 
 ${database}
