@@ -61,6 +61,7 @@ export {
   QueryWaitTimeoutError,
   slowQueryGateOf,
 } from './query-budget.ts'
+export { DatabaseKeyValueStore, durableState } from './state-store.ts'
 export { type ApiKeyRow, apiKeysPg, apiKeysSqlite } from './tables/api-keys.ts'
 export { mcpAuditPg, mcpAuditSqlite } from './tables/mcp-audit.ts'
 export { type OAuthClientRow, oauthClientsPg, oauthClientsSqlite } from './tables/oauth-clients.ts'

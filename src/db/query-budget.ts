@@ -343,35 +343,34 @@ async function budgetedQueryOnPool(
     if (pid !== undefined) cancelled ??= sendCancelRequest(pool, client)
   }
   signal?.addEventListener('abort', onAbort, { once: true })
-  // The three are queued at once: the client sends each as soon as the one before is
-  // answered, with no turn of the event loop between them. A COMMIT after a failed (or
-  // cancelled) query ends the transaction as a ROLLBACK does, without an error.
-  const settled = await Promise.allSettled([
-    client
-      .query(
-        `begin; select set_config('statement_timeout', '${timeoutMs}', true), pg_backend_pid() as pid`,
-      )
-      .then((results) => {
-        const started = (results as unknown as [unknown, pg.QueryResult<{ pid: number }>])[1]
-        pid = started.rows[0]?.pid
-        if (signal?.aborted) onAbort()
-      }),
-    client.query(config as pg.QueryConfig, values as unknown[]),
-    client.query('commit'),
-  ])
-  signal?.removeEventListener('abort', onAbort)
-  const [begun, answered, ended] = settled
+  // One statement at a time, each sent once the one before is answered: pg refuses (and pg 9
+  // will reject) a query written while the client still runs another. A COMMIT after a failed
+  // (or cancelled) query ends the transaction as a ROLLBACK does, without an error.
   let broken: Error | undefined
-  if (begun.status === 'rejected') broken = begun.reason as Error
-  else if (ended.status === 'rejected') broken = ended.reason as Error
+  let answered: PromiseSettledResult<pg.QueryResult> | undefined
+  try {
+    const results = await client.query(
+      `begin; select set_config('statement_timeout', '${timeoutMs}', true), pg_backend_pid() as pid`,
+    )
+    pid = (results as unknown as [unknown, pg.QueryResult<{ pid: number }>])[1].rows[0]?.pid
+    if (signal?.aborted) onAbort()
+    answered = await client.query(config as pg.QueryConfig, values as unknown[]).then(
+      (value) => ({ status: 'fulfilled', value }) as const,
+      (reason: unknown) => ({ status: 'rejected', reason }) as const,
+    )
+    await client.query('commit')
+  } catch (error) {
+    broken = error as Error
+  }
+  signal?.removeEventListener('abort', onAbort)
   if (cancelled) {
     await cancelled.catch(() => {})
     // Had the cancel met the COMMIT, the transaction would be left open: end it for sure.
     if (!broken) await client.query('rollback').catch((error: Error) => (broken = error))
   }
   client.release(broken)
-  if (answered.status === 'fulfilled' && !broken) return answered.value
-  const error = answered.status === 'rejected' ? answered.reason : broken
+  if (answered?.status === 'fulfilled' && !broken) return answered.value
+  const error = answered?.status === 'rejected' ? answered.reason : broken
   if ((error as { code?: unknown }).code !== QUERY_CANCELED) throw error
   if (cancelled) throw new QueryCancelledError()
   throw new QueryTimeoutError(timeoutMs, shape)

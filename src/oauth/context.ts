@@ -3,6 +3,7 @@ import type { TrustProxy } from '../core/http/client-ip.ts'
 import type { LegacyWindowLimit, RateLimiters, WindowLimit } from '../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
+import type { Secret } from '../core/secret.ts'
 import type { AuditReader } from '../db/audit/audit-log.ts'
 import type { ClientMetadataDocuments } from './cimd/metadata-documents.ts'
 import type { TokenIssuer } from './issuer.ts'
@@ -54,6 +55,10 @@ export interface OAuthContext {
   clock: Clock
   /** Registered clients without a token after this long are removed; false keeps them. */
   unusedClientTtlMs: number | false
+  /** Registered clients that never got a token, kept at most (the oldest go first). */
+  maxUnusedClients: number
+  /** Tokens /register requires (RFC 7591 §3 initial access token); empty: it is open. */
+  initialAccessTokens: Secret[]
   /** Digest of the user's credential stamp now; undefined without `credentialStamp`. */
   stampOf(userId: string): Promise<string | undefined>
   random: RandomSource

@@ -36,7 +36,7 @@ import { endpointsFor } from './protocol/metadata.ts'
 import { type RandomSource, systemRandom } from './protocol/random.ts'
 import { DEFAULT_SCOPE_DESCRIPTIONS, DEFAULT_SCOPES } from './protocol/scope.ts'
 import { AuthorizationCodeStore } from './store/authorization-codes.ts'
-import { UNUSED_CLIENT_TTL_MS } from './store/client-expiry.ts'
+import { maxUnusedClients, UNUSED_CLIENT_TTL_MS } from './store/client-expiry.ts'
 import { type ClientStore, createDatabaseClientStore } from './store/client-store.ts'
 import { DeviceGrantStore } from './store/device-grants.ts'
 import { GrantIndex } from './store/grants.ts'
@@ -72,7 +72,7 @@ export interface OAuthServerOptions {
   /**
    * kiln's rate limiters (`createRateLimiters({ redis: shared.client, trustProxy })`), shared
    * with the API so every instance counts together. Without them the throttles count in this
-   * process's memory. The OAuth limiters are `oauth-register`, `oauth-register-all`,
+   * process's memory. The OAuth limiters are `oauth-register`,
    * `oauth-device-authorization`, `oauth-device-code-unknown`, `oauth-cimd-fetch`,
    * `oauth-user-code-ip` and `oauth-user-code-user`; define one of those names yourself to
    * change it.
@@ -82,8 +82,17 @@ export interface OAuthServerOptions {
   trustProxy?: TrustProxy
   /** Client registrations per IP. Default 20 per hour. */
   registrationLimit?: Limit
-  /** Client registrations from everyone together. Default 500 per hour. */
-  globalRegistrationLimit?: Limit
+  /**
+   * Registered (DCR) clients that never got a token, kept at most. A registration past it
+   * removes the oldest of them first: what registration stores is bounded, what is asked is
+   * not, so a flood of valid registrations cannot refuse the next client. Default 10,000.
+   */
+  maxUnusedClients?: number
+  /**
+   * Registration only for clients that hold one of these (`Authorization: Bearer …`, compared
+   * in constant time); without it /register is open. @see RFC 7591 §3
+   */
+  initialAccessToken?: Secret | string | Array<Secret | string>
   /**
    * Device authorizations per IP, and polls with an unknown device code per IP.
    * Defaults 30 and 60 per 15 minutes.
@@ -250,6 +259,8 @@ function buildContext(options: OAuthServerOptions): OAuthContext {
     }),
     clock,
     unusedClientTtlMs: options.unusedClientTtlMs ?? UNUSED_CLIENT_TTL_MS,
+    maxUnusedClients: maxUnusedClients(options.maxUnusedClients),
+    initialAccessTokens: [options.initialAccessToken ?? []].flat().map((t) => Secret.from(t)),
     stampOf: async (userId) =>
       options.credentialStamp ? currentStampDigest(options.credentialStamp, userId) : undefined,
     random,
@@ -286,11 +297,6 @@ function oauthLimiters(options: OAuthServerOptions): RateLimiters {
     options.userCodeLimits?.perSession ?? { points: 10, durationSeconds: minutes15 },
     'userCodeLimits.perSession',
   )
-  const everyone = windowLimit(
-    options.globalRegistrationLimit ?? { points: 500, durationSeconds: hour },
-    'globalRegistrationLimit',
-  )
-  limiters.define('oauth-register-all', () => ({ key: 'all', ...everyone }))
   limiters.define(
     'oauth-device-authorization',
     windowLimit(

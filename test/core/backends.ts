@@ -10,6 +10,8 @@ import {
   RedisKeyValueStore,
   type RetryPolicy,
 } from '../../src/core/index.ts'
+import { DatabaseKeyValueStore, migrate } from '../../src/db/index.ts'
+import { type DatabaseBackendName, databaseBackends } from '../support/databases.ts'
 import { redisUrl } from '../support/env.ts'
 import { createTestRedis } from '../support/redis.ts'
 
@@ -30,7 +32,7 @@ export interface TestStore {
 }
 
 export interface StoreBackend {
-  name: 'memory' | 'redis'
+  name: 'memory' | 'redis' | `database: ${DatabaseBackendName}`
   available: boolean
   create(): Promise<TestStore>
 }
@@ -74,6 +76,31 @@ export const storeBackends: StoreBackend[] = [
       }
     },
   },
+]
+
+/** The database's `kiln_state`: where state that must outlive a restart lives without Redis. */
+export const databaseStoreBackends: StoreBackend[] = [
+  ...databaseBackends.map(
+    (backend): StoreBackend => ({
+      name: `database: ${backend.name}`,
+      available: backend.available,
+      async create() {
+        const { database, cleanup } = await backend.create()
+        await migrate(database, { logger: { info: () => {}, warn: () => {} } })
+        const clock = new ManualClock()
+        const store = new DatabaseKeyValueStore(database, { clock })
+        return {
+          store,
+          shortTtlMs: 1_000,
+          exact: true,
+          async pass(ms) {
+            clock.advance(ms)
+          },
+          cleanup,
+        }
+      },
+    }),
+  ),
 ]
 
 export interface TestQueue {

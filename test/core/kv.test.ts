@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import type { KeyValueStore } from '../../src/core/index.ts'
-import { describeEach, storeBackends, type TestStore } from './backends.ts'
+import { databaseStoreBackends, describeEach, storeBackends, type TestStore } from './backends.ts'
 
-describeEach('KeyValueStore contract', storeBackends, (backend) => {
+describeEach('KeyValueStore contract', [...storeBackends, ...databaseStoreBackends], (backend) => {
   let t: TestStore
   let store: KeyValueStore
 

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm'
 import { integer, pgTable, text } from 'drizzle-orm/pg-core'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { createDemoContext } from '../../examples/demo/src/context.ts'
 import { createApiKey, createDatabaseApiKeyProvider } from '../../src/api/index.ts'
 import { postgresPool } from '../../src/db/database.ts'
 import {
@@ -13,6 +14,7 @@ import {
 } from '../../src/db/index.ts'
 import { pipelinedSockets } from '../../src/db/pipelined-queries.ts'
 import { poolerOfUrl } from '../../src/db/pooler.ts'
+import { captureLog } from '../api/support.ts'
 import { mintKey } from '../faults/support.ts'
 import { createPostgresTestDatabase } from '../support/databases.ts'
 import { postgresUrl } from '../support/env.ts'
@@ -208,6 +210,25 @@ describe.skipIf(!postgresUrl)('createDatabase behind PgBouncer in transaction mo
       await expect(provider.verifyKey(key.rawKey)).rejects.toMatchObject({ reason: 'revoked' })
     } finally {
       await provider.close()
+    }
+  })
+
+  it('the demo reads DATABASE_DIRECT_URL: its API-key change feed listens there (issue #39)', async () => {
+    const demoDatabase = await createPostgresTestDatabase()
+    const name = new URL(demoDatabase.url).pathname.slice(1)
+    const log = captureLog()
+    const ctx = await createDemoContext({
+      databaseUrl: `${bouncer.urlFor(name)}?pooler=transaction`,
+      logger: log.logger,
+      env: { DATABASE_DIRECT_URL: demoDatabase.url, DEMO_PASSWORD: 'pooled demo password' },
+    })
+    try {
+      const said = log.text().match(/through a transaction pooler[^"]*/g) ?? []
+      expect(said).toHaveLength(1)
+      expect(said[0]).toContain('the API-key change feed listens on the direct URL')
+    } finally {
+      await ctx.close()
+      await demoDatabase.drop()
     }
   })
 

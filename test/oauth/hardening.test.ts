@@ -313,16 +313,29 @@ describe('limits on public endpoints', () => {
     expect(((await pending.json()) as { error: string }).error).toBe('authorization_pending')
   })
 
-  it('caps registrations from all addresses together', async () => {
-    const harness = createHarness({ globalRegistrationLimit: { max: 2, windowMs: 3600_000 } })
-    await registerClient(harness)
-    await registerClient(harness)
-    const res = await harness.request('/register', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ redirect_uris: [REDIRECT] }),
-    })
-    expect(res.status).toBe(429)
+  it('may require an initial access token to register (RFC 7591 §3)', async () => {
+    const harness = createHarness({ initialAccessToken: ['first-token', 'second-token'] })
+    const attempt = (authorization?: string) =>
+      harness.request('/register', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(authorization ? { authorization } : {}),
+        },
+        body: JSON.stringify({ redirect_uris: [REDIRECT] }),
+      })
+    for (const refused of [undefined, 'Bearer wrong-token', 'Basic second-token']) {
+      const res = await attempt(refused)
+      expect(res.status).toBe(401)
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_token')
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/)
+    }
+    expect((await attempt('Bearer second-token')).status).toBe(201)
+    expect((await attempt('bearer first-token')).status).toBe(201)
+  })
+
+  it('refuses maxUnusedClients below 1', () => {
+    expect(() => createHarness({ maxUnusedClients: 0 })).toThrow(/maxUnusedClients/)
   })
 
   it('refuses client metadata over 8 KiB', async () => {

@@ -81,32 +81,55 @@ describeEachDatabase('POST /register', (backend) => {
     }
   })
 
-  it('counts only stored registrations against the cap over all addresses', async () => {
+  it('a flood of valid registrations from 26 addresses refuses no new client (issue #39)', async () => {
     const { database, cleanup } = await backend.create()
     try {
       await migrated(database)
-      const harness = createHarness({
-        database,
-        globalRegistrationLimit: { max: 2, windowMs: 3600_000 },
-        trustProxy: true,
-      })
+      const harness = createHarness({ database, trustProxy: true })
       const from = (i: number) => ({ 'x-forwarded-for': `198.51.100.${i}` })
-      // Malformed requests from many addresses: each refused with 400, none fills the cap.
-      for (let i = 0; i < 12; i++) {
-        const bad = [
-          'not json',
-          { redirect_uris: ['javascript:alert(1)'] },
-          { redirect_uris: 'https://a.example/cb' },
-        ][i % 3]
-        expect((await register(harness, bad, from(i))).status).toBe(400)
-      }
       const valid = { redirect_uris: ['https://a.example/cb'] }
-      expect((await register(harness, valid, from(100))).status).toBe(201)
-      expect((await register(harness, valid, from(101))).status).toBe(201)
-      const capped = await register(harness, valid, from(102))
-      expect(capped.status).toBe(429)
-      expect(Number(capped.headers.get('retry-after'))).toBeGreaterThan(0)
-      expect(await countClients(database)).toBe(2)
+      // Each address up to its own limit (20 an hour): 520 valid registrations.
+      for (let address = 0; address < 26; address++) {
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, () => register(harness, valid, from(address))),
+        )
+        expect(answers.map((res) => res.status)).toEqual(Array(20).fill(201))
+      }
+      // The per-address limit stays.
+      expect((await register(harness, valid, from(0))).status).toBe(429)
+      // Anyone else still registers.
+      const next = await register(harness, valid, from(200))
+      expect(next.status).toBe(201)
+    } finally {
+      await cleanup()
+    }
+  })
+
+  it('stores at most maxUnusedClients unused clients: the oldest unused go first, used ones stay', async () => {
+    const { database, cleanup } = await backend.create()
+    try {
+      await migrated(database)
+      const clock = new ManualClock(Date.UTC(2026, 0, 2))
+      const harness = createHarness({ database, clock, maxUnusedClients: 3, trustProxy: true })
+      const from = (i: number) => ({ 'x-forwarded-for': `198.51.100.${i}` })
+      const valid = { redirect_uris: ['https://a.example/cb'] }
+      const ids: string[] = []
+      for (let i = 0; i < 6; i++) {
+        clock.advance(1_000)
+        const res = await register(harness, valid, from(i))
+        expect(res.status).toBe(201)
+        ids.push(((await res.json()) as { client_id: string }).client_id)
+        // The first client got a token: it is no longer an unused one.
+        if (i === 0)
+          await createDatabaseClientStore(database).markUsed?.(
+            ids[0] as string,
+            new Date(clock.now()),
+          )
+      }
+      const store = createDatabaseClientStore(database)
+      const kept = await Promise.all(ids.map(async (id) => (await store.get(id)) !== undefined))
+      expect(kept).toEqual([true, false, false, true, true, true])
+      expect(await countClients(database)).toBe(4)
     } finally {
       await cleanup()
     }

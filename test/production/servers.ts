@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn } from 'node:child_process'
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -51,6 +51,12 @@ export interface OwnPostgres {
    * is back when it returns.
    */
   restart(whileDown?: () => Promise<void>): Promise<void>
+  /**
+   * SIGSTOP to the server and every backend: it stops answering without closing a connection,
+   * as a frozen host does; `thaw` sends SIGCONT to the same processes.
+   */
+  freeze(): Promise<void>
+  thaw(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -89,14 +95,29 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       'start',
     )
   await start()
+  let frozen: number[] = []
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    async freeze() {
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
+      const children = await promisify(execFile)('pgrep', ['-P', String(postmaster)]).then(
+        ({ stdout }) => stdout.split('\n').filter(Boolean).map(Number),
+        () => [],
+      )
+      frozen = [postmaster, ...children]
+      for (const pid of frozen) process.kill(pid, 'SIGSTOP')
+    },
+    async thaw() {
+      for (const pid of frozen) process.kill(pid, 'SIGCONT')
+      frozen = []
+    },
     async restart(whileDown) {
       await pgCtl('-m', 'fast', 'stop')
       await whileDown?.()
       await start()
     },
     async stop() {
+      for (const pid of frozen) process.kill(pid, 'SIGCONT')
       try {
         await pgCtl('-m', 'immediate', 'stop')
       } finally {

@@ -1,5 +1,5 @@
 import { Hono } from 'hono'
-import { errorHandler, noSniff, requestLog } from 'kilnjs/core'
+import { errorHandler, healthRoutes, noSniff, requestLog } from 'kilnjs/core'
 import { loginRoutes } from 'kilnjs/session'
 import { verifyUserCredentials } from './auth.ts'
 import type { DemoContext } from './context.ts'
@@ -16,10 +16,19 @@ export async function createDemoApp(ctx: DemoContext, options: DemoAppOptions = 
   // nosniff on every answer (/health, the pages, every feature's routes): kiln's default.
   app.use('*', noSniff(), requestLog({ logger: ctx.logger, level: requestLevel }))
 
-  app.get('/health', async (c) => {
-    await ctx.database.ping()
-    return c.json({ status: 'ok' })
-  })
+  // /health/live for liveness, /health/ready (and /health) for readiness: each within a second,
+  // naming the dependency that is down.
+  const redis = ctx.shared.client
+  app.route(
+    '/',
+    healthRoutes({
+      checks: {
+        database: () => ctx.database.ping(),
+        ...(redis ? { redis: () => redis.ping() } : {}),
+      },
+      logger: ctx.logger,
+    }),
+  )
   app.route('/', homeRoutes(ctx))
   app.route(
     '/',

@@ -68,6 +68,10 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     slowQueryConcurrency: config.databaseSlowQueryConcurrency,
     slowQueryWaitMs: config.databaseSlowQueryWaitMs,
+    // Behind a transaction pooler: the server's own address, where the API-key change feed
+    // LISTENs (without it, start-up says so once and keys are looked up on every request).
+    directUrl: env.DATABASE_DIRECT_URL || undefined,
+    logger,
   })
   if (database.dialect !== 'postgres') {
     await database.close()
@@ -130,7 +134,7 @@ async function ensureDemoUser(database: PostgresDatabase, env: Env) {
   const generated = !env.DEMO_PASSWORD
   const password = env.DEMO_PASSWORD || 'demo-password'
   const [existing] = await database.db
-    .select({ id: schema.users.id })
+    .select({ id: schema.users.id, passwordHash: schema.users.passwordHash })
     .from(schema.users)
     .where(eq(schema.users.email, email))
     .limit(1)
@@ -139,8 +143,10 @@ async function ensureDemoUser(database: PostgresDatabase, env: Env) {
       .insert(schema.users)
       .values({ email, name: 'Demo User', passwordHash: await passwords.hash(password) })
       .onConflictDoNothing()
-  } else if (!generated) {
-    // DEMO_PASSWORD is the source of truth whenever it is set.
+  } else if (!generated && !(await passwords.verify(password, existing.passwordHash))) {
+    // DEMO_PASSWORD is the source of truth whenever it is set. The hash is the user's credential
+    // stamp: rewritten when the password is the same, it would end every session and token at
+    // each start.
     await database.db
       .update(schema.users)
       .set({ passwordHash: await passwords.hash(password) })

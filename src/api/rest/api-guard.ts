@@ -2,11 +2,10 @@ import type { MiddlewareHandler } from 'hono'
 import { checkBodyLimit, limitBody } from '../../core/http/body-limit.ts'
 import { recordResponse } from '../../core/http/plain-response.ts'
 import type { RateLimiters } from '../../core/http/rate-limiters.ts'
-import { countRequest } from '../../core/http/throttle.ts'
 import type { Logger } from '../../core/logger.ts'
 import { type ApiEnv, authenticate, keyCheck } from '../auth/api-key-auth.ts'
 import type { ApiKeyInfo, ApiKeyProvider } from '../provider/api-key-provider.ts'
-import { countRefusedKey } from '../rate-limit/two-stage.ts'
+import { reserveKeyCheck, settleKeyCheck } from '../rate-limit/two-stage.ts'
 import { PRIVATE_CACHE } from './http-cache.ts'
 
 /** Options of `apiGuard`. */
@@ -35,10 +34,11 @@ export interface ApiGuardOptions {
  *   `Vary: Authorization`, and on 200s to GET a weak `ETag` (304 on `If-None-Match`).
  * - The key is checked (401 with `WWW-Authenticate: Bearer` whatever the reason; 403 for a
  *   missing scope; 500 when the key store fails).
- * - Each request is counted once against the limiter: with its key once the key is accepted,
- *   without one when it is refused (per client IP for the built-in `api` limiter), so a
- *   flood of bad keys gets 429 instead of 401 once its bucket is spent. A 403 or a key store
- *   failure is not counted. Answers carry `RateLimit-Limit`, `-Remaining` and `-Reset`, and a
+ * - Each request is counted once against the limiter, before its key is checked (in the
+ *   bucket of a request without a key: per client IP for the built-in `api` limiter), so a
+ *   burst of bad keys gets 429 instead of 401 once its bucket is spent, however many arrive at
+ *   once; an accepted key's request counts in its own bucket. A 403 or a key store failure is
+ *   not counted. Answers carry `RateLimit-Limit`, `-Remaining` and `-Reset`, and a
  *   429 `Retry-After`.
  * - Bodies are read up to `maxBodyBytes` (413 past it) before the handler sees them.
  *
@@ -59,16 +59,18 @@ export function apiGuard(options: ApiGuardOptions): MiddlewareHandler<ApiEnv> {
     // An error thrown from here on is answered by the group's error handler while the answer
     // is still being recorded, as when each step was a middleware of its own.
     const answer = recordResponse(c, PRIVATE_CACHE)
+    // Counted before the key is checked: a burst of bad keys meets 429, not the key store.
+    const reservation = await reserveKeyCheck(c, limiters, limiter)
     let key: ApiKeyInfo
     try {
       key = await authenticate(c, check)
     } catch (error) {
-      await countRefusedKey(c, limiters, limiter, error)
+      await settleKeyCheck(c, limiters, limiter, reservation, error)
       throw error
     }
     c.set('apiKey', key)
     // Inside the recorded answer the limiter's headers are always recorded: nothing to send after.
-    await countRequest(c, limiters, limiter)
+    await settleKeyCheck(c, limiters, limiter, reservation)
     await limitBody(c, maxBytes)
     try {
       await next()

@@ -15,6 +15,7 @@ export {
   UNKNOWN_CLIENT,
 } from './client-ip.ts'
 export { constantTimeEqual, digestsEqual } from './constant-time.ts'
+export { DEFAULT_HEALTH_CHECK_MS, type HealthOptions, healthRoutes } from './health.ts'
 export { escapeHtml } from './html.ts'
 export {
   type OriginGuardOptions,

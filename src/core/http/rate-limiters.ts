@@ -145,6 +145,10 @@ export interface RateLimiters {
   refund(name: string, request: LimitRequest): Promise<void>
   /** Forgets the request's bucket (e.g. the failed logins of an email once one succeeds). */
   reset(name: string, request: LimitRequest): Promise<void>
+  /** The bucket the request counts in: two requests with one bucket share their count. */
+  bucketOf(name: string, request: LimitRequest): string
+  /** Whether the limiter may choose its bucket by the request's key (a function definition). */
+  bucketsByKey(name: string): boolean
 }
 
 /** The bucket of the request's client address, with the given limit. */
@@ -296,6 +300,11 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
     peek: (name, request) => run(name, request, peekStep),
     refund: (name, request) => forget(name, request, true),
     reset: (name, request) => forget(name, request, false),
+    bucketOf(name, request) {
+      const rule = ruleFor(name, request)
+      return `${rule.durationSeconds ?? 60}:${rule.key}`
+    },
+    bucketsByKey: (name) => typeof definitions[name] === 'function',
   }
 }
 

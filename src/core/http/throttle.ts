@@ -47,7 +47,15 @@ export async function countRequest(
   limiters: RateLimiters,
   name: string,
 ): Promise<UnsentRateLimit | undefined> {
-  const result = await limiters.consume(name, limitRequest(c, limiters))
+  return answerLimit(c, await limiters.consume(name, limitRequest(c, limiters)))
+}
+
+/**
+ * What `countRequest` does with a count it made: the headers of the tightest throttle on the
+ * answer, and 429 (with `Retry-After`) when the count was refused. For a count made earlier,
+ * before it was known which answer it belongs to (the API's refused keys).
+ */
+export function answerLimit(c: Context, result: LimitResult): UnsentRateLimit | undefined {
   const lowest = contextValue<number>(c, TIGHTEST)
   const ours = lowest === undefined || result.remaining <= lowest
   let unsent: UnsentRateLimit | undefined

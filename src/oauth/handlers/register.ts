@@ -4,16 +4,18 @@ import type { OAuthContext } from '../context.ts'
 import { OAuthError } from '../errors.ts'
 import { parseClientMetadata, registrationResponse } from '../protocol/client-metadata.ts'
 import { randomToken } from '../protocol/random.ts'
-import { sweepUnusedClients } from '../store/client-expiry.ts'
+import { makeRoomForRegistration, sweepUnusedClients } from '../store/client-expiry.ts'
 
 /**
- * POST /register: public Dynamic Client Registration, rate limited per client IP; valid
- * registrations also count against a cap over all addresses. @see RFC 7591 §3
+ * POST /register: Dynamic Client Registration, rate limited per client IP, open or behind an
+ * initial access token. What it stores is bounded (`maxUnusedClients`), not what it is asked:
+ * nobody's registrations can refuse another's. @see RFC 7591 §3
  */
 export function registerHandler(ctx: OAuthContext): Handler {
   return async function registerClient(c) {
     const request = limitRequest(c, ctx.limiters)
     assertAllowed(await ctx.limiters.consume('oauth-register', request))
+    assertInitialAccessToken(ctx, c.req.header('authorization'))
     if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
       throw new OAuthError('invalid_client_metadata', 'The body must be application/json')
     }
@@ -27,10 +29,7 @@ export function registerHandler(ctx: OAuthContext): Handler {
       clientId: randomToken(ctx.random, 18),
       issuedAt: Math.floor(ctx.clock.now() / 1000),
     })
-    // The cap over all addresses keeps many addresses from filling the client table. It counts
-    // only what is about to be stored (counted and checked in one step), so malformed requests
-    // from many addresses cannot lock everyone out: those meet the per-address limit alone.
-    assertAllowed(await ctx.limiters.consume('oauth-register-all', request))
+    await makeRoomForRegistration(ctx)
     await ctx.clients.register(client)
     await sweepUnusedClients(ctx)
     ctx.logger.info(
@@ -41,5 +40,21 @@ export function registerHandler(ctx: OAuthContext): Handler {
       'Cache-Control': 'no-store',
       Pragma: 'no-cache',
     })
+  }
+}
+
+/** With initial access tokens configured, the request must carry one. @see RFC 7591 §3, RFC 6750 §3 */
+function assertInitialAccessToken(ctx: OAuthContext, authorization: string | undefined): void {
+  if (ctx.initialAccessTokens.length === 0) return
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1]
+  // Every token compared, so the time taken says nothing about which one came close.
+  let held = false
+  for (const expected of ctx.initialAccessTokens) held = expected.equals(token ?? '') || held
+  if (!held) {
+    throw new OAuthError(
+      'invalid_token',
+      'Registration needs an initial access token (Authorization: Bearer …) this server issued',
+      { challenge: 'Bearer' },
+    )
   }
 }

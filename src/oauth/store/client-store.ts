@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, lt } from 'drizzle-orm'
+import { and, count, eq, inArray, isNull, lt } from 'drizzle-orm'
 import { DependencyError } from '../../core/errors.ts'
 import type { Database } from '../../db/database.ts'
 import { oauthClientsPg, oauthClientsSqlite } from '../../db/tables/oauth-clients.ts'
@@ -12,6 +12,8 @@ export interface ClientStore {
   markUsed?(clientId: string, at: Date): Promise<void>
   /** Removes up to `limit` clients registered before `before` that never got a token. */
   pruneUnused?(before: Date, limit: number): Promise<number>
+  /** How many clients never got a token. */
+  countUnused?(): Promise<number>
 }
 
 export class MemoryClientStore implements ClientStore {
@@ -36,6 +38,12 @@ export class MemoryClientStore implements ClientStore {
       .slice(0, limit)
     for (const client of unused) this.#clients.delete(client.clientId)
     return unused.length
+  }
+
+  async countUnused(): Promise<number> {
+    let count = 0
+    for (const client of this.#clients.values()) if (client.lastUsedAt === undefined) count++
+    return count
   }
 }
 
@@ -105,6 +113,18 @@ export function createDatabaseClientStore(database: Database): ClientStore {
           ? pruneOldestUnused(database.db, oauthClientsPg, before, limit)
           : pruneOldestUnused(database.db, oauthClientsSqlite, before, limit),
       )
+    },
+    async countUnused() {
+      return wrap('count', async () => {
+        const t = database.dialect === 'postgres' ? oauthClientsPg : oauthClientsSqlite
+        // biome-ignore lint/suspicious/noExplicitAny: either dialect's Drizzle database builds this statement
+        const db = database.db as any
+        const rows: Array<{ n: number | string }> = await db
+          .select({ n: count() })
+          .from(t)
+          .where(isNull(t.lastUsedAt))
+        return Number(rows[0]?.n ?? 0)
+      })
     },
   }
 }

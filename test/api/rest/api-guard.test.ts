@@ -266,6 +266,56 @@ for (const backend of backends) {
       expect((await answer(app, '/api/v1/records/1', bearer(keys.all))).status).toBe(429)
     })
 
+    it('counts a burst of bad keys before checking them: 429 past the bucket, no key check (issue #39)', async () => {
+      for (const stages of ['apiGuard', 'twoStageThrottle'] as const) {
+        const limiters = await backend.open({ limiters: { api: { points: 3 } } })
+        let checks = 0
+        const slowStore = {
+          async verifyKey(raw: string) {
+            checks++
+            // A key store that takes its time, as a database does: the burst arrives meanwhile.
+            await new Promise((resolve) => setTimeout(resolve, 30))
+            return provider.verifyKey(raw)
+          },
+        }
+        const group = new Hono<ApiEnv>().onError(errorHandler({ logger: captureLog().logger }))
+        if (stages === 'apiGuard') group.use(apiGuard({ apiKeys: slowStore, limiters }))
+        else {
+          const limit = twoStageThrottle(limiters, 'api')
+          group
+            .use(limit.beforeAuth)
+            .use(apiKeyAuth({ provider: slowStore }))
+            .use(limit.afterAuth)
+        }
+        group.get('/x', (c) => c.text('ok'))
+        const burst = await Promise.all(
+          Array.from({ length: 10 }, () => group.request('/x', bearer('kiln_nope'))),
+        )
+        const statuses = burst.map((res) => res.status).sort()
+        expect(statuses, stages).toEqual([401, 401, 401, 429, 429, 429, 429, 429, 429, 429])
+        expect(checks, stages).toBe(3)
+        for (const res of burst) expect(res.headers.get('ratelimit-limit')).toBe('3')
+      }
+    })
+
+    it('with buckets per key, a burst of bad keys meets 429 while a valid key from that address does not', async () => {
+      const limiters = await backend.open({
+        limiters: {
+          api: (r) => (r.apiKey ? { key: `key:${r.apiKey.id}`, points: 5 } : perIp(r, 3)),
+        },
+      })
+      const app = appWith(guarded, limiters)
+      const burst = await Promise.all(
+        Array.from({ length: 8 }, () => app.request('/api/v1/records/1', bearer('kiln_nope'))),
+      )
+      expect(burst.map((res) => res.status).sort()).toEqual([
+        401, 401, 401, 429, 429, 429, 429, 429,
+      ])
+      const valid = await app.request('/api/v1/records/1', bearer(keys.all))
+      expect(valid.status).toBe(200)
+      expect(valid.headers.get('ratelimit-remaining')).toBe('4')
+    })
+
     it('lets a per-key limiter see the key, while refused keys are limited per IP', async () => {
       const limiters = await backend.open({
         limiters: {

@@ -1,5 +1,6 @@
 import type { Hono } from 'hono'
-import { createAuditLog } from 'kilnjs/db'
+import type { KeyValueStore } from 'kilnjs/core'
+import { createAuditLog, durableState } from 'kilnjs/db'
 import {
   createBearerValidator,
   loadOAuthConfig,
@@ -16,8 +17,10 @@ export interface DemoOAuth {
   /** The canonical MCP URL: the audience of every token. */
   resource: string
   resourceMetadataUrl: string
-  /** Validates bearer tokens for `/mcp` (revocations included, through the shared store). */
+  /** Validates bearer tokens for `/mcp` (revocations included, through `state`). */
   validator: ValidateBearer
+  /** Token families, grants and revocations: on Redis, or without it in the database. */
+  state: KeyValueStore
 }
 
 const configured = new WeakMap<DemoContext, DemoOAuth>()
@@ -37,7 +40,9 @@ export function demoOAuth(ctx: DemoContext): DemoOAuth {
     })
     ctx.redactor.add(config.secret)
     const resource = `${config.issuer}/mcp`
+    const state = durableState(ctx.shared, ctx.database)
     oauth = {
+      state,
       config,
       resource,
       resourceMetadataUrl: `${config.issuer}/.well-known/oauth-protected-resource/mcp`,
@@ -45,7 +50,7 @@ export function demoOAuth(ctx: DemoContext): DemoOAuth {
         secret: config.secret,
         issuer: config.issuer,
         resource,
-        store: ctx.shared.kv,
+        store: state,
         // A deleted user, or a new password, ends their access tokens at once.
         credentialStamp: userCredentialStamp(ctx.database),
       }),
@@ -57,12 +62,12 @@ export function demoOAuth(ctx: DemoContext): DemoOAuth {
 
 /** Mounts the authorization server: discovery, /register, /authorize, /token, /device. */
 export function mountOAuth(app: Hono, ctx: DemoContext): void {
-  const { config } = demoOAuth(ctx)
+  const { config, state } = demoOAuth(ctx)
   app.route(
     '/',
     oauthServer({
       database: ctx.database,
-      store: ctx.shared.kv,
+      store: state,
       secret: config.secret,
       issuer: config.issuer,
       loginPath: '/login',

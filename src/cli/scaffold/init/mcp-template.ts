@@ -42,7 +42,7 @@ export function mcpModuleTemplate(input: McpModuleInput): string {
   )
   return `${users ? "import { eq, type SQL } from 'drizzle-orm'\n" : ''}import type { Hono } from 'hono'
 import type { AppConfig, Logger, RateLimiters, SharedState } from 'kilnjs/core'
-import { createModelRegistry, type ${databaseType} } from 'kilnjs/db'
+import { createModelRegistry, durableState, type ${databaseType} } from 'kilnjs/db'
 import {
   approvalPages,
   createDataTools,
@@ -108,6 +108,8 @@ export function mountMcp(app: Hono, context: McpContext): void {
     fallbackUrl: config.appUrl,
     logger,
   })
+  // Token families and revocations outlive a restart: on Redis, or without it in the database.
+  const state = durableState(shared, database)
 ${users ? loginWithUserTable(users) : ''}  const sessions = createSessionStore({
     store: shared.kv,
     secure: config.appUrl.startsWith('https:'),${
@@ -131,7 +133,7 @@ ${users ? loginWithUserTable(users) : ''}  const sessions = createSessionStore({
     '/',
     oauthServer({
       database,
-      store: shared.kv,
+      store: state,
       secret: oauth.secret,
       issuer: oauth.issuer,
       appName: config.appName,
@@ -171,7 +173,7 @@ ${users ? loginWithUserTable(users) : ''}  const sessions = createSessionStore({
         secret: oauth.secret,
         issuer: oauth.issuer,
         resource,
-        store: shared.kv,${users ? '\n        credentialStamp: accounts.credentialStamp,' : ''}
+        store: state,${users ? '\n        credentialStamp: accounts.credentialStamp,' : ''}
       }),
       resourceMetadataUrl: \`\${oauth.issuer}/.well-known/oauth-protected-resource/mcp\`,
       origins: { appUrl: config.appUrl, hosts: config.allowedHosts },

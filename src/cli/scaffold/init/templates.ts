@@ -92,6 +92,9 @@ const database = await createDatabase(config.databaseUrl, {
   statementTimeoutMs: config.databaseStatementTimeoutMs,
   slowQueryConcurrency: config.databaseSlowQueryConcurrency,
   slowQueryWaitMs: config.databaseSlowQueryWaitMs,
+  // Behind a transaction pooler, the server's own address: the API-key change feed LISTENs there.
+  directUrl: process.env.DATABASE_DIRECT_URL || undefined,
+  logger,
 })`
       : `// DATABASE_URL, or storage/app.db (where the kilnjs command looks too) when it is unset.
 const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')`
