@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve } from 'node:path'
-import { confirm, isCancel } from '@clack/prompts'
 import type { Command } from 'commander'
 import pc from 'picocolors'
 import type { Dialect } from '../../db/database.ts'
 import { CliError } from '../cli-error.ts'
+import { printFiles } from '../file-listing.ts'
 import { loadModelRegistry } from '../models/load.ts'
 import { importSpecifier, modelTemplateInput } from '../scaffold/api/plan.ts'
 import { missingPackages, nextSteps } from '../scaffold/init/next-steps.ts'
@@ -14,6 +14,7 @@ import {
   kilnConfigTemplate,
   mainTemplate,
 } from '../scaffold/init/templates.ts'
+import { askYesNo, closePromptInput } from './prompts.ts'
 
 export interface InitOptions {
   dialect?: Dialect
@@ -28,7 +29,7 @@ export interface InitOptions {
   yes?: boolean
   cwd?: string
   print?: (line: string) => void
-  confirm?: (message: string) => Promise<boolean>
+  confirm?: (message: string, fallback?: boolean) => Promise<boolean>
 }
 
 export interface InitResult {
@@ -96,11 +97,13 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
   if (mainFile && existsSync(mainFile))
     print(pc.dim(`  skip   ${relative(root, mainFile)} (exists)`))
   else if (mainFile) plan.push({ path: mainFile, contents: mainCode })
-  for (const file of plan) print(`  create ${relative(root, file.path)}`)
-
+  const listing = plan.map((file) => ({ path: file.path, action: 'create' as const }))
+  const show = (path: string) => relative(root, path)
   if (plan.length > 0 && !options.yes) {
-    const ask = options.confirm ?? promptConfirm
-    if (!(await ask(`Write ${plan.length} file(s)?`))) {
+    printFiles(print, listing, show, false)
+    const ask = options.confirm ?? askYesNo
+    const yes = await ask(`Write ${plan.length} file(s)?`, true).finally(closePromptInput)
+    if (!yes) {
       print('Nothing written.')
       return { written, dialect }
     }
@@ -110,6 +113,8 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
     writeFileSync(file.path, file.contents, { flag: 'wx' })
     written.push(file.path)
   }
+  if (options.yes) printFiles(print, listing, show, true)
+  else if (written.length > 0) print(`Wrote ${written.length} file(s).`)
 
   if (drizzleConfig && !/tablesFilter/.test(drizzleText)) {
     print('')
@@ -198,14 +203,6 @@ function guessSchema(root: string): string {
     )
   }
   return found
-}
-
-async function promptConfirm(message: string): Promise<boolean> {
-  if (!process.stdin.isTTY) {
-    throw new CliError('Not a terminal: pass --yes to write the files without confirmation')
-  }
-  const answer = await confirm({ message })
-  return !isCancel(answer) && answer === true
 }
 
 export function register(program: Command): void {

@@ -4,6 +4,7 @@ import type { Command } from 'commander'
 import pc from 'picocolors'
 import type { ModelInfo } from '../../db/index.ts'
 import { CliError } from '../cli-error.ts'
+import { type PlannedFile, printFiles } from '../file-listing.ts'
 import { loadKilnConfig, loadModelRegistry } from '../models/load.ts'
 import { readAppWiring } from '../scaffold/api/app-wiring.ts'
 import {
@@ -21,7 +22,7 @@ import {
   planApiScaffold,
 } from '../scaffold/api/plan.ts'
 import type { ModelTemplateInput } from '../scaffold/api/template-input.ts'
-import { askYesNo, closePromptInput } from './make-api-prompts.ts'
+import { askYesNo, closePromptInput } from './prompts.ts'
 
 export interface MakeApiOptions {
   /** Model names (`Post`), resources (`posts`) or table names. */
@@ -50,7 +51,7 @@ export interface MakeApiOptions {
    * Asks a yes/no question (each credential-looking column, then whether to write): the
    * terminal prompt by default, or one line per answer from piped standard input.
    */
-  confirm?: (message: string) => Promise<boolean>
+  confirm?: (message: string, fallback?: boolean) => Promise<boolean>
 }
 
 export interface MakeApiResult {
@@ -106,26 +107,23 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
   const edits = existingModuleEdits(scaffold)
   const toWrite = files.filter((file) => !file.exists)
   print(`make:api: ${models.map((m) => m.name).join(', ')} (${config.dialect})`)
-  for (const file of files) {
-    const edit = edits.get(file.path)
-    print(
-      !file.exists
-        ? `  create ${show(file.path)}`
-        : edit?.contents !== undefined && edit.contents !== readFileSync(file.path, 'utf8')
-          ? `  update ${show(file.path)}`
-          : pc.dim(`  skip   ${show(file.path)} (exists)`),
-    )
-  }
   const updates = [...edits].filter(
     ([path, edit]) => edit.contents !== undefined && edit.contents !== readFileSync(path, 'utf8'),
   )
+  const updated = new Set(updates.map(([path]) => path))
+  const listing = files.map((file) => ({
+    path: file.path,
+    action: !file.exists ? 'create' : updated.has(file.path) ? 'update' : 'skip',
+  })) satisfies PlannedFile[]
   if (toWrite.length === 0 && updates.length === 0) {
+    printFiles(print, listing, show, true)
     print('Nothing to write: every file exists.')
     return { written: [], skipped: files.map((f) => f.path) }
   }
   if (!options.yes) {
+    printFiles(print, listing, show, false)
     const ask = options.confirm ?? askYesNo
-    if (!(await ask(`Write ${toWrite.length + updates.length} file(s)?`))) {
+    if (!(await ask(`Write ${toWrite.length + updates.length} file(s)?`, true))) {
       print('Nothing written.')
       return { written: [], skipped: files.map((f) => f.path) }
     }
@@ -135,7 +133,8 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
     writeFileSync(file.path, file.contents, { flag: 'wx' })
   }
   for (const [path, edit] of updates) writeFileSync(path, edit.contents!)
-  const updated = new Set(updates.map(([path]) => path))
+  if (options.yes) printFiles(print, listing, show, true)
+  else print(`Wrote ${toWrite.length + updates.length} file(s).`)
   for (const file of files.filter((f) => f.exists && !updated.has(f.path))) {
     print(pc.cyan(`ℹ ${show(file.path)} exists: left as it is`))
   }
