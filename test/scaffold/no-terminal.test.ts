@@ -87,3 +87,11 @@ describe('init and make:api from a script, as docs/getting-started.md writes the
     expect(init.output).not.toContain('[Y/n]')
   }, 60_000)
 })
+
+describe("init's next steps", () => {
+  it('install redoc beside the peers: the last step opens /api/docs', async () => {
+    const root = makeApp('redoc')
+    const init = await kiln(root, ['init', '--yes'])
+    expect(init.output).toContain('npm install hono @hono/node-server drizzle-orm zod pg redoc')
+  }, 60_000)
+})

@@ -18,7 +18,8 @@ export interface MissingPackages {
 export function missingPackages(pkg: PackageJson, dialect: Dialect): MissingPackages {
   const have = { ...pkg.dependencies, ...pkg.devDependencies }
   const driver = dialect === 'postgres' ? 'pg' : 'better-sqlite3'
-  const runtime = ['hono', '@hono/node-server', 'drizzle-orm', 'zod', driver]
+  // redoc draws /api/docs, the page the last step opens.
+  const runtime = ['hono', '@hono/node-server', 'drizzle-orm', 'zod', driver, 'redoc']
   const dev = ['drizzle-kit', 'tsx', 'typescript', '@types/node']
   return {
     runtime: runtime.filter((name) => !(name in have)),
