@@ -13,6 +13,7 @@ import {
   type SharedState,
 } from 'kilnjs/core'
 import {
+  checkDatabase,
   createDatabase,
   createModelRegistry,
   type ModelRegistry,
@@ -74,6 +75,7 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
   }
   let shared: SharedState | undefined
   try {
+    await checkDatabase(database)
     await migrate(database, { appMigrationsDir: migrationsDir, logger })
     // Several apps (or test runs) can share one Redis under different prefixes.
     const redisPrefix = options.redisPrefix ?? env.REDIS_PREFIX ?? 'kiln-demo'

@@ -96,7 +96,7 @@ const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.
   return `import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { ${core} } from 'kilnjs/core'
-import { createDatabase } from 'kilnjs/db'
+import { checkDatabase, createDatabase } from 'kilnjs/db'
 ${input.hashesPasswords ? "import { createPasswordHasher } from 'kilnjs/session'\n" : ''}import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
 
 // Every setting comes from the environment, checked once: a wrong value stops here with one line.
@@ -107,6 +107,8 @@ ${database}
 if (database.dialect !== '${input.dialect}') {
   throw new Error('DATABASE_URL must name a ${dialectName} database')
 }
+// A database that does not answer (no such database, a wrong password) stops the start here.
+await checkDatabase(database)
 // With REDIS_URL, what instances must share (rate limits, one-time codes) lives in Redis.
 const shared = await createSharedState({ redisUrl: config.redisUrl, logger })
 
