@@ -106,7 +106,11 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
 
   it('reads configuration once and shares limits through Redis behind trusted proxies', () => {
     for (const { main } of [withPasswords, withoutPasswords]) {
-      expect(main).toContain('const config = loadAppConfig()')
+      // APP_NAME defaults to the package's name (the consent page, the MCP server's name).
+      expect(main).toMatch(
+        /const config = loadAppConfig\(process\.env, \{ appName: '(users|notes)' \}\)/,
+      )
+      expect(main).toContain('docsRoutes({ app, title: config.appName })')
       expect(main).toContain(
         'const logger = createLogger({ level: config.logLevel, format: config.logFormat })',
       )
@@ -115,7 +119,8 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
         'createRateLimiters({ trustProxy: config.trustProxy, redis: shared.client, logger })',
       )
       expect(main).toContain("app.use('*', requestLog({ logger }))")
-      expect(main).not.toContain('process.env')
+      // The environment is read once, by loadAppConfig.
+      expect(main).not.toMatch(/process\.env\./)
     }
   })
 

@@ -62,7 +62,7 @@ export const appEnvSchema = z.object({
     'http:',
     'https:',
   ]).optional(),
-  APP_NAME: z.string().default('kiln'),
+  APP_NAME: z.string().optional(),
   DATABASE_URL: databaseUrl.optional(),
   DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
     .number({ message: 'expected a number of milliseconds' })
@@ -138,8 +138,20 @@ export interface AppConfig {
   allowedHosts: string[]
 }
 
-/** Reads the variables every kiln app shares. Capabilities parse their own (MSG_*, CDN_*…). */
-export function loadAppConfig(env: Env = process.env): AppConfig {
+/** What an app sets in place of kiln's defaults, for a variable the environment leaves unset. */
+export interface AppConfigDefaults {
+  /** `APP_NAME` unless set: the entry point `init` writes passes the package's name. */
+  appName?: string
+}
+
+/**
+ * Reads the variables every kiln app shares. Capabilities parse their own (MSG_*, CDN_*…).
+ * @example
+ * ```ts
+ * const config = loadAppConfig(process.env, { appName: 'tickets' })
+ * ```
+ */
+export function loadAppConfig(env: Env = process.env, defaults: AppConfigDefaults = {}): AppConfig {
   const parsed = parseEnv(appEnvSchema, env)
   const appUrl = (parsed.APP_URL ?? `http://localhost:${parsed.PORT}`).replace(/\/+$/, '')
   return {
@@ -148,7 +160,8 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     host: parsed.HOST,
     appUrl,
     appUrlFromEnv: parsed.APP_URL !== undefined,
-    appName: parsed.APP_NAME,
+    // Named on the consent, approval and docs pages and as the MCP server's name.
+    appName: parsed.APP_NAME ?? defaults.appName ?? 'kiln',
     databaseUrl: parsed.DATABASE_URL ? new Secret(parsed.DATABASE_URL) : undefined,
     databaseStatementTimeoutMs: parsed.DATABASE_STATEMENT_TIMEOUT_MS,
     databaseSlowQueryConcurrency: parsed.DATABASE_SLOW_QUERY_CONCURRENCY,

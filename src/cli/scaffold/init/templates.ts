@@ -100,7 +100,8 @@ import { checkDatabase, createDatabase } from 'kilnjs/db'
 ${input.hashesPasswords ? "import { createPasswordHasher } from 'kilnjs/session'\n" : ''}import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
 
 // Every setting comes from the environment, checked once: a wrong value stops here with one line.
-const config = loadAppConfig()
+// APP_NAME, unless set, is this package's name: the docs, consent and approval pages show it.
+const config = loadAppConfig(process.env, { appName: '${input.appName.replaceAll("'", "\\'")}' })
 const logger = createLogger({ level: config.logLevel, format: config.logFormat })
 
 ${database}
@@ -120,7 +121,7 @@ const app = new Hono()
 app.onError(errorHandler({ logger }))
 app.use('*', requestLog({ logger }))
 app.route('/', apiRoutes({ ${deps} }))
-app.route('/', docsRoutes({ app, title: '${input.appName.replaceAll("'", "\\'")}' }))
+app.route('/', docsRoutes({ app, title: config.appName }))
 
 const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => {
   logger.info(\`API on \${config.appUrl}/api/v1, docs on \${config.appUrl}/api/docs\`)
