@@ -7,6 +7,7 @@ import { CliError } from '../cli-error.ts'
 import { printFiles } from '../file-listing.ts'
 import { loadModelRegistry } from '../models/load.ts'
 import { importSpecifier, modelTemplateInput } from '../scaffold/api/plan.ts'
+import { entryWiring } from '../scaffold/existing-entry.ts'
 import { missingPackages, nextSteps } from '../scaffold/init/next-steps.ts'
 import {
   drizzleConfigTemplate,
@@ -28,6 +29,8 @@ export interface InitOptions {
   main?: string
   yes?: boolean
   cwd?: string
+  /** The environment (`DATABASE_URL` already set: no step to export it); `process.env` by default. */
+  env?: Record<string, string | undefined>
   print?: (line: string) => void
   confirm?: (message: string, fallback?: boolean) => Promise<boolean>
 }
@@ -85,6 +88,7 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
   else plan.push({ path: join(root, 'drizzle.config.ts'), contents: drizzleConfigTemplate(input) })
   const mainFile = options.main === undefined ? undefined : resolve(root, options.main)
   const passwordModels = await modelsWithPasswords(root, input, print)
+  const appName = typeof pkg.name === 'string' ? pkg.name : basename(root)
   const mainCode = mainTemplate({
     dialect,
     hashesPasswords: passwordModels.length > 0,
@@ -92,7 +96,7 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
       dirname(mainFile ?? join(root, top === 'src' ? 'src' : '.', 'main.ts')),
       resolve(root, out, 'index.ts'),
     ).replace(/\.ts$/, '.js'),
-    appName: typeof pkg.name === 'string' ? pkg.name : basename(root),
+    appName,
   })
   if (mainFile && existsSync(mainFile))
     print(pc.dim(`  skip   ${relative(root, mainFile)} (exists)`))
@@ -128,7 +132,18 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
   const mainPath = mainFile
     ? relative(root, mainFile)
     : join(top === 'src' ? 'src' : '.', 'main.ts')
-  if (!mainFile || (existsSync(mainFile) && !written.includes(mainFile))) {
+  if (mainFile && existsSync(mainFile) && !written.includes(mainFile)) {
+    // The app's own entry point: the few lines that mount kiln in it, as make:api prints them.
+    print('')
+    print(pc.bold(`Mount the API in ${mainPath}, after your Hono app and your Drizzle db:`))
+    const wiring = entryWiring({
+      dialect,
+      apiImport: importSpecifier(dirname(mainFile), resolve(root, out, 'index.ts')),
+      hashesPasswords: passwordModels.length > 0,
+      appName,
+    })
+    for (const line of wiring) print(pc.dim(`  ${line}`))
+  } else if (!mainFile) {
     print('')
     print(
       pc.bold(
@@ -138,8 +153,9 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
     for (const line of mainCode.trimEnd().split('\n')) print(pc.dim(`  ${line}`))
   }
   print('')
-  for (const line of nextSteps({ dialect, mainPath, missing: missingPackages(pkg, dialect) }))
-    print(line)
+  const databaseUrlSet = Boolean((options.env ?? process.env).DATABASE_URL)
+  const missing = missingPackages(pkg, dialect)
+  for (const line of nextSteps({ dialect, mainPath, missing, databaseUrlSet })) print(line)
   return { written, dialect }
 }
 

@@ -1,8 +1,9 @@
-import { relative, resolve } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import pc from 'picocolors'
 import { readAppWiring } from '../scaffold/api/app-wiring.ts'
 import { importSpecifier } from '../scaffold/api/plan.ts'
 import type { ModelTemplateInput } from '../scaffold/api/template-input.ts'
+import { entryWiring } from '../scaffold/existing-entry.ts'
 
 /**
  * The steps that wire the generated API into the app, numbered, leaving out those the app's
@@ -20,10 +21,11 @@ export function printWiring(
     dialect: 'postgres' | 'sqlite'
     /** The app had no generated API before this run. */
     firstApi: boolean
+    /** The package's name, the docs' title. */
+    appName: string
   },
 ): void {
   const wiring = readAppWiring(info.root, info.outDir)
-  const apiImport = importSpecifier(info.root, resolve(info.outDir, 'index.ts'))
   const hashes = info.models.some((m) => m.passwordColumn)
   const steps: string[][] = []
   const code = (line: string) => pc.dim(`       ${line}`)
@@ -33,27 +35,15 @@ export function printWiring(
     code('const hashPassword = (password: string) => passwords.hash(password)'),
   ]
   if (!wiring.apiRoutes) {
+    const entry = wiring.entry ?? join(info.root, 'src', 'main.ts')
     steps.push([
-      `In your app's main module (at the app root here), import kiln and the generated API:`,
-      code("import { createRateLimiters } from 'kilnjs/core'"),
-      code("import { createDatabase } from 'kilnjs/db'"),
-      ...(hashes ? [code("import { createPasswordHasher } from 'kilnjs/session'")] : []),
-      code(`import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`),
-    ])
-    // Without DATABASE_URL, createDatabase opens embedded Postgres: a SQLite app names its file.
-    const url =
-      info.dialect === 'sqlite'
-        ? "process.env.DATABASE_URL ?? 'sqlite:storage/app.db'"
-        : 'process.env.DATABASE_URL'
-    steps.push([
-      'Register apiRoutes() in your Hono app (it answers its own errors as JSON):',
-      code(`const database = await createDatabase(${url})`),
-      code('const limiters = createRateLimiters()'),
-      code('const apiKeys = apiKeyProvider({ database })'),
-      ...(hashes ? hasher : []),
-      code(
-        `app.route('/', apiRoutes({ database, apiKeys, limiters${hashes ? ', hashPassword' : ''} }))`,
-      ),
+      `Mount the API in ${relative(info.root, entry)}, after your Hono app and your Drizzle db:`,
+      ...entryWiring({
+        dialect: info.dialect,
+        apiImport: importSpecifier(dirname(entry), resolve(info.outDir, 'index.ts')),
+        hashesPasswords: hashes,
+        appName: info.appName,
+      }).map(code),
     ])
   } else if (hashes && !wiring.hashPassword) {
     steps.push([
@@ -63,7 +53,7 @@ export function printWiring(
       code("app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword }))"),
     ])
   }
-  if (!wiring.docsRoutes) {
+  if (wiring.apiRoutes && !wiring.docsRoutes) {
     steps.push([
       'Register docsRoutes() (OpenAPI 3.0 at /api/openapi.json, 3.1 at /api/openapi-3.1.json, ReDoc at /api/docs):',
       code("app.route('/', docsRoutes({ app, title: 'My API', version: '1.0.0' }))"),

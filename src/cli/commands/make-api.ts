@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative, resolve, sep } from 'node:path'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import type { Command } from 'commander'
 import pc from 'picocolors'
 import type { ModelInfo } from '../../db/index.ts'
@@ -158,6 +158,7 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
     migrationsDir,
     configMigrations: config.migrations,
     dialect: config.dialect,
+    appName: packageName(root),
   })
   return {
     written: [...toWrite.map((f) => f.path), ...updates.map(([path]) => path)],
@@ -367,4 +368,13 @@ export function register(program: Command): void {
     .action(async (models: string[], flags: Omit<MakeApiOptions, 'models'>) => {
       await runMakeApi({ ...flags, models })
     })
+}
+
+/** The app's package name (its docs' title), or its folder's name. */
+function packageName(root: string): string {
+  const file = join(root, 'package.json')
+  const name = existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name
+    : undefined
+  return typeof name === 'string' ? name : basename(root)
 }
