@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import type { Env } from '../core/config/index.ts'
+import { MissingPackageError } from '../core/optional-package.ts'
 import {
   DATABASE_URL_FORMS,
   databaseUrlDialect,
@@ -61,6 +62,17 @@ export async function openAppDatabase(options: OpenAppDatabaseOptions = {}): Pro
       logger: { info: (message) => process.stderr.write(`${message}\n`) },
     })
   } catch (error) {
+    // No DATABASE_URL and no PGlite: the setting is what is missing, not the package.
+    if (
+      error instanceof MissingPackageError &&
+      target.source === 'embedded' &&
+      config.dialect === 'postgres'
+    ) {
+      throw new CliError(
+        `DATABASE_URL is not set: export DATABASE_URL=postgres://user:password@127.0.0.1:5432/app (without it kiln opens embedded Postgres in ${pgliteDir(target.url)}, which needs npm install @electric-sql/pglite)`,
+        { cause: error },
+      )
+    }
     throw new CliError(`Could not open ${target.description}: ${reason(error)}`, { cause: error })
   }
   try {

@@ -3,6 +3,7 @@ import './check-peers.ts'
 export { type Clock, ManualClock } from './clock.ts'
 export {
   type AppConfig,
+  type AppConfigDefaults,
   ConfigError,
   type Env,
   envBoolean,

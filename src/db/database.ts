@@ -10,6 +10,7 @@ import type pg from 'pg'
 import { ConfigError } from '../core/config/parse-env.ts'
 import { importOptional, MissingPackageError } from '../core/optional-package.ts'
 import { revealSecret, type Secret } from '../core/secret.ts'
+import { adoptPgPool, isPgPool } from './adopted-pool.ts'
 import { type PipelineOptions, pipelineOneOffQueries } from './pipelined-queries.ts'
 import { type PoolerMode, poolerOfUrl, unnamedStatementClient } from './pooler.ts'
 import {
@@ -115,16 +116,19 @@ export interface CreateDatabaseOptions {
  * - `postgres://…` / `postgresql://…`: a PostgreSQL server through a pg pool;
  * - `sqlite:<path>`, `file:<path>` (`sqlite::memory:` for tests): SQLite on better-sqlite3;
  * - `pglite:` (in memory) or `pglite:<dir>`: embedded Postgres;
- * - no URL: embedded Postgres in `storage/pgdata`, the zero-setup default of a Postgres app.
+ * - no URL: embedded Postgres in `storage/pgdata`, the zero-setup default of a Postgres app;
+ * - the app's own `pg.Pool` (a Drizzle db's `db.$client`): kiln queries through it, so the app
+ *   keeps one pool (`adoptPgPool`).
  * @example
  * ```ts
  * const database = await createDatabase(process.env.DATABASE_URL)
  * ```
  */
 export async function createDatabase(
-  given?: Secret | string,
+  given?: Secret | string | pg.Pool,
   options: CreateDatabaseOptions = {},
 ): Promise<Database> {
+  if (isPgPool(given)) return adoptPgPool(given, options, pools)
   // A postgres:// URL may carry a password: `DATABASE_URL` is a Secret in the app's config.
   const url = given === undefined ? undefined : revealSecret(given)
   if (!url) return openDefaultPglite(options.pgliteDir ?? 'storage/pgdata')

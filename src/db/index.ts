@@ -11,6 +11,7 @@ export {
   createAuditLog,
   MAX_AUDIT_LIMIT,
 } from './audit/audit-log.ts'
+export { type CheckDatabaseOptions, checkDatabase } from './check-database.ts'
 export {
   type CreateDatabaseOptions,
   createDatabase,

@@ -13,6 +13,7 @@ import {
   postgresPool,
   sqliteClient,
 } from './database.ts'
+import { appliedByDrizzleKit } from './drizzle-kit-journal.ts'
 
 /** Receives what migrate did; a pino logger fits. */
 export interface MigrationLogger {
@@ -31,6 +32,11 @@ export interface MigrateOptions {
 export interface MigrateResult {
   /** The files applied by this run, namespaced: `kiln/0001_api_keys.sql`, `app/0001_init.sql`. */
   applied: string[]
+  /**
+   * The app's files that `drizzle-kit migrate` had applied, recorded by this run as applied
+   * without running them again (`appliedByDrizzleKit`).
+   */
+  adopted: string[]
 }
 
 /** A migration file failed, or the migrations folder is missing. Nothing of the failed file is kept. */
@@ -109,12 +115,22 @@ export async function migrate(
   if (options.appMigrationsDir !== undefined) {
     files.push(...readMigrationFiles(resolve(options.appMigrationsDir), 'app'))
   }
+  const byDrizzleKit =
+    options.appMigrationsDir === undefined
+      ? new Set<string>()
+      : await appliedByDrizzleKit(database, resolve(options.appMigrationsDir))
   const runner = database.dialect === 'sqlite' ? sqliteRunner(database) : postgresRunner(database)
   return runner(async (session) => {
     await session.ensureTable()
     const recorded = await session.recorded()
     const applied: string[] = []
+    const adopted: string[] = []
     for (const file of files) {
+      // Already applied by drizzle-kit migrate: recorded as it stands, never run twice.
+      if (byDrizzleKit.has(file.name) && !recorded.has(file.name)) {
+        if (await session.apply({ ...file, statements: [] })) adopted.push(file.name)
+        continue
+      }
       const checksum = recorded.get(file.name)
       if (checksum !== undefined) {
         if (checksum !== file.checksum) {
@@ -137,7 +153,7 @@ export async function migrate(
         })
       }
     }
-    return { applied }
+    return { applied, adopted }
   })
 }
 

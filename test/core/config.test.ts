@@ -80,6 +80,14 @@ describe('loadAppConfig', () => {
     })
   })
 
+  it("names the app after the default it is given (the package's name) unless APP_NAME is set", () => {
+    expect(loadAppConfig({}, { appName: 'ticket-tracker' }).appName).toBe('ticket-tracker')
+    expect(loadAppConfig({ APP_NAME: 'Tickets' }, { appName: 'ticket-tracker' }).appName).toBe(
+      'Tickets',
+    )
+    expect(loadAppConfig({}).appName).toBe('kiln')
+  })
+
   it('refuses an ALLOWED_HOSTS that is not a list of host names', () => {
     expect(() => loadAppConfig({ ALLOWED_HOSTS: 'https://evil.example/' })).toThrow(/ALLOWED_HOSTS/)
   })

@@ -61,7 +61,7 @@ describe('loadKilnConfig', () => {
     const error = await loadKilnConfig(dir).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(CliError)
     expect((error as Error).message).toBe(
-      `No kiln.config.ts in ${dir}: run kiln from your app's root, or create one (see docs/models.md)`,
+      `No kiln.config.ts in ${dir}: run kiln from your app's root, or set kiln up there with npx kilnjs init`,
     )
   })
 

@@ -104,7 +104,7 @@ describe('kilnjs migrate', () => {
       const run = await kiln(['migrate'], { cwd: dir, env: {} })
       expect(run.code).toBe(1)
       expect(run.stderr.trimEnd().split('\n')).toEqual([
-        `No kiln.config.ts in ${dir}: run kiln from your app's root, or create one (see docs/models.md)`,
+        `No kiln.config.ts in ${dir}: run kiln from your app's root, or set kiln up there with npx kilnjs init`,
       ])
     },
     timeout,

@@ -90,7 +90,7 @@ describeEachDatabase('migrate', (backend) => {
     const rows = await recorded(database)
     expect(rows.map((row) => row.name)).toEqual(expected)
     expect(rows.every((row) => /^[0-9a-f]{64}$/.test(row.checksum))).toBe(true)
-    expect(await migrate(database)).toEqual({ applied: [] })
+    expect(await migrate(database)).toEqual({ applied: [], adopted: [] })
     expect((await recorded(database)).length).toBe(expected.length)
   })
 
@@ -165,7 +165,10 @@ describeEachDatabase('migrate', (backend) => {
       database,
       "INSERT INTO users (email, name, password_hash) VALUES ('a@example.com', 'A', 'x')",
     )
-    expect(await migrate(database, { appMigrationsDir: appDir })).toEqual({ applied: [] })
+    expect(await migrate(database, { appMigrationsDir: appDir })).toEqual({
+      applied: [],
+      adopted: [],
+    })
     expect(await query(database, 'SELECT email FROM users')).toEqual([{ email: 'a@example.com' }])
   })
 
@@ -181,6 +184,7 @@ describeEachDatabase('migrate', (backend) => {
     await writeFile(join(dir, '0003_c.sql'), 'INSERT INTO b_things (id) VALUES (2);')
     expect(await migrate(database, { appMigrationsDir: dir })).toEqual({
       applied: ['app/0003_c.sql'],
+      adopted: [],
     })
     expect(await query(database, 'SELECT id FROM b_things ORDER BY id')).toEqual([
       { id: 1 },
@@ -196,7 +200,10 @@ describeEachDatabase('migrate', (backend) => {
       'CREATE TABLE a_things (id integer PRIMARY KEY, v text);',
     )
     const { lines, logger } = capture()
-    expect(await migrate(database, { appMigrationsDir: dir, logger })).toEqual({ applied: [] })
+    expect(await migrate(database, { appMigrationsDir: dir, logger })).toEqual({
+      applied: [],
+      adopted: [],
+    })
     expect(lines).toEqual([
       {
         level: 'warn',
@@ -221,6 +228,7 @@ describeEachDatabase('migrate', (backend) => {
     await writeFile(join(dir, '0002_bad.sql'), 'CREATE TABLE half_things (id integer PRIMARY KEY);')
     expect(await migrate(database, { appMigrationsDir: dir })).toEqual({
       applied: ['app/0002_bad.sql'],
+      adopted: [],
     })
   })
 

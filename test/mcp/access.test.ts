@@ -70,6 +70,23 @@ describeEachDatabase('the access policy of the data tools', (backend) => {
     )
   })
 
+  it('suggests granting a model without credential columns, never users first', async () => {
+    let logged = ''
+    const destination = new Writable({
+      write(chunk, _encoding, callback) {
+        logged += chunk
+        callback()
+      },
+    })
+    const logger = createLogger({ level: 'info', destination })
+    // users (with its password column) comes first: the example still names notes.
+    const usersFirst = { models: [...models.models].sort((a) => (a.resource === 'users' ? -1 : 1)) }
+    createDataTools({ database, models: usersFirst, logger })
+    const line = JSON.parse(logged.trim().split('\n')[0]!)
+    expect(line.models).toEqual(['users', 'notes'])
+    expect(line.msg).toMatch(/grant one with access: \{ models: \{ notes: /)
+  })
+
   it("is read-only for unlisted models with unlisted: 'read'", async () => {
     const client = await connect({ unlisted: 'read' })
     const { tools } = await client.listTools()

@@ -108,7 +108,11 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
 
   it('reads configuration once and shares limits through Redis behind trusted proxies', () => {
     for (const { main } of [withPasswords, withoutPasswords]) {
-      expect(main).toContain('const config = loadAppConfig()')
+      // APP_NAME defaults to the package's name (the consent page, the MCP server's name).
+      expect(main).toMatch(
+        /const config = loadAppConfig\(process\.env, \{ appName: '(users|notes)' \}\)/,
+      )
+      expect(main).toContain('docsRoutes({ app, title: config.appName })')
       expect(main).toContain(
         'const logger = createLogger({ level: config.logLevel, format: config.logFormat })',
       )
@@ -117,7 +121,8 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
         'createRateLimiters({ trustProxy: config.trustProxy, redis: shared.client, logger })',
       )
       expect(main).toContain("app.use('*', noSniff(), requestLog({ logger }))")
-      expect(main).not.toContain('process.env')
+      // The environment is read once, by loadAppConfig.
+      expect(main).not.toMatch(/process\.env\./)
     }
   })
 

@@ -91,7 +91,9 @@ describe('kilnjs make:api', () => {
     })
     expect(asked).toBe('Write 10 file(s)?')
     expect(result.written).toEqual([])
-    expect(out.lines.join('\n')).toContain('create')
+    // Listed as what would be written: `create` is said only of a file written.
+    expect(out.lines.join('\n')).toContain('  new    ')
+    expect(out.lines.join('\n')).not.toContain('create')
     expect(existsSync(join(app.root, 'src/api'))).toBe(false)
   })
 

@@ -14,6 +14,7 @@ import {
   type SharedState,
 } from 'kilnjs/core'
 import {
+  checkDatabase,
   createDatabase,
   createModelRegistry,
   type ModelRegistry,
@@ -70,7 +71,7 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
     slowQueryWaitMs: config.databaseSlowQueryWaitMs,
     // Behind a transaction pooler: the server's own address, where the API-key change feed
     // LISTENs (without it, start-up says so once and keys are looked up on every request).
-    directUrl: env.DATABASE_DIRECT_URL || undefined,
+    directUrl: config.databaseDirectUrl,
     logger,
   })
   if (database.dialect !== 'postgres') {
@@ -81,6 +82,7 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
   }
   let shared: SharedState | undefined
   try {
+    await checkDatabase(database)
     await migrate(database, { appMigrationsDir: migrationsDir, logger })
     // Several apps (or test runs) can share one Redis under different prefixes.
     const redisPrefix = options.redisPrefix ?? env.REDIS_PREFIX ?? 'kiln-demo'

@@ -23,10 +23,12 @@ function redocBundlePath(): string | undefined {
   }
 }
 
-/** What the page runs instead of ReDoc when the package is missing. */
-const MISSING_REDOC_SCRIPT = `document.body.textContent = ${JSON.stringify(
-  'The API docs page needs the redoc package, which is not installed: npm install redoc. The OpenAPI document is served beside this page (openapi.json).',
-)}\n`
+/** What the page says when the package is missing: what to install, and where the document is. */
+const MISSING_REDOC =
+  'The API docs page needs the redoc package, which is not installed: npm install redoc. The OpenAPI document is served beside this page (openapi.json).'
+
+/** What a page cached before the package went missing runs instead of ReDoc. */
+const MISSING_REDOC_SCRIPT = `document.body.textContent = ${JSON.stringify(MISSING_REDOC)}\n`
 
 /**
  * The bundle's side menu shows a small logo fetched from the vendor's CDN. The page must ask
@@ -61,7 +63,7 @@ export const DOCS_CSP: CspDirectives = {
   'form-action': "'none'",
 }
 
-/** The HTML of the docs page. */
+/** The HTML of the docs page; without the redoc package, a page that says what to install. */
 export function redocHtml({
   title,
   specUrl,
@@ -80,8 +82,13 @@ export function redocHtml({
 <style>body { margin: 0; padding: 0; }</style>
 </head>
 <body>
-<redoc spec-url="${escapeHtml(specUrl)}"></redoc>
-<script src="${escapeHtml(scriptUrl)}"></script>
+${
+  hasRedoc()
+    ? `<redoc spec-url="${escapeHtml(specUrl)}"></redoc>
+<script src="${escapeHtml(scriptUrl)}"></script>`
+    : `<p>${escapeHtml(MISSING_REDOC)}</p>
+<p><a href="${escapeHtml(specUrl)}">${escapeHtml(specUrl)}</a></p>`
+}
 </body>
 </html>
 `

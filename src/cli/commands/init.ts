@@ -1,12 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative, resolve } from 'node:path'
-import { confirm, isCancel } from '@clack/prompts'
 import type { Command } from 'commander'
 import pc from 'picocolors'
 import type { Dialect } from '../../db/database.ts'
 import { CliError } from '../cli-error.ts'
+import { printFiles } from '../file-listing.ts'
 import { loadModelRegistry } from '../models/load.ts'
 import { importSpecifier, modelTemplateInput } from '../scaffold/api/plan.ts'
+import { entryWiring } from '../scaffold/existing-entry.ts'
 import { missingPackages, nextSteps } from '../scaffold/init/next-steps.ts'
 import {
   drizzleConfigTemplate,
@@ -14,6 +15,7 @@ import {
   kilnConfigTemplate,
   mainTemplate,
 } from '../scaffold/init/templates.ts'
+import { askYesNo, closePromptInput } from './prompts.ts'
 
 export interface InitOptions {
   dialect?: Dialect
@@ -27,8 +29,10 @@ export interface InitOptions {
   main?: string
   yes?: boolean
   cwd?: string
+  /** The environment (`DATABASE_URL` already set: no step to export it); `process.env` by default. */
+  env?: Record<string, string | undefined>
   print?: (line: string) => void
-  confirm?: (message: string) => Promise<boolean>
+  confirm?: (message: string, fallback?: boolean) => Promise<boolean>
 }
 
 export interface InitResult {
@@ -84,6 +88,7 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
   else plan.push({ path: join(root, 'drizzle.config.ts'), contents: drizzleConfigTemplate(input) })
   const mainFile = options.main === undefined ? undefined : resolve(root, options.main)
   const passwordModels = await modelsWithPasswords(root, input, print)
+  const appName = typeof pkg.name === 'string' ? pkg.name : basename(root)
   const mainCode = mainTemplate({
     dialect,
     hashesPasswords: passwordModels.length > 0,
@@ -91,16 +96,18 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
       dirname(mainFile ?? join(root, top === 'src' ? 'src' : '.', 'main.ts')),
       resolve(root, out, 'index.ts'),
     ).replace(/\.ts$/, '.js'),
-    appName: typeof pkg.name === 'string' ? pkg.name : basename(root),
+    appName,
   })
   if (mainFile && existsSync(mainFile))
     print(pc.dim(`  skip   ${relative(root, mainFile)} (exists)`))
   else if (mainFile) plan.push({ path: mainFile, contents: mainCode })
-  for (const file of plan) print(`  create ${relative(root, file.path)}`)
-
+  const listing = plan.map((file) => ({ path: file.path, action: 'create' as const }))
+  const show = (path: string) => relative(root, path)
   if (plan.length > 0 && !options.yes) {
-    const ask = options.confirm ?? promptConfirm
-    if (!(await ask(`Write ${plan.length} file(s)?`))) {
+    printFiles(print, listing, show, false)
+    const ask = options.confirm ?? askYesNo
+    const yes = await ask(`Write ${plan.length} file(s)?`, true).finally(closePromptInput)
+    if (!yes) {
       print('Nothing written.')
       return { written, dialect }
     }
@@ -110,6 +117,8 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
     writeFileSync(file.path, file.contents, { flag: 'wx' })
     written.push(file.path)
   }
+  if (options.yes) printFiles(print, listing, show, true)
+  else if (written.length > 0) print(`Wrote ${written.length} file(s).`)
 
   if (drizzleConfig && !/tablesFilter/.test(drizzleText)) {
     print('')
@@ -123,7 +132,18 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
   const mainPath = mainFile
     ? relative(root, mainFile)
     : join(top === 'src' ? 'src' : '.', 'main.ts')
-  if (!mainFile || (existsSync(mainFile) && !written.includes(mainFile))) {
+  if (mainFile && existsSync(mainFile) && !written.includes(mainFile)) {
+    // The app's own entry point: the few lines that mount kiln in it, as make:api prints them.
+    print('')
+    print(pc.bold(`Mount the API in ${mainPath}, after your Hono app and your Drizzle db:`))
+    const wiring = entryWiring({
+      dialect,
+      apiImport: importSpecifier(dirname(mainFile), resolve(root, out, 'index.ts')),
+      hashesPasswords: passwordModels.length > 0,
+      appName,
+    })
+    for (const line of wiring) print(pc.dim(`  ${line}`))
+  } else if (!mainFile) {
     print('')
     print(
       pc.bold(
@@ -133,8 +153,9 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
     for (const line of mainCode.trimEnd().split('\n')) print(pc.dim(`  ${line}`))
   }
   print('')
-  for (const line of nextSteps({ dialect, mainPath, missing: missingPackages(pkg, dialect) }))
-    print(line)
+  const databaseUrlSet = Boolean((options.env ?? process.env).DATABASE_URL)
+  const missing = missingPackages(pkg, dialect)
+  for (const line of nextSteps({ dialect, mainPath, missing, databaseUrlSet })) print(line)
   return { written, dialect }
 }
 
@@ -198,14 +219,6 @@ function guessSchema(root: string): string {
     )
   }
   return found
-}
-
-async function promptConfirm(message: string): Promise<boolean> {
-  if (!process.stdin.isTTY) {
-    throw new CliError('Not a terminal: pass --yes to write the files without confirmation')
-  }
-  const answer = await confirm({ message })
-  return !isCancel(answer) && answer === true
 }
 
 export function register(program: Command): void {

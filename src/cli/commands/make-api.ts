@@ -1,27 +1,28 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative, resolve, sep } from 'node:path'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import type { Command } from 'commander'
 import pc from 'picocolors'
 import type { ModelInfo } from '../../db/index.ts'
 import { CliError } from '../cli-error.ts'
+import { type PlannedFile, printFiles } from '../file-listing.ts'
 import { loadKilnConfig, loadModelRegistry } from '../models/load.ts'
-import { readAppWiring } from '../scaffold/api/app-wiring.ts'
 import {
   addModelsToIndex,
   addModelsToRoutes,
   type ModuleEdit,
 } from '../scaffold/api/existing-api.ts'
-import { isDrizzleKitFolder } from '../scaffold/api/migration.ts'
+import { jsonColumnsTypedOnlyByType, typedJsonHint } from '../scaffold/api/json-type-hints.ts'
+import { apiKeysMigrationDir, isDrizzleKitFolder } from '../scaffold/api/migration.ts'
 import { modelNames } from '../scaffold/api/names.ts'
 import {
   type ApiScaffold,
-  importSpecifier,
   isExposed,
   looksLikeCredential,
   planApiScaffold,
 } from '../scaffold/api/plan.ts'
 import type { ModelTemplateInput } from '../scaffold/api/template-input.ts'
-import { askYesNo, closePromptInput } from './make-api-prompts.ts'
+import { printWiring } from './make-api-next-steps.ts'
+import { askYesNo, closePromptInput } from './prompts.ts'
 
 export interface MakeApiOptions {
   /** Model names (`Post`), resources (`posts`) or table names. */
@@ -50,7 +51,7 @@ export interface MakeApiOptions {
    * Asks a yes/no question (each credential-looking column, then whether to write): the
    * terminal prompt by default, or one line per answer from piped standard input.
    */
-  confirm?: (message: string) => Promise<boolean>
+  confirm?: (message: string, fallback?: boolean) => Promise<boolean>
 }
 
 export interface MakeApiResult {
@@ -82,7 +83,7 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
   const models = chooseModels(registry.models, options, (name) => registry.get(name))
   const schemaModels = registry.models.filter((m) => !LIBRARY_TABLES.has(m.tableName))
   const outDir = resolve(root, options.out ?? config.out)
-  const migrationsDir = resolve(root, options.migrations ?? config.migrations ?? 'migrations')
+  const migrationsDir = apiKeysMigrationDir(root, options.migrations ?? config.migrations)
   // A controller that exists is left as it is: nothing to ask about its model.
   const fresh = models.filter(
     (model) => !existsSync(join(outDir, 'controllers', `${modelNames(model).pluralFile}.ts`)),
@@ -95,7 +96,7 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
     outDir,
     schemaFile: resolve(root, config.schema),
     migrationsDir,
-    drizzleKit: isDrizzleKitFolder(root, migrationsDir),
+    drizzleKit: migrationsDir !== undefined && isDrizzleKitFolder(root, migrationsDir),
     exclude: options.exclude,
     includeAll: options.includeAll,
     expose,
@@ -106,26 +107,23 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
   const edits = existingModuleEdits(scaffold)
   const toWrite = files.filter((file) => !file.exists)
   print(`make:api: ${models.map((m) => m.name).join(', ')} (${config.dialect})`)
-  for (const file of files) {
-    const edit = edits.get(file.path)
-    print(
-      !file.exists
-        ? `  create ${show(file.path)}`
-        : edit?.contents !== undefined && edit.contents !== readFileSync(file.path, 'utf8')
-          ? `  update ${show(file.path)}`
-          : pc.dim(`  skip   ${show(file.path)} (exists)`),
-    )
-  }
   const updates = [...edits].filter(
     ([path, edit]) => edit.contents !== undefined && edit.contents !== readFileSync(path, 'utf8'),
   )
+  const updated = new Set(updates.map(([path]) => path))
+  const listing = files.map((file) => ({
+    path: file.path,
+    action: !file.exists ? 'create' : updated.has(file.path) ? 'update' : 'skip',
+  })) satisfies PlannedFile[]
   if (toWrite.length === 0 && updates.length === 0) {
+    printFiles(print, listing, show, true)
     print('Nothing to write: every file exists.')
     return { written: [], skipped: files.map((f) => f.path) }
   }
   if (!options.yes) {
+    printFiles(print, listing, show, false)
     const ask = options.confirm ?? askYesNo
-    if (!(await ask(`Write ${toWrite.length + updates.length} file(s)?`))) {
+    if (!(await ask(`Write ${toWrite.length + updates.length} file(s)?`, true))) {
       print('Nothing written.')
       return { written: [], skipped: files.map((f) => f.path) }
     }
@@ -135,7 +133,8 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
     writeFileSync(file.path, file.contents, { flag: 'wx' })
   }
   for (const [path, edit] of updates) writeFileSync(path, edit.contents!)
-  const updated = new Set(updates.map(([path]) => path))
+  if (options.yes) printFiles(print, listing, show, true)
+  else print(`Wrote ${toWrite.length + updates.length} file(s).`)
   for (const file of files.filter((f) => f.exists && !updated.has(f.path))) {
     print(pc.cyan(`ℹ ${show(file.path)} exists: left as it is`))
   }
@@ -145,6 +144,11 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
     for (const line of edit.manual.flatMap((l) => l.split('\n'))) print(pc.dim(`    ${line}`))
   }
   printWarnings(print, scaffold.models, options)
+  const untyped = typedJsonHint(
+    jsonColumnsTypedOnlyByType(models, resolve(root, config.schema)),
+    config.dialect,
+  )
+  if (untyped) print(pc.cyan(untyped))
   printNewRelations(print, scaffold, outDir, show)
   printWiring(print, {
     firstApi: !files.some((file) => file.path === join(outDir, 'api-keys.ts') && file.exists),
@@ -154,6 +158,7 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
     migrationsDir,
     configMigrations: config.migrations,
     dialect: config.dialect,
+    appName: packageName(root),
   })
   return {
     written: [...toWrite.map((f) => f.path), ...updates.map(([path]) => path)],
@@ -334,99 +339,6 @@ async function chooseExposed(
   return exposed.map((candidate) => candidate.name)
 }
 
-/**
- * The steps that wire the generated API into the app, numbered, leaving out those the app's
- * modules already take (a call of `apiRoutes` or `docsRoutes` outside the generated folder).
- * Migrating is always a step: a new model is a new table.
- */
-function printWiring(
-  print: (line: string) => void,
-  info: {
-    models: ModelTemplateInput[]
-    outDir: string
-    root: string
-    migrationsDir: string
-    configMigrations: string | undefined
-    dialect: 'postgres' | 'sqlite'
-    /** The app had no generated API before this run. */
-    firstApi: boolean
-  },
-): void {
-  const wiring = readAppWiring(info.root, info.outDir)
-  const apiImport = importSpecifier(info.root, resolve(info.outDir, 'index.ts'))
-  const hashes = info.models.some((m) => m.passwordColumn)
-  const steps: string[][] = []
-  const code = (line: string) => pc.dim(`       ${line}`)
-  // The same hasher must check passwords at login: an app with its own passes that one.
-  const hasher = [
-    code("const passwords = createPasswordHasher()  // or your login's hasher"),
-    code('const hashPassword = (password: string) => passwords.hash(password)'),
-  ]
-  if (!wiring.apiRoutes) {
-    steps.push([
-      `In your app's main module (at the app root here), import kiln and the generated API:`,
-      code("import { createRateLimiters } from 'kilnjs/core'"),
-      code("import { createDatabase } from 'kilnjs/db'"),
-      ...(hashes ? [code("import { createPasswordHasher } from 'kilnjs/session'")] : []),
-      code(`import { apiKeyProvider, apiRoutes, docsRoutes } from '${apiImport}'`),
-    ])
-    // Without DATABASE_URL, createDatabase opens embedded Postgres: a SQLite app names its file.
-    const url =
-      info.dialect === 'sqlite'
-        ? "process.env.DATABASE_URL ?? 'sqlite:storage/app.db'"
-        : 'process.env.DATABASE_URL'
-    steps.push([
-      'Register apiRoutes() in your Hono app (it answers its own errors as JSON):',
-      code(`const database = await createDatabase(${url})`),
-      code('const limiters = createRateLimiters()'),
-      code('const apiKeys = apiKeyProvider({ database })'),
-      ...(hashes ? hasher : []),
-      code(
-        `app.route('/', apiRoutes({ database, apiKeys, limiters${hashes ? ', hashPassword' : ''} }))`,
-      ),
-    ])
-  } else if (hashes && !wiring.hashPassword) {
-    steps.push([
-      'Pass hashPassword to apiRoutes(): a password of these models is stored hashed:',
-      code("import { createPasswordHasher } from 'kilnjs/session'"),
-      ...hasher,
-      code("app.route('/', apiRoutes({ database, apiKeys, limiters, hashPassword }))"),
-    ])
-  }
-  if (!wiring.docsRoutes) {
-    steps.push([
-      'Register docsRoutes() (OpenAPI 3.0 at /api/openapi.json, 3.1 at /api/openapi-3.1.json, ReDoc at /api/docs):',
-      code("app.route('/', docsRoutes({ app, title: 'My API', version: '1.0.0' }))"),
-    ])
-  }
-  const setMigrations =
-    info.configMigrations === undefined
-      ? ` (set migrations: '${relative(info.root, info.migrationsDir)}' in kiln.config.ts)`
-      : ''
-  steps.push([
-    `Create your tables and kiln's: npx drizzle-kit generate, then npx kilnjs migrate${setMigrations}`,
-    "     (drizzle-kit writes your tables' migration; kilnjs migrate runs it beside kiln's own)",
-  ])
-  const resources = info.models.map((m) => m.names.resource)
-  if (info.firstApi) {
-    steps.push([
-      'Mint a key: npx kilnjs make:api-key <name> --save  (scopes * unless --scopes)',
-      `     Routes need <resource>:read (GET) or <resource>:write (POST, PUT, DELETE), e.g. ${resources[0] ?? 'posts'}:read.`,
-    ])
-  } else {
-    const scopes = resources.flatMap((resource) => [`${resource}:read`, `${resource}:write`])
-    steps.push([
-      `A key calls the new routes with ${scopes.join(', ')} (or *): npx kilnjs make:api-key <name> --save --scopes ${scopes.join(',')}`,
-    ])
-  }
-  print('')
-  print(pc.bold('Next steps'))
-  steps.forEach(([first, ...rest], index) => {
-    print(`  ${index + 1}. ${first}`)
-    for (const line of rest) print(line)
-  })
-}
-
 function list(value: string): string[] {
   return value
     .split(',')
@@ -456,4 +368,13 @@ export function register(program: Command): void {
     .action(async (models: string[], flags: Omit<MakeApiOptions, 'models'>) => {
       await runMakeApi({ ...flags, models })
     })
+}
+
+/** The app's package name (its docs' title), or its folder's name. */
+function packageName(root: string): string {
+  const file = join(root, 'package.json')
+  const name = existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name
+    : undefined
+  return typeof name === 'string' ? name : basename(root)
 }

@@ -30,10 +30,13 @@ export async function runMigrate(options: MigrateCommandOptions = {}): Promise<s
       ),
     )
     const { migrations } = app.kilnConfig
-    const { applied } = await migrate(app.database, {
+    const { applied, adopted } = await migrate(app.database, {
       appMigrationsDir: migrations === undefined ? undefined : resolve(app.root, migrations),
       logger: { info: () => {}, warn: (message) => print(pc.yellow(message)) },
     })
+    for (const name of adopted) {
+      print(`${pc.cyan('=')} ${name} (applied by drizzle-kit migrate: recorded, not run again)`)
+    }
     if (applied.length === 0) print('Nothing to migrate')
     for (const name of applied) print(`${pc.green('✓')} ${name}`)
     return applied

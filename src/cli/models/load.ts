@@ -97,7 +97,7 @@ export async function loadKilnConfig(cwd: string = process.cwd()): Promise<Loade
   const path = CONFIG_FILES.map((name) => join(root, name)).find((file) => existsSync(file))
   if (!path) {
     throw new CliError(
-      `No kiln.config.ts in ${root}: run kiln from your app's root, or create one (see docs/models.md)`,
+      `No kiln.config.ts in ${root}: run kiln from your app's root, or set kiln up there with npx kilnjs init`,
     )
   }
   const name = relative(root, path)

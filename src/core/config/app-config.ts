@@ -62,9 +62,10 @@ export const appEnvSchema = z.object({
     'http:',
     'https:',
   ]).optional(),
-  APP_NAME: z.string().default('kiln'),
+  APP_NAME: z.string().optional(),
   APP_KEY: z.string().min(32, 'expected 32 or more random characters').optional(),
   DATABASE_URL: databaseUrl.optional(),
+  DATABASE_DIRECT_URL: z.string().optional(),
   DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
     .number({ message: 'expected a number of milliseconds' })
     .int('expected a whole number of milliseconds')
@@ -113,6 +114,11 @@ export interface AppConfig {
   /** `DATABASE_URL`, which may carry a password: prints as `<redacted>`, `reveal()` reads it. */
   databaseUrl: Secret | undefined
   /**
+   * `DATABASE_DIRECT_URL`: behind a transaction pooler, the server's own address (the API-key
+   * change feed LISTENs there). May carry a password, so it is a `Secret` too.
+   */
+  databaseDirectUrl: Secret | undefined
+  /**
    * `DATABASE_STATEMENT_TIMEOUT_MS` (default 5000; 0: no limit): how long a list or search
    * query may run on PostgreSQL before it is cancelled and answered 503. Pass it to
    * `createDatabase(url, { statementTimeoutMs })`.
@@ -146,8 +152,20 @@ export interface AppConfig {
   allowedHosts: string[]
 }
 
-/** Reads the variables every kiln app shares. Capabilities parse their own (MSG_*, CDN_*…). */
-export function loadAppConfig(env: Env = process.env): AppConfig {
+/** What an app sets in place of kiln's defaults, for a variable the environment leaves unset. */
+export interface AppConfigDefaults {
+  /** `APP_NAME` unless set: the entry point `init` writes passes the package's name. */
+  appName?: string
+}
+
+/**
+ * Reads the variables every kiln app shares. Capabilities parse their own (MSG_*, CDN_*…).
+ * @example
+ * ```ts
+ * const config = loadAppConfig(process.env, { appName: 'tickets' })
+ * ```
+ */
+export function loadAppConfig(env: Env = process.env, defaults: AppConfigDefaults = {}): AppConfig {
   const parsed = parseEnv(appEnvSchema, env)
   const appUrl = (parsed.APP_URL ?? `http://localhost:${parsed.PORT}`).replace(/\/+$/, '')
   return {
@@ -156,9 +174,13 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     host: parsed.HOST,
     appUrl,
     appUrlFromEnv: parsed.APP_URL !== undefined,
-    appName: parsed.APP_NAME,
+    // Named on the consent, approval and docs pages and as the MCP server's name.
+    appName: parsed.APP_NAME ?? defaults.appName ?? 'kiln',
     appKey: cursorKeyOf(parsed.APP_KEY, env.MCP_TOKEN_SECRET),
     databaseUrl: parsed.DATABASE_URL ? new Secret(parsed.DATABASE_URL) : undefined,
+    databaseDirectUrl: parsed.DATABASE_DIRECT_URL
+      ? new Secret(parsed.DATABASE_DIRECT_URL)
+      : undefined,
     databaseStatementTimeoutMs: parsed.DATABASE_STATEMENT_TIMEOUT_MS,
     databaseSlowQueryConcurrency: parsed.DATABASE_SLOW_QUERY_CONCURRENCY,
     databaseSlowQueryWaitMs: parsed.DATABASE_SLOW_QUERY_WAIT_MS,

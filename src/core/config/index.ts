@@ -1,2 +1,7 @@
-export { type AppConfig, appEnvSchema, loadAppConfig } from './app-config.ts'
+export {
+  type AppConfig,
+  type AppConfigDefaults,
+  appEnvSchema,
+  loadAppConfig,
+} from './app-config.ts'
 export { ConfigError, type Env, envBoolean, envUrl, parseEnv } from './parse-env.ts'

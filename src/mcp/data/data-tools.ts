@@ -29,6 +29,7 @@ import {
 } from './crud.ts'
 import { aggregateSchema, aggregateTool } from './crud-aggregate.ts'
 import { filtersSchema } from './filter-schema.ts'
+import { isSensitiveField } from './models.ts'
 import { registerModelResources } from './resources.ts'
 
 export { DATA_TOOL_NAMES }
@@ -203,7 +204,11 @@ function logUnreachable(
 ): void {
   const hidden = options.models.models.filter((model) => !policy.of(model))
   if (hidden.length === 0) return
-  const example = hidden[0]!.resource
+  // The example is one a developer may grant as it is: a model with no credential column.
+  const plain = hidden.find(
+    (model) => !model.columns.some((column) => isSensitiveField([column.name, column.key])),
+  )
+  const example = (plain ?? hidden[0]!).resource
   logger?.info(
     { models: hidden.map((model) => model.resource) },
     `mcp: the data tools reach no model the access policy does not grant; grant one with ` +

@@ -9,6 +9,8 @@ export interface AppWiring {
   hashPassword: boolean
   /** A module calls `docsRoutes(…)`. */
   docsRoutes: boolean
+  /** The module that makes the app's Hono app (`new Hono(`), where kiln is mounted. */
+  entry: string | undefined
 }
 
 /** Folders that hold no module of the app's own. */
@@ -21,7 +23,12 @@ const MAX_FILES = 5_000
  * `make:api` asks for, so its next steps name only what is still missing.
  */
 export function readAppWiring(root: string, outDir: string): AppWiring {
-  const wiring: AppWiring = { apiRoutes: false, hashPassword: false, docsRoutes: false }
+  const wiring: AppWiring = {
+    apiRoutes: false,
+    hashPassword: false,
+    docsRoutes: false,
+    entry: undefined,
+  }
   const generated = resolve(outDir) + sep
   for (const file of appModules(resolve(root), generated)) {
     const text = readFileSync(file, 'utf8')
@@ -31,6 +38,7 @@ export function readAppWiring(root: string, outDir: string): AppWiring {
       wiring.hashPassword ||= /\bhashPassword\b/.test(call[1] ?? '')
     }
     wiring.docsRoutes ||= /\bdocsRoutes\(/.test(text)
+    if (wiring.entry === undefined && /\bnew Hono\b/.test(text)) wiring.entry = file
   }
   return wiring
 }

@@ -42,15 +42,37 @@ const DRIZZLE_CONFIGS = [
 ]
 
 /**
+ * The folder the app's drizzle config writes migrations into (its `out`, drizzle-kit's default
+ * `drizzle` when it names none), or undefined when the app has no drizzle config.
+ */
+export function drizzleKitOut(root: string): string | undefined {
+  const config = DRIZZLE_CONFIGS.map((name) => join(root, name)).find(existsSync)
+  if (!config) return undefined
+  const out = /\bout["']?:\s*['"]([^'"]+)['"]/.exec(readFileSync(config, 'utf8'))?.[1]
+  return resolve(root, out ?? 'drizzle')
+}
+
+/**
  * Whether drizzle-kit writes into `migrationsDir`: its journal is there, or the app's drizzle
  * config names the folder as its `out` (before drizzle-kit's first `generate`).
  */
 export function isDrizzleKitFolder(root: string, migrationsDir: string): boolean {
   if (existsSync(join(migrationsDir, 'meta', '_journal.json'))) return true
-  const config = DRIZZLE_CONFIGS.map((name) => join(root, name)).find(existsSync)
-  if (!config) return false
-  const out = /\bout["']?:\s*['"]([^'"]+)['"]/.exec(readFileSync(config, 'utf8'))?.[1]
-  return out !== undefined && resolve(root, out) === resolve(migrationsDir)
+  return drizzleKitOut(root) === resolve(migrationsDir)
+}
+
+/**
+ * The folder `make:api` writes the api_keys migration into: the one given or kiln.config.ts's
+ * `migrations`; else, in an app that applies its migrations with `drizzle-kit migrate` (the
+ * setup that leaves `migrations` out), drizzle-kit's own folder, recorded in its journal so that
+ * drizzle-kit applies it with the app's. Undefined without either: `kilnjs migrate` creates
+ * api_keys with kiln's own tables, and no app folder needs a copy.
+ */
+export function apiKeysMigrationDir(
+  root: string,
+  configured: string | undefined,
+): string | undefined {
+  return configured === undefined ? drizzleKitOut(root) : resolve(root, configured)
 }
 
 /**

@@ -25,8 +25,8 @@ export interface ApiScaffoldOptions {
   outDir: string
   /** Absolute path of the schema module. */
   schemaFile: string
-  /** Absolute folder of the app's migrations. */
-  migrationsDir: string
+  /** Absolute folder of the app's migrations; none: no api_keys migration is written. */
+  migrationsDir: string | undefined
   /** drizzle-kit writes into the migrations folder too (its journal or its config says so). */
   drizzleKit?: boolean
   /** The time recorded in drizzle-kit's journal; now by default. */
@@ -163,13 +163,16 @@ export function planApiScaffold(options: ApiScaffoldOptions): ApiScaffold {
     { path: join(outDir, 'routes.ts'), contents: routesTemplate({ models }, context) },
     { path: join(outDir, 'api-keys.ts'), contents: apiKeysTemplate(context) },
   )
-  const migration = planApiKeysMigration(options.migrationsDir, {
-    dialect: options.dialect,
-    drizzleKit: options.drizzleKit ?? false,
-    now: options.now ?? Date.now(),
-  })
-  files.push({ path: migration.path, contents: apiKeysMigration(options.dialect) })
-  const journal = migration.journal
+  const migration =
+    options.migrationsDir === undefined
+      ? undefined
+      : planApiKeysMigration(options.migrationsDir, {
+          dialect: options.dialect,
+          drizzleKit: options.drizzleKit ?? false,
+          now: options.now ?? Date.now(),
+        })
+  if (migration) files.push({ path: migration.path, contents: apiKeysMigration(options.dialect) })
+  const journal = migration?.journal
   if (journal) files.push(journal)
   return {
     files: files.map(({ path, contents }) => ({ path, contents, exists: existsSync(path) })),

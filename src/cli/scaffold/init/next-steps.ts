@@ -18,7 +18,8 @@ export interface MissingPackages {
 export function missingPackages(pkg: PackageJson, dialect: Dialect): MissingPackages {
   const have = { ...pkg.dependencies, ...pkg.devDependencies }
   const driver = dialect === 'postgres' ? 'pg' : 'better-sqlite3'
-  const runtime = ['hono', '@hono/node-server', 'drizzle-orm', 'zod', driver]
+  // redoc draws /api/docs, the page the last step opens.
+  const runtime = ['hono', '@hono/node-server', 'drizzle-orm', 'zod', driver, 'redoc']
   const dev = ['drizzle-kit', 'tsx', 'typescript', '@types/node']
   return {
     runtime: runtime.filter((name) => !(name in have)),
@@ -31,10 +32,17 @@ export interface NextStepsInput {
   /** The entry point, relative to the app root. */
   mainPath: string
   missing: MissingPackages
+  /** `DATABASE_URL` is set where init runs: no step to export it. */
+  databaseUrlSet?: boolean
 }
 
 /** The commands after `kilnjs init`, in order, each to be run as written from the app's root. */
-export function nextSteps({ dialect, mainPath, missing }: NextStepsInput): string[] {
+export function nextSteps({
+  dialect,
+  mainPath,
+  missing,
+  databaseUrlSet = false,
+}: NextStepsInput): string[] {
   const lines = [pc.bold('Next steps (from this folder)')]
   let n = 0
   const step = (text: string, ...commands: string[]) => {
@@ -46,7 +54,7 @@ export function nextSteps({ dialect, mainPath, missing }: NextStepsInput): strin
     missing.dev.length > 0 ? `npm install -D ${missing.dev.join(' ')}` : undefined,
   ].filter((command) => command !== undefined)
   if (installs.length > 0) step('Install what kiln needs beside it:', ...installs)
-  if (dialect === 'postgres') {
+  if (dialect === 'postgres' && !databaseUrlSet) {
     step(
       'Point every command and the app at your database:',
       'export DATABASE_URL=postgres://user:password@127.0.0.1:5432/app',

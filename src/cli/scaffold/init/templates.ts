@@ -93,7 +93,7 @@ const database = await createDatabase(config.databaseUrl, {
   slowQueryConcurrency: config.databaseSlowQueryConcurrency,
   slowQueryWaitMs: config.databaseSlowQueryWaitMs,
   // Behind a transaction pooler, the server's own address: the API-key change feed LISTENs there.
-  directUrl: process.env.DATABASE_DIRECT_URL || undefined,
+  directUrl: config.databaseDirectUrl,
   logger,
 })`
       : `// DATABASE_URL, or storage/app.db (where the kilnjs command looks too) when it is unset.
@@ -102,11 +102,12 @@ const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.
 import { Hono } from 'hono'
 import { setCursorKey } from 'kilnjs/api'
 import { ${core} } from 'kilnjs/core'
-import { createDatabase } from 'kilnjs/db'
+import { checkDatabase, createDatabase } from 'kilnjs/db'
 ${input.hashesPasswords ? "import { createPasswordHasher } from 'kilnjs/session'\n" : ''}import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
 
 // Every setting comes from the environment, checked once: a wrong value stops here with one line.
-const config = loadAppConfig()
+// APP_NAME, unless set, is this package's name: the docs, consent and approval pages show it.
+const config = loadAppConfig(process.env, { appName: '${input.appName.replaceAll("'", "\\'")}' })
 const logger = createLogger({ level: config.logLevel, format: config.logFormat })
 // APP_KEY (else MCP_TOKEN_SECRET) signs the list cursors, the same on every instance.
 setCursorKey(config.appKey)
@@ -115,6 +116,8 @@ ${database}
 if (database.dialect !== '${input.dialect}') {
   throw new Error('DATABASE_URL must name a ${dialectName} database')
 }
+// A database that does not answer (no such database, a wrong password) stops the start here.
+await checkDatabase(database)
 // With REDIS_URL, what instances must share (rate limits, one-time codes) lives in Redis.
 const shared = await createSharedState({ redisUrl: config.redisUrl, logger })
 
@@ -127,7 +130,7 @@ app.onError(errorHandler({ logger }))
 // nosniff on every answer, the app's own routes too: no JSON is ever sniffed into a page.
 app.use('*', noSniff(), requestLog({ logger }))
 app.route('/', apiRoutes({ ${deps} }))
-app.route('/', docsRoutes({ app, title: '${input.appName.replaceAll("'", "\\'")}' }))
+app.route('/', docsRoutes({ app, title: config.appName }))
 
 const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => {
   logger.info(\`API on \${config.appUrl}/api/v1, docs on \${config.appUrl}/api/docs\`)
