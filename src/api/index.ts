@@ -88,6 +88,7 @@ export {
   runListQuery,
   type SearchMode,
   searchIndexMigration,
+  softDeleteOf,
 } from './query/index.ts'
 export { type TwoStageThrottle, twoStageThrottle } from './rate-limit/index.ts'
 export {

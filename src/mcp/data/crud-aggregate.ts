@@ -13,7 +13,13 @@ import {
   policyCaller,
 } from './access.ts'
 import { drizzleColumn, tenantOf } from './crud-input.ts'
-import { checkFilterFields, type FilterValue, filterParams, listQueryOf } from './crud-list.ts'
+import {
+  checkFilterFields,
+  type FilterValue,
+  filterParams,
+  listQueryOf,
+  softDeleteOfModel,
+} from './crud-list.ts'
 import { filtersSchema } from './filter-schema.ts'
 import type { McpModel } from './models.ts'
 
@@ -96,11 +102,13 @@ export async function aggregateRecords(
     if (names && names.length > 0) params.set(fn, names.join(','))
   }
   try {
-    // The model's row filter sees the caller, as crud_list's does: the same rows are counted.
+    // The model's row filter sees the caller and its trash stays out, as crud_list's: the
+    // same rows are counted.
     return await runAggregateQuery(definition, url, {
       db: database.db,
       scope,
       caller: policyCaller(caller),
+      softDelete: softDeleteOfModel(model),
     })
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error
