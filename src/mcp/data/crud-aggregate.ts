@@ -1,9 +1,7 @@
 import { eq } from 'drizzle-orm'
-import { z } from 'zod'
 import { type AggregateEnvelope, runAggregateQuery } from '../../api/index.ts'
 import { ValidationError } from '../../core/errors.ts'
 import type { Database } from '../../db/index.ts'
-import { READ_ONLY_TOOL_ANNOTATIONS } from '../annotations.ts'
 import { ToolError } from '../tool-error.ts'
 import {
   type AccessPolicy,
@@ -20,7 +18,6 @@ import {
   listQueryOf,
   softDeleteOfModel,
 } from './crud-list.ts'
-import { filtersSchema } from './filter-schema.ts'
 import type { McpModel } from './models.ts'
 
 export interface AggregateInput {
@@ -37,40 +34,6 @@ export interface AggregateInput {
 }
 
 export type AggregateResult = AggregateEnvelope
-
-/** What `crud_aggregate` says of itself in `tools/list`. */
-export const aggregateTool = {
-  title: 'Aggregate records',
-  description:
-    'count, sum, avg, min and max of a model, per group of group_by fields, over the records ' +
-    'the filters (the crud_list grammar) select: {"model": "posts", "count": true, "sum": ' +
-    '["token_count"], "group_by": ["author_id"]}. Returns {data: [{group, count, sum, avg, ' +
-    'min, max}], meta: {groups, truncated}}, groups ordered by their fields. sum and avg take ' +
-    'numeric fields, min, max and group_by sortable ones; credential fields never.',
-  annotations: READ_ONLY_TOOL_ANNOTATIONS,
-}
-
-/** `crud_aggregate`'s arguments. */
-export function aggregateSchema(model: z.ZodString) {
-  const fields = (what: string) => z.array(z.string()).optional().describe(what)
-  return z.object({
-    model,
-    filters: filtersSchema(),
-    search: z
-      .string()
-      .optional()
-      .describe('Records whose text fields contain the term (case-insensitive)'),
-    count: z
-      .boolean()
-      .optional()
-      .describe('Count the records of each group (the default when no function is asked)'),
-    sum: fields('Numeric fields to sum'),
-    avg: fields('Numeric fields to average'),
-    min: fields('Fields whose smallest value to give'),
-    max: fields('Fields whose largest value to give'),
-    group_by: fields('One group per distinct value of these fields (at most 3)'),
-  })
-}
 
 /**
  * `crud_aggregate` after `checkCall` with crud_list's grant: the REST aggregate on the model as
