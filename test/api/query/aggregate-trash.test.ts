@@ -1,3 +1,4 @@
+import SwaggerParser from '@apidevtools/swagger-parser'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createApiKey } from '../../../src/api/index.ts'
 import { describeEachDatabase } from '../../support/databases.ts'
@@ -78,5 +79,18 @@ describeEachDatabase('REST aggregates on a soft-deleting resource', (backend) =>
     expect(groups(only.body)).toEqual([{ group: {}, count: 2 }])
     const bad = await get('/api/v1/documents/aggregate?filter[trashed]=yes')
     expect(bad.status).toBe(422)
+  })
+
+  it('both OpenAPI documents give the aggregate filter[trashed] and restore an Idempotency-Key', async () => {
+    for (const path of ['/api/openapi.json', '/api/openapi-3.1.json']) {
+      const doc = (await (await api.app.request(path)).json()) as {
+        paths: Record<string, Record<string, { parameters?: Array<{ name: string }> }>>
+      }
+      await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeTruthy()
+      const names = (route: string, method: string) =>
+        (doc.paths[route]?.[method]?.parameters ?? []).map((p) => p.name)
+      expect(names('/api/v1/documents/aggregate', 'get')).toContain('filter[trashed]')
+      expect(names('/api/v1/documents/{id}/restore', 'post')).toEqual(['id', 'Idempotency-Key'])
+    }
   })
 })
