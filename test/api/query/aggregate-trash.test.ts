@@ -1,6 +1,10 @@
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import SwaggerParser from '@apidevtools/swagger-parser'
+import ts from 'typescript'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { createApiKey } from '../../../src/api/index.ts'
+import { createApiKey, generateApiClient } from '../../../src/api/index.ts'
 import { describeEachDatabase } from '../../support/databases.ts'
 import {
   type RunningApi,
@@ -9,6 +13,8 @@ import {
   startGeneratedApi,
   TRASH,
 } from '../rest/generated-app.ts'
+
+const repo = resolve(import.meta.dirname, '../../..')
 
 type Json = Record<string, unknown>
 type Group = { group: Json; count?: number; min?: Json; max?: Json }
@@ -93,4 +99,63 @@ describeEachDatabase('REST aggregates on a soft-deleting resource', (backend) =>
       expect(names('/api/v1/documents/{id}/restore', 'post')).toEqual(['id', 'Idempotency-Key'])
     }
   })
+
+  it('the typed client restores and aggregates, compiled under strict and run against the app', async () => {
+    const doc = await (await api.app.request('/api/openapi.json')).json()
+    const dir = join(repo, 'tmp', `trash-client-${randomBytes(4).toString('hex')}`)
+    mkdirSync(dir, { recursive: true })
+    try {
+      writeFileSync(join(dir, 'api-client.ts'), generateApiClient(doc))
+      writeFileSync(join(dir, 'use.ts'), USE_CLIENT)
+      const program = ts.createProgram([join(dir, 'use.ts')], STRICT)
+      const problems = ts
+        .getPreEmitDiagnostics(program)
+        .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))
+      expect(problems).toEqual([])
+      const use = (await import(join(dir, 'use.ts'))) as {
+        run(fetch: typeof globalThis.fetch, apiKey: string): Promise<unknown>
+      }
+      const viaApp: typeof globalThis.fetch = (input, init) =>
+        api.app.request(String(input).replace('http://app.test', ''), init)
+      const key = (await createApiKey(api.database, { name: 'client', scopes: ['*'] })).rawKey
+      expect(await use.run(viaApp, key)).toEqual({ before: 3, restored: 'Secret A', after: 4 })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
+
+/** A front end of the documents resource: aggregate, restore a trashed record, aggregate again. */
+const USE_CLIENT = `import { createClient } from './api-client'
+
+export async function run(fetch: typeof globalThis.fetch, apiKey: string) {
+  const api = createClient({ baseUrl: 'http://app.test', apiKey, fetch })
+  const count = async () => {
+    const answer = await api.documents.aggregate({ count: '*' })
+    if (!answer.ok) throw new Error(\`aggregate: \${answer.status}\`)
+    return answer.body.data[0]?.count
+  }
+  const before = await count()
+  const trashed = await api.documents.list({ 'filter[trashed]': 'only', sort: 'title' })
+  if (!trashed.ok) throw new Error(\`list: \${trashed.status}\`)
+  const first = trashed.body.data[0]
+  if (!first) throw new Error('nothing in the trash')
+  const restored = await api.documents.restore(first.id)
+  if (!restored.ok) throw new Error(\`restore: \${restored.status} \${restored.body.error}\`)
+  return { before, restored: restored.body.data.title, after: await count() }
+}
+`
+
+const STRICT: ts.CompilerOptions = {
+  target: ts.ScriptTarget.ES2022,
+  module: ts.ModuleKind.Preserve,
+  moduleResolution: ts.ModuleResolutionKind.Bundler,
+  lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+  strict: true,
+  noUncheckedIndexedAccess: true,
+  exactOptionalPropertyTypes: true,
+  verbatimModuleSyntax: true,
+  types: [],
+  noEmit: true,
+  skipLibCheck: true,
+}
