@@ -115,7 +115,7 @@ describeEachDatabase('REST aggregates on a soft-deleting resource', (backend) =>
       const use = (await import(join(dir, 'use.ts'))) as {
         run(fetch: typeof globalThis.fetch, apiKey: string): Promise<unknown>
       }
-      const viaApp: typeof globalThis.fetch = (input, init) =>
+      const viaApp: typeof globalThis.fetch = async (input, init) =>
         api.app.request(String(input).replace('http://app.test', ''), init)
       const key = (await createApiKey(api.database, { name: 'client', scopes: ['*'] })).rawKey
       expect(await use.run(viaApp, key)).toEqual({ before: 3, restored: 'Secret A', after: 4 })
