@@ -89,6 +89,7 @@ export {
   type SearchMode,
   searchIndexMigration,
   setCursorKey,
+  softDeleteOf,
 } from './query/index.ts'
 export { type TwoStageThrottle, twoStageThrottle } from './rate-limit/index.ts'
 export {

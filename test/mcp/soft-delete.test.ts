@@ -87,4 +87,29 @@ describeEachDatabase('MCP data tools on a model with deleted_at (soft delete)', 
     expect(outcome.isError).toBe(true)
     expect(outcome.text).toMatch(/deleted_at/)
   })
+
+  it('crud_aggregate counts, groups and reads extremes of what crud_list shows, never the trash', async () => {
+    for (const title of ['Seen 1', 'Seen 2']) await create(title)
+    const hidden = await create('Hidden')
+    await ok(client, 'crud_delete', { model: 'documents', id: hidden.id })
+    type Groups = { data: Array<{ group: Row; count?: number; min?: Row }> }
+    const listed = await ok<{ total: number }>(client, 'crud_list', { model: 'documents' })
+    const counted = await ok<Groups>(client, 'crud_aggregate', {
+      model: 'documents',
+      count: true,
+    })
+    expect(counted.data).toEqual([{ group: {}, count: listed.total }])
+    const byTitle = await ok<Groups>(client, 'crud_aggregate', {
+      model: 'documents',
+      group_by: ['title'],
+    })
+    expect(byTitle.data.map((g) => g.group.title)).not.toContain('Hidden')
+    expect(byTitle.data.map((g) => g.group.title)).toContain('Seen 1')
+    // "Gone" and "Hidden" sort first, and are in the trash: the smallest title shown is "Kept".
+    const extremes = await ok<Groups>(client, 'crud_aggregate', {
+      model: 'documents',
+      min: ['title'],
+    })
+    expect(extremes.data[0]!.min).toEqual({ title: 'Kept' })
+  })
 })

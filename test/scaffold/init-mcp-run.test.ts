@@ -17,7 +17,7 @@ const PASSWORD = 'correct horse battery'
  * A SQLite app as the documented path leaves it (init, make:api, init:mcp, the printed mount
  * step, kiln's migrations, one model uncommented in the policy), started as `npx tsx
  * src/main.ts`: a person signs in and approves in headless Chromium, and the MCP SDK client,
- * with the token it gets, lists the allowed model and nothing else.
+ * with the token it gets, lists the allowed model and nothing else; each call is audited.
  */
 describe.skipIf(skipBrowser)('an app after kilnjs init:mcp, in a browser', () => {
   let root: string
@@ -95,5 +95,19 @@ describe.skipIf(skipBrowser)('an app after kilnjs init:mcp, in a browser', () =>
     } finally {
       await client.close()
     }
+    // Audited by default: the call is in kiln_mcp_audit once its batch is written (1 s).
+    let audited: Array<{ tool: string; model: string; outcome: string }> = []
+    await waitFor(() => {
+      const sqlite = new BetterSqlite3(join(root, 'storage/app.db'), { readonly: true })
+      try {
+        audited = sqlite
+          .prepare('SELECT tool, model, outcome FROM kiln_mcp_audit ORDER BY id')
+          .all() as typeof audited
+      } finally {
+        sqlite.close()
+      }
+      return audited.length > 0
+    }, 'the audit entries')
+    expect(audited[0]).toMatchObject({ tool: 'crud_list', model: 'notes', outcome: 'ok' })
   }, 120_000)
 })

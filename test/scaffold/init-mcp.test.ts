@@ -66,6 +66,17 @@ describe('kilnjs init:mcp: the generated module type-checks', () => {
     expect(module).toContain("    // notes: { tools: ['crud_list'] },")
   })
 
+  it('audits every call, shows it on /connected-apps and offers each model on the consent page', () => {
+    for (const root of roots) {
+      const module = readFileSync(join(root ?? '', 'src/mcp.ts'), 'utf8')
+      expect(module).toContain('const audit = createAuditTrail({ database, logger })')
+      expect(module).toMatch(/createDataTools\(\{[^}]*\baudit,/)
+      expect(module).toContain('describeAccess: () => tools.describeAccess(),')
+      expect(module).toContain('activity: createAuditLog(database),')
+      expect(module).toContain('return { close: () => audit.close() }')
+    }
+  })
+
   it('prints every step of a new setup', () => {
     for (const output of outputs.values()) {
       expect(output).toContain("import { mountMcp } from './mcp.js'")

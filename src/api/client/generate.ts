@@ -1,10 +1,22 @@
 import { pascalCase } from '../../db/models/inflect.ts'
 import type { JsonSchema } from '../openapi/types.ts'
+import { RUNTIME } from './runtime.ts'
+import {
+  docComment,
+  oneLine,
+  type Parameter,
+  pathExpression,
+  propertyName,
+  queryType,
+  tsType,
+  typeName,
+} from './ts-types.ts'
 
 /**
  * The generated, typed client of an API: TypeScript source with no runtime dependency (plain
  * `fetch`), written from the API's OpenAPI 3.0 document (`/api/openapi.json`). For every
- * resource it writes `list`, `show`, `create`, `update` and `delete`; the list's query type is
+ * resource it writes `list`, `show`, `create`, `update` and `delete`, and the `updateMany`,
+ * `deleteMany`, `restore` and `aggregate` the API documents; the list's query type is
  * the operation's documented parameters, so a filter on an unknown field, a sort key the
  * resource does not allow or a value of the wrong type is a compile error. Answers are typed
  * per status: the success body (`{ data, meta, links }` for a list) or the documented error
@@ -82,6 +94,27 @@ export function generateApiClient(document: unknown): string {
     }
     if (resource.delete)
       method('delete', resource.delete, `id: ${idType(resource.delete.operation)}`, '{}')
+    if (resource.updateMany) {
+      const op = resource.updateMany
+      method('updateMany', op, `body: ${bodyType(op.operation)}`, '{ body }')
+    }
+    if (resource.deleteMany) {
+      const op = resource.deleteMany
+      method('deleteMany', op, `ids: ${idsType(op.operation)}`, '{ query: { ids } }')
+    }
+    if (resource.restore)
+      method('restore', resource.restore, `id: ${idType(resource.restore.operation)}`, '{}')
+    if (resource.aggregate) {
+      const op = resource.aggregate
+      out.push(
+        `/** The query of \`GET ${op.path}\`: the functions and groups this resource allows. */`,
+      )
+      out.push(
+        `export interface ${r}AggregateQuery ${queryType(op.operation.parameters ?? [])}`,
+        '',
+      )
+      method('aggregate', op, `query?: ${r}AggregateQuery`, '{ query }')
+    }
     if (methods.length > 0) {
       clientMembers.push(
         `    ${propertyName(resource.name)}: {\n${methods.map((m) => `  ${m}`).join('\n')}\n    },`,
@@ -113,15 +146,6 @@ interface Operation {
   responses?: Record<string, { $ref?: string; content?: Record<string, { schema?: JsonSchema }> }>
 }
 
-interface Parameter {
-  name: string
-  in: string
-  style?: string
-  required?: boolean
-  description?: string
-  schema?: JsonSchema
-}
-
 interface Document {
   info?: { title?: string; version?: string }
   paths: Record<string, Record<string, Operation>>
@@ -144,6 +168,14 @@ interface Resource {
   create?: Located
   update?: Located
   delete?: Located
+  /** `PATCH /{resource}`: an array of `{id, ...changes}`, all or none. */
+  updateMany?: Located
+  /** `DELETE /{resource}?ids=1,2,3`. */
+  deleteMany?: Located
+  /** `POST /{resource}/{id}/restore` of a soft-deleting resource. */
+  restore?: Located
+  /** `GET /{resource}/aggregate`. */
+  aggregate?: Located
 }
 
 function readDocument(document: unknown): Document {
@@ -160,40 +192,53 @@ function readDocument(document: unknown): Document {
 }
 
 /**
- * The CRUD operations of each resource, by shape: `GET`/`POST` on a collection path whose last
- * segment is the resource, `GET`/`PUT`/`PATCH`/`DELETE` on that path plus `/{id}`. Other routes
- * (custom ones) are left to `fetch`.
+ * The operations of each resource, by shape: `GET`/`POST`/`PATCH`/`DELETE` on a collection path
+ * whose last segment is the resource (the tag), `GET`/`PUT`/`PATCH`/`DELETE` on that path plus
+ * `/{id}`, `POST …/{id}/restore` and `GET …/aggregate`. Other routes (custom ones) are left to
+ * `fetch`.
  */
 function collectResources(doc: Document): Resource[] {
   const resources = new Map<string, Resource>()
-  const resourceOf = (name: string) => {
-    let found = resources.get(name)
-    if (!found) {
-      found = { name }
-      resources.set(name, found)
-    }
-    return found
-  }
   for (const [path, item] of Object.entries(doc.paths)) {
     const segments = path.split('/').filter(Boolean)
-    const last = segments.at(-1) ?? ''
-    const isItem = last === '{id}'
-    const name = isItem ? segments.at(-2) : last
-    if (!name || name.startsWith('{')) continue
     for (const [method, operation] of Object.entries(item)) {
-      const tag = (operation as { tags?: string[] }).tags?.[0]
-      if (tag !== name) continue
-      const located = { method, path, operation }
-      const resource = resourceOf(name)
-      if (!isItem && method === 'get' && isList(operation)) resource.list ??= located
-      else if (!isItem && method === 'post') resource.create ??= located
-      else if (isItem && method === 'get') resource.show ??= located
-      else if (isItem && method === 'put') resource.update = located
-      else if (isItem && method === 'patch') resource.update ??= located
-      else if (isItem && method === 'delete') resource.delete ??= located
+      const name = (operation as { tags?: string[] }).tags?.[0]
+      const at = name === undefined ? -1 : segments.lastIndexOf(name)
+      if (!name || at < 0) continue
+      const slot = slotOf(method, segments.slice(at + 1).join('/'), operation)
+      if (!slot) continue
+      let resource = resources.get(name)
+      if (!resource) {
+        resource = { name }
+        resources.set(name, resource)
+      }
+      // PUT is the update when a resource has both; the first of anything else stays.
+      if (slot === 'update' && method === 'put') resource.update = { method, path, operation }
+      else resource[slot] ??= { method, path, operation }
     }
   }
   return [...resources.values()]
+}
+
+type Slot = Exclude<keyof Resource, 'name'>
+
+/** Which operation of its resource a route is, from its method and the path after the resource. */
+function slotOf(method: string, rest: string, operation: Operation): Slot | undefined {
+  const slots: Record<string, Partial<Record<string, Slot>>> = {
+    '': { post: 'create', patch: 'updateMany', delete: 'deleteMany' },
+    '{id}': { get: 'show', put: 'update', patch: 'update', delete: 'delete' },
+    '{id}/restore': { post: 'restore' },
+    aggregate: { get: 'aggregate' },
+  }
+  if (rest === '' && method === 'get') return isList(operation) ? 'list' : undefined
+  return slots[rest]?.[method]
+}
+
+/** The `ids` of a bulk delete: an array of the record's id type. */
+function idsType(operation: Operation): string {
+  const ids = operation.parameters?.find((p) => p.in === 'query' && p.name === 'ids')
+  const item = ids?.schema?.items as JsonSchema | undefined
+  return `readonly (${item ? tsType(item, '') : 'string | number'})[]`
 }
 
 function isList(operation: Operation): boolean {
@@ -268,291 +313,3 @@ function bodyType(operation: Operation): string {
   const schema = operation.requestBody?.content?.['application/json']?.schema
   return schema ? tsType(schema, '') : 'Record<string, unknown>'
 }
-
-/** The query parameters as one object type; arrays (`sort`, `fields`, `include`) also as one value. */
-function queryType(parameters: readonly Parameter[]): string {
-  const lines = parameters
-    .filter((p) => p.in === 'query')
-    .map((p) => {
-      let type = p.schema ? tsType(p.schema, '  ') : 'string'
-      if (p.style === 'deepObject' && p.schema) type = filterType(p.schema)
-      else if (p.schema?.type === 'array') {
-        const item = tsType((p.schema.items as JsonSchema | undefined) ?? {}, '  ')
-        type = `${wrap(item)} | readonly ${wrap(item)}[]`
-      }
-      const doc = p.description ? `${docComment(p.description, '  ')}\n` : ''
-      return `${doc}  ${propertyName(p.name)}${p.required ? '' : '?'}: ${type}`
-    })
-  return lines.length > 0 ? `{\n${lines.join('\n')}\n}` : '{}'
-}
-
-/** The operators whose operand is a list: written comma-separated on the wire. */
-const LIST_OPERATORS = new Set(['in', 'not_in', 'between'])
-
-/** The operators of array and JSON fields, whose operand is a list of elements. */
-const ELEMENT_OPERATORS = new Set(['contains', 'overlaps'])
-
-/**
- * `filter`: each field a value (equality) or its operators. A list operator takes the
- * comma-separated string the document describes, or an array of the field's values (the
- * client escapes commas inside them).
- */
-function filterType(schema: JsonSchema): string {
-  const { or, ...fields } = (schema.properties as Record<string, JsonSchema> | undefined) ?? {}
-  const lines = Object.entries(fields).map(([name, field]) => {
-    const [value, operators] = (field.oneOf as JsonSchema[] | undefined) ?? []
-    const elements = field.properties as Record<string, JsonSchema> | undefined
-    if (!value && elements?.contains) {
-      // An array or JSON field: contains/overlaps take its elements, as a list or comma-separated.
-      const ops = Object.entries(elements).map(([op, operand]) => {
-        const type = ELEMENT_OPERATORS.has(op)
-          ? 'string | readonly (string | number | boolean)[]'
-          : tsType(operand, '      ')
-        return `      ${propertyName(op)}?: ${type}`
-      })
-      return `    ${propertyName(name)}?: {\n${ops.join('\n')}\n    }`
-    }
-    if (!value || !operators) return `    ${propertyName(name)}?: ${tsType(field, '    ')}`
-    const valueType = tsType(value, '      ')
-    const ops = Object.entries((operators.properties as Record<string, JsonSchema>) ?? {}).map(
-      ([op, operand]) => {
-        const type = LIST_OPERATORS.has(op)
-          ? `string | readonly ${wrap(valueType)}[]`
-          : tsType(operand, '      ')
-        return `      ${propertyName(op)}?: ${type}`
-      },
-    )
-    return `    ${propertyName(name)}?: ${valueType} | {\n${ops.join('\n')}\n    }`
-  })
-  // A JSON field's paths (`filter[settings.color]`): keys of their own, compared as text, with
-  // the operators the document names (a list operator as a list or comma-separated).
-  for (const [name, field] of Object.entries(fields)) {
-    const operators = field['x-kiln-json-paths']
-    if (!Array.isArray(operators)) continue
-    const ops = operators.map((op: string) => {
-      const type =
-        op === 'null' ? 'boolean' : LIST_OPERATORS.has(op) ? 'string | readonly string[]' : 'string'
-      return `      ${propertyName(op)}?: ${type}`
-    })
-    lines.push(
-      `    [path: \`${name.replace(/[`\\$]/g, '\\$&')}.\${string}\`]: string | {\n${ops.join('\n')}\n    } | undefined`,
-    )
-  }
-  // The OR group (`filter[or][n][field]…`): branches of the same fields and operators.
-  if (or?.type === 'array') lines.push(`    or?: readonly {\n${lines.join('\n')}\n    }[]`)
-  return `{\n${lines.join('\n')}\n  }`
-}
-
-/** A JSON schema (OpenAPI 3.0 flavour) as a TypeScript type. */
-export function tsType(schema: JsonSchema, indent: string): string {
-  const nullable = schema.nullable === true ? ' | null' : ''
-  if (typeof schema.$ref === 'string')
-    return `${typeName(schema.$ref.split('/').at(-1)!)}${nullable}`
-  if (Array.isArray(schema.enum)) {
-    return `${schema.enum.map((value) => JSON.stringify(value)).join(' | ')}${nullable}`
-  }
-  const composed = (key: 'oneOf' | 'anyOf' | 'allOf', joiner: string) => {
-    const parts = (schema[key] as JsonSchema[]).map((part) => wrap(tsType(part, indent)))
-    return parts.length === 1 ? parts[0]! : parts.join(joiner)
-  }
-  if (Array.isArray(schema.allOf)) {
-    const rest = { ...schema, allOf: undefined, nullable: undefined }
-    const own = hasOwnShape(rest) ? [wrap(tsType(rest, indent))] : []
-    return `${[composed('allOf', ' & '), ...own].join(' & ')}${nullable}`
-  }
-  if (Array.isArray(schema.oneOf)) return `${composed('oneOf', ' | ')}${nullable}`
-  if (Array.isArray(schema.anyOf)) return `${composed('anyOf', ' | ')}${nullable}`
-  switch (schema.type) {
-    case 'string':
-      return `string${nullable}`
-    case 'integer':
-    case 'number':
-      return `number${nullable}`
-    case 'boolean':
-      return `boolean${nullable}`
-    case 'array': {
-      const items = (schema.items as JsonSchema | undefined) ?? {}
-      return `${wrap(tsType(items, indent))}[]${nullable}`
-    }
-    case 'object':
-    case undefined:
-      if (schema.type === undefined && !hasOwnShape(schema)) return 'unknown'
-      return `${objectType(schema, indent)}${nullable}`
-    default:
-      return 'unknown'
-  }
-}
-
-function hasOwnShape(schema: JsonSchema): boolean {
-  return schema.properties !== undefined || schema.additionalProperties !== undefined
-}
-
-function objectType(schema: JsonSchema, indent: string): string {
-  const properties = (schema.properties as Record<string, JsonSchema> | undefined) ?? {}
-  const required = new Set((schema.required as string[] | undefined) ?? [])
-  const inner = `${indent}  `
-  const lines = Object.entries(properties).map(([name, property]) => {
-    const doc =
-      typeof property.description === 'string' ? `${docComment(property.description, inner)}\n` : ''
-    return `${doc}${inner}${propertyName(name)}${required.has(name) ? '' : '?'}: ${tsType(property, inner)}`
-  })
-  const extra = schema.additionalProperties
-  if (extra && typeof extra === 'object') {
-    lines.push(`${inner}[key: string]: ${tsType(extra as JsonSchema, inner)}`)
-  } else if (lines.length === 0) {
-    return extra === false ? 'Record<string, never>' : 'Record<string, unknown>'
-  }
-  return `{\n${lines.join('\n')}\n${indent}}`
-}
-
-function wrap(type: string): string {
-  return /^[A-Za-z0-9_]+(\[\])*$/.test(type) || type.startsWith('{') ? type : `(${type})`
-}
-
-function propertyName(name: string): string {
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name)
-}
-
-/** Global names a schema must not shadow in the generated module (`Error` → `ApiError`). */
-const GLOBALS = new Set([
-  'Error',
-  'Date',
-  'Record',
-  'Array',
-  'Object',
-  'String',
-  'Number',
-  'Boolean',
-  'Response',
-  'Request',
-  'Promise',
-  'Map',
-  'Set',
-  'Client',
-  'ClientOptions',
-  'ApiResult',
-  'ApiClientError',
-])
-
-function typeName(name: string): string {
-  const cleaned = name.replace(/[^A-Za-z0-9_]/g, '_')
-  const safe = /^[0-9]/.test(cleaned) ? `_${cleaned}` : cleaned
-  return GLOBALS.has(safe) ? `Api${safe}` : safe
-}
-
-/** `/api/v1/posts/{id}` → `` `/api/v1/posts/${encodeURIComponent(String(id))}` ``. */
-function pathExpression(path: string): string {
-  const escaped = path.replace(/[`\\$]/g, (c) => `\\${c}`)
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: generated code's template literal
-  return `\`${escaped.replace(/\{id\}/g, '${encodeURIComponent(String(id))}')}\``
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').replace(/\*\//g, '* /').trim()
-}
-
-function docComment(text: string, indent: string): string {
-  const lines = text.replace(/\*\//g, '* /').split('\n')
-  if (lines.length === 1) return `${indent}/** ${lines[0]} */`
-  return `${indent}/**\n${lines.map((line) => `${indent} * ${line}`.trimEnd()).join('\n')}\n${indent} */`
-}
-
-/** The runtime part of the generated client: fetch, the query grammar's encoding, results. */
-const RUNTIME = `export interface ClientOptions {
-  /** The API's origin, e.g. \`https://api.example.com\`. */
-  baseUrl: string
-  /** Sent as \`Authorization: Bearer <key>\`; a function is asked before each request. */
-  apiKey?: string | (() => string | Promise<string>)
-  /** Headers sent with every request. */
-  headers?: Record<string, string>
-  /** The fetch to use (default: the global one). */
-  fetch?: typeof fetch
-}
-
-/**
- * An answer: \`ok\` with the success body, or one of the operation's documented failures, typed
- * by status (\`{ error }\`, and \`errors\` per field for a 422). Narrow on \`ok\`, then \`status\`.
- */
-export type ApiResult<T, E extends { status: number; body: unknown }> =
-  | { ok: true; status: number; body: T; response: Response }
-  | (E & { ok: false; response: Response })
-
-/** A status the operation does not document (a 500, a proxy's 502), or a body that is not JSON. */
-export class ApiClientError extends Error {
-  readonly status: number
-  readonly response: Response
-  constructor(message: string, status: number, response: Response) {
-    super(message)
-    this.name = 'ApiClientError'
-    this.status = status
-    this.response = response
-  }
-}
-
-type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
-
-function caller(options: ClientOptions) {
-  const base = options.baseUrl.replace(/\\/+$/, '')
-  return async <R>(method: Method, path: string, init: { query?: object | undefined; body?: unknown }): Promise<R> => {
-    const headers: Record<string, string> = { accept: 'application/json', ...options.headers }
-    const key = typeof options.apiKey === 'function' ? await options.apiKey() : options.apiKey
-    if (key) headers['authorization'] = \`Bearer \${key}\`
-    if (init.body !== undefined) headers['content-type'] = 'application/json'
-    const search = init.query ? queryString(init.query) : ''
-    const response = await (options.fetch ?? fetch)(\`\${base}\${path}\${search}\`, {
-      method,
-      headers,
-      ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
-    })
-    const text = await response.text()
-    let body: unknown
-    try {
-      body = text === '' ? null : JSON.parse(text)
-    } catch {
-      throw new ApiClientError(\`\${method} \${path} answered \${response.status} without JSON\`, response.status, response)
-    }
-    if (response.ok) return { ok: true, status: response.status, body, response } as R
-    if (response.status >= 500) {
-      throw new ApiClientError(\`\${method} \${path} answered \${response.status}\`, response.status, response)
-    }
-    return { ok: false, status: response.status, body, response } as R
-  }
-}
-
-/**
- * The list grammar on the wire: \`filter[field]=v\` and \`filter[field][op]=v\` (deepObject),
- * lists comma-separated (\`sort=-created_at,id\`), everything else as given.
- */
-function queryString(query: object): string {
-  const params = new URLSearchParams()
-  const scalar = (value: unknown): string => (value instanceof Date ? value.toISOString() : String(value))
-  const list = (value: unknown): string => (Array.isArray(value) ? value.map(scalar).join(',') : scalar(value))
-  // A list operator's values: a comma inside one is written \\, (the API's escape).
-  const escaped = (value: unknown): string =>
-    Array.isArray(value) ? value.map((item) => scalar(item).replaceAll(',', '\\\\,')).join(',') : scalar(value)
-  const isObject = (value: unknown): value is object =>
-    value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Date)
-  const conditions = (prefix: string, value: object): void => {
-    for (const [field, condition] of Object.entries(value)) {
-      if (condition === undefined) continue
-      if (field === 'or' && Array.isArray(condition)) {
-        // The OR group: \`filter[or][n][field]…\`, one n per branch.
-        condition.forEach((branch: unknown, n) => {
-          if (isObject(branch)) conditions(\`\${prefix}[or][\${n}]\`, branch)
-        })
-      } else if (isObject(condition)) {
-        for (const [op, operand] of Object.entries(condition)) {
-          if (operand !== undefined) params.append(\`\${prefix}[\${field}][\${op}]\`, escaped(operand))
-        }
-      } else params.append(\`\${prefix}[\${field}]\`, list(condition))
-    }
-  }
-  for (const [name, value] of Object.entries(query)) {
-    if (value === undefined) continue
-    if (isObject(value)) conditions(name, value)
-    else params.append(name, list(value))
-  }
-  const text = params.toString()
-  return text ? \`?\${text}\` : ''
-}
-`

@@ -1,4 +1,5 @@
 import type { ListQueryDefinition, QueryField } from '../query/definition.ts'
+import { trashedParameters } from './bulk-operations.ts'
 import { errorRefs } from './error-responses.ts'
 import { filterParameter, searchParameters, valueSchema } from './list-parameters.ts'
 import type { JsonSchema, OpenApiOperation, OpenApiParameter } from './types.ts'
@@ -54,6 +55,7 @@ export function aggregateOperation(
   }
   parameters.push(filterParameter(definition))
   parameters.push(...searchParameters(definition))
+  parameters.push(...trashedParameters(definition))
   const byField = (fields: Map<string, QueryField>, schema: (field: QueryField) => JsonSchema) => ({
     type: 'object',
     properties: Object.fromEntries(

@@ -3,7 +3,7 @@ import type { ListQueryDefinition } from '../query/definition.ts'
 import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
 import { IDEMPOTENCY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from '../rest/idempotency.ts'
 import { softDeleteColumn, TRASHED_PARAM } from '../rest/soft-delete.ts'
-import { BODY_ERRORS, errorRefs } from './error-responses.ts'
+import { BODY_ERRORS, errorRefs, errorResponse } from './error-responses.ts'
 import { schemaRef } from './operation-context.ts'
 import type { JsonSchema, OpenApiOperation, OpenApiParameter } from './types.ts'
 
@@ -29,6 +29,22 @@ export const idempotencyKeyParameter: OpenApiParameter = {
     'Any string of 1 to 255 visible ASCII characters, new for each operation. A retry with the same key (and the same body) answers the first answer (status and body, with `Idempotent-Replayed: true`) for 24 hours without running again; the same key with another body is a 422, a retry while the first runs a 409.',
   schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
 }
+
+/**
+ * `If-Match` on PUT, PATCH and DELETE of one record: the write goes on only while the record
+ * is as the client read it (the `ETag` of `GET /{resource}/{id}`), else 412 and nothing changes.
+ */
+export const ifMatchParameter: OpenApiParameter = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description:
+    'The `ETag` the record was read with (`GET` of the record), or `*`. When the record changed since, the answer is 412 and nothing is written. Weak tags never match.',
+  schema: { type: 'string' },
+}
+
+/** The 409 of a POST that honours `Idempotency-Key`. */
+export const IDEMPOTENCY_IN_PROGRESS = 'A request with this Idempotency-Key is still in progress.'
 
 /** A body of one record (`{...}`) or of up to `MAX_BULK_RECORDS` of them (`[{...}, …]`). */
 export function oneOrMany(item: JsonSchema): JsonSchema {
@@ -136,7 +152,7 @@ export function trashedParameters(query: ListQueryDefinition | undefined): OpenA
       in: 'query',
       required: false,
       description:
-        'Soft-deleted records are hidden; `with` lists them too, `only` lists only them. Needs the scopes the controller gives `softDeletes` (the write scope as generated).',
+        'Soft-deleted records are hidden (from lists and aggregates alike); `with` takes them in too, `only` takes only them. Needs the scopes the controller gives `softDeletes` (the write scope as generated, and by default).',
       schema: { type: 'string', enum: ['with', 'only'] },
     },
   ]
@@ -149,6 +165,7 @@ export function restoreOperation(tag: string, model: string, singular: string): 
     operationId: `restore${model}`,
     summary: `Restore ${singular}`,
     description: `Takes the ${singular} out of the trash (clears \`deleted_at\`); one not in the trash stays as it is.`,
+    parameters: [idempotencyKeyParameter],
     responses: {
       '200': {
         description: `The restored ${singular}.`,
@@ -163,6 +180,7 @@ export function restoreOperation(tag: string, model: string, singular: string): 
         },
       },
       ...errorRefs('unauthenticated', 'not_found', 'too_many_requests'),
+      '409': errorResponse(IDEMPOTENCY_IN_PROGRESS),
     },
   }
 }

@@ -45,6 +45,8 @@ const API_ERRORS = {
   payload_too_large: 'The body is larger than the API accepts.',
   unsupported_media_type: 'The body is not application/json.',
   validation_failed: 'The request failed validation.',
+  precondition_failed:
+    "The `If-Match` header names none of the record's current ETags: it changed since it was read; nothing was changed.",
   too_many_requests: 'Too many requests; retry after the `Retry-After` seconds.',
   query_timeout:
     'On PostgreSQL: the query ran past its time budget, or waited too long for its turn or a connection; narrow the filters or the page, or retry later.',

@@ -10,7 +10,9 @@ import { MAX_BULK_RECORDS } from '../rest/bulk.ts'
 import { aggregateOperation } from './aggregate.ts'
 import {
   bulkOperation,
+  IDEMPOTENCY_IN_PROGRESS,
   idempotencyKeyParameter,
+  ifMatchParameter,
   oneOrMany,
   restoreOperation,
 } from './bulk-operations.ts'
@@ -68,7 +70,8 @@ export function describeOperation(
   if (resource?.query && method === 'get' && shape.params.length === 0 && isAggregate(shape))
     return aggregateOperation(tag, `aggregate${pascalCase(tag)}`, o.plural, resource.query)
   if (resource && method === 'post' && shape.rest.join('/') === 'restore' && kind === 'other') {
-    return { ...o.base, ...restoreOperation(tag, model, o.singular) }
+    const restore = restoreOperation(tag, model, o.singular)
+    return { ...o.base, ...restore, parameters: [...parameters, ...(restore.parameters ?? [])] }
   }
   return customOperation(o)
 }
@@ -96,7 +99,7 @@ function createOperation(o: OperationContext): OpenApiOperation {
         oneOf: [created, resource ? manyRecords(schemaRef(model)) : { type: 'object' }],
       }),
       ...errorRefs('unauthenticated', 'too_many_requests', ...BODY_ERRORS),
-      '409': errorResponse('A request with this Idempotency-Key is still in progress.'),
+      '409': errorResponse(IDEMPOTENCY_IN_PROGRESS),
     },
   }
 }
@@ -108,7 +111,10 @@ function showOperation(o: OperationContext): OpenApiOperation {
     operationId: `show${o.model}`,
     summary: `Get ${o.singular}`,
     responses: {
-      '200': jsonResponse(`The ${o.singular}.`, o.recordSchema ?? { type: 'object' }),
+      '200': {
+        ...jsonResponse(`The ${o.singular}.`, o.recordSchema ?? { type: 'object' }),
+        headers: { ETag: ETAG_HEADER },
+      },
       ...errorRefs('unauthenticated', 'not_found', 'too_many_requests'),
     },
   }
@@ -121,6 +127,7 @@ function updateOperation(o: OperationContext): OpenApiOperation {
     ...o.base,
     operationId: `${o.method === 'put' ? 'update' : 'patch'}${model}`,
     summary: `Update ${singular}`,
+    parameters: [...(o.base.parameters ?? []), ifMatchParameter],
     ...(o.resource?.update
       ? {
           requestBody: {
@@ -131,7 +138,13 @@ function updateOperation(o: OperationContext): OpenApiOperation {
       : {}),
     responses: {
       '200': jsonResponse(`The updated ${singular}.`, o.recordSchema ?? { type: 'object' }),
-      ...errorRefs('unauthenticated', 'not_found', 'too_many_requests', ...BODY_ERRORS),
+      ...errorRefs(
+        'unauthenticated',
+        'not_found',
+        'precondition_failed',
+        'too_many_requests',
+        ...BODY_ERRORS,
+      ),
     },
   }
 }
@@ -142,9 +155,16 @@ function deleteOperation(o: OperationContext): OpenApiOperation {
     ...o.base,
     operationId: `delete${o.model}`,
     summary: `Delete ${o.singular}`,
+    parameters: [...(o.base.parameters ?? []), ifMatchParameter],
     responses: {
       '200': jsonResponse(`The ${o.singular} was deleted.`, schemaRef('Deleted')),
-      ...errorRefs('unauthenticated', 'not_found', 'conflict', 'too_many_requests'),
+      ...errorRefs(
+        'unauthenticated',
+        'not_found',
+        'conflict',
+        'precondition_failed',
+        'too_many_requests',
+      ),
     },
   }
 }
@@ -185,6 +205,12 @@ function pathParameter(name: string, resource: OpenApiResource | undefined): Ope
         ? { type: 'string', format: 'uuid', pattern: UUID_PATTERN.source }
         : { type: 'string' }
   return { name, in: 'path', required: true, schema }
+}
+
+/** The strong ETag `show` sends: `If-Match` on a write names it. */
+const ETAG_HEADER = {
+  description: 'A strong entity tag of the body: send it back in `If-Match` on a write.',
+  schema: { type: 'string' },
 }
 
 const jsonOf = (schema: JsonSchema) => ({ 'application/json': { schema } })

@@ -1,11 +1,13 @@
 import { and, avg, count, max, min, type SQL, sum } from 'drizzle-orm'
 import type { PostgresDb, SqliteDb } from '../../db/database.ts'
 import { budgetError, budgetedDb } from '../../db/query-budget.ts'
+import type { SoftDelete } from '../rest/soft-delete.ts'
 import type { ListQueryDefinition, QueryCaller, QueryField } from './definition.ts'
 import { type QueryInput, QueryProblems, readListQuery, splitList } from './grammar.ts'
 import { type FilterClause, planFilters } from './plan.ts'
 import { withRowFilter } from './run.ts'
 import { bindValues, orderOf, whereOf } from './sql.ts'
+import { trashedRead } from './trash.ts'
 import { toJsonValue } from './values.ts'
 
 export type { AggregateAllowLists } from './definition.ts'
@@ -63,6 +65,12 @@ export interface AggregateContext {
   scope?: { where: SQL; key: string } | undefined
   /** The request's signal (`c.req.raw.signal`): a client that hangs up cancels the query. */
   signal?: AbortSignal | undefined
+  /**
+   * The resource's soft delete, as the list's (`ListQueryContext.softDelete`): trashed records
+   * are left out unless `filter[trashed]=with|only` asks, from a key holding its scopes. Without
+   * it, a table's `deleted_at` column still leaves them out (`softDeleteOf`).
+   */
+  softDelete?: SoftDelete | undefined
 }
 
 /**
@@ -141,7 +149,7 @@ function planAggregateSearch(
 
 /**
  * Answers an aggregate request in one query: `count(*)`, `sum`, `avg`, `min` and `max` over the
- * rows the list's filters, search, the caller's row filter and `scope` leave, one group per
+ * rows the list's filters, search, soft delete, the caller's row filter and `scope` leave, one group per
  * distinct value of the `group_by` fields (ordered by them, NULL last), at most
  * `limits.maxGroups` groups.
  */
@@ -151,8 +159,13 @@ export async function runAggregateQuery(
   context: AggregateContext,
 ): Promise<AggregateEnvelope> {
   const parsed = typeof url === 'string' ? new URL(url, 'http://localhost') : url
-  const plan = planAggregateQuery(definition, parsed.searchParams)
-  const scope = withRowFilter(context.scope, definition.rows?.(context.caller))
+  // The list's rule: trashed records are counted only when asked for, by a key that may.
+  const { trashed, params } = trashedRead(definition, parsed.searchParams, context)
+  const plan = planAggregateQuery(definition, params)
+  const scope = withRowFilter(
+    withRowFilter(context.scope, trashed),
+    definition.rows?.(context.caller),
+  )
   const where = and(whereOf(definition, plan, bindValues), scope?.where)
   const selection: Record<string, SQL | QueryField['column']> = {}
   plan.groupBy.forEach((field, i) => {

@@ -41,3 +41,4 @@ export {
   runListQuery,
 } from './run.ts'
 export { searchIndexMigration } from './search-index.ts'
+export { softDeleteOf, type TrashedRead, trashedRead } from './trash.ts'

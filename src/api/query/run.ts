@@ -3,13 +3,7 @@ import type { PostgresDb, SqliteDb } from '../../db/database.ts'
 import { budgetError, budgetedDb } from '../../db/query-budget.ts'
 import { DEFAULT_PER_PAGE } from '../rest/pagination.ts'
 import type { RecordCounter } from '../rest/record-counter.ts'
-import {
-  notTrashed,
-  type SoftDelete,
-  softDeleteColumn,
-  TRASHED_PARAM,
-  trashedCondition,
-} from '../rest/soft-delete.ts'
+import { notTrashed, type SoftDelete, softDeleteColumn } from '../rest/soft-delete.ts'
 import { type BoundCondition, countRecords } from './count.ts'
 import { cursorSecretOf, encodeCursor } from './cursor.ts'
 import type {
@@ -24,6 +18,7 @@ import { exactTimestamp, type ListQueryPlan, type PlanOptions, planListQuery } f
 import { serializeFields } from './serialize.ts'
 import { keysetCondition, orderOf, whereOf } from './sql.ts'
 import { Placeholders, pageStatement, runQuery, shapeOf } from './statement.ts'
+import { trashedRead } from './trash.ts'
 import type { QueryDb, Row } from './types.ts'
 import { toJsonValue } from './values.ts'
 
@@ -51,7 +46,8 @@ export interface ListQueryContext extends PlanOptions {
   signal?: AbortSignal | undefined
   /**
    * A soft-deleting resource (`softDeletes(posts.deletedAt, 'posts:write')`): trashed records
-   * are hidden unless `filter[trashed]=with|only` asks, from a key holding its scopes.
+   * are hidden unless `filter[trashed]=with|only` asks, from a key holding its scopes. Without
+   * it, a table's `deleted_at` column still hides them (`softDeleteOf`).
    */
   softDelete?: SoftDelete | undefined
 }
@@ -117,11 +113,9 @@ export async function runListQuery(
   context: ListQueryContext,
 ): Promise<ListEnvelope> {
   const parsed = typeof url === 'string' ? new URL(url, 'http://localhost') : url
-  const { db, counts, softDelete } = context
+  const { db, counts } = context
   // `filter[trashed]` is the soft delete's own parameter, not a filter on a field.
-  const trashed = softDelete && trashedCondition(softDelete, parsed.searchParams, context.caller)
-  const params = softDelete ? new URLSearchParams(parsed.searchParams) : parsed.searchParams
-  if (softDelete) params.delete(TRASHED_PARAM)
+  const { trashed, params } = trashedRead(definition, parsed.searchParams, context)
   const plan = planListQuery(definition, params, context)
   const scope = withRowFilter(
     withRowFilter(context.scope, trashed),

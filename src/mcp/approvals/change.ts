@@ -1,8 +1,9 @@
+import { dataTool } from '../data/tools.ts'
 import type { ApprovalBinding } from './store.ts'
 
 /** A call in words, as the person approving it sees it: a summary and the values it writes. */
 export interface ChangeDescription {
-  /** "Delete posts record 5", "Change posts record 5", "Create a posts record". */
+  /** "Delete posts record 5", "Change posts record 5", "Create a posts record": the tool's words. */
   summary: string
   /** Each field written and its new value, as JSON. */
   fields: Array<[name: string, value: string]>
@@ -20,11 +21,12 @@ export function describeChange(call: Pick<ApprovalBinding, 'tool' | 'args'>): Ch
           JSON.stringify(value) ?? 'null',
         ])
       : []
+  // Each writing tool's descriptor words its calls; a name none declares is shown as it is,
+  // never as another tool's action.
+  const tool = dataTool(call.tool)
   const summary =
-    call.tool === 'crud_delete'
-      ? `Delete ${model} record ${id}`
-      : call.tool === 'crud_update'
-        ? `Change ${model} record ${id}`
-        : `Create a ${model} record`
+    tool?.access === 'write'
+      ? tool.approval({ model, id })
+      : `Run ${call.tool} on ${model}${id ? ` record ${id}` : ''}`
   return { summary, fields }
 }

@@ -24,6 +24,7 @@ import {
   type RequestSchema,
   requestFields,
 } from './request-schemas.ts'
+import { accessOf } from './tools.ts'
 
 /**
  * The data tools an allow-list of a model may name (`crud_aggregate` goes with `crud_list`, under
@@ -238,7 +239,7 @@ export function resolveAccess(
     const tools = new Set<DataToolName>(listed?.tools ?? defaults)
     const approval = new Set<DataToolName>()
     for (const tool of listed?.approval ?? options.approval ?? DEFAULT_APPROVAL) {
-      if (!DATA_TOOL_NAMES.includes(tool) || tool === ('crud_list' as DataToolName)) {
+      if (!DATA_TOOL_NAMES.includes(tool) || accessOf(tool) === 'read') {
         throw new TypeError(
           `mcp access: approval of ${model.resource}: "${tool}" is not a write tool`,
         )
@@ -382,7 +383,8 @@ export function checkCall(
   if (!access.tools.has(request.action)) {
     throw new RefusedError(`${request.action} is not allowed on ${model.resource}`)
   }
-  const needed = request.action === 'crud_list' ? policy.scopes.read : policy.scopes.write
+  // The tool's own descriptor says whether it reads or writes: a new read tool needs `read`.
+  const needed = policy.scopes[accessOf(request.action)]
   const scopes = request.caller?.scopes
   if (scopes && !scopes.includes(needed)) {
     throw new RefusedError(`${request.action} needs the ${needed} scope`)

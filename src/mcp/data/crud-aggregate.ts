@@ -1,9 +1,7 @@
 import { eq } from 'drizzle-orm'
-import { z } from 'zod'
 import { type AggregateEnvelope, runAggregateQuery } from '../../api/index.ts'
 import { ValidationError } from '../../core/errors.ts'
 import type { Database } from '../../db/index.ts'
-import { READ_ONLY_TOOL_ANNOTATIONS } from '../annotations.ts'
 import { ToolError } from '../tool-error.ts'
 import {
   type AccessPolicy,
@@ -13,8 +11,13 @@ import {
   policyCaller,
 } from './access.ts'
 import { drizzleColumn, tenantOf } from './crud-input.ts'
-import { checkFilterFields, type FilterValue, filterParams, listQueryOf } from './crud-list.ts'
-import { filtersSchema } from './filter-schema.ts'
+import {
+  checkFilterFields,
+  type FilterValue,
+  filterParams,
+  listQueryOf,
+  softDeleteOfModel,
+} from './crud-list.ts'
 import type { McpModel } from './models.ts'
 
 export interface AggregateInput {
@@ -31,40 +34,6 @@ export interface AggregateInput {
 }
 
 export type AggregateResult = AggregateEnvelope
-
-/** What `crud_aggregate` says of itself in `tools/list`. */
-export const aggregateTool = {
-  title: 'Aggregate records',
-  description:
-    'count, sum, avg, min and max of a model, per group of group_by fields, over the records ' +
-    'the filters (the crud_list grammar) select: {"model": "posts", "count": true, "sum": ' +
-    '["token_count"], "group_by": ["author_id"]}. Returns {data: [{group, count, sum, avg, ' +
-    'min, max}], meta: {groups, truncated}}, groups ordered by their fields. sum and avg take ' +
-    'numeric fields, min, max and group_by sortable ones; credential fields never.',
-  annotations: READ_ONLY_TOOL_ANNOTATIONS,
-}
-
-/** `crud_aggregate`'s arguments. */
-export function aggregateSchema(model: z.ZodString) {
-  const fields = (what: string) => z.array(z.string()).optional().describe(what)
-  return z.object({
-    model,
-    filters: filtersSchema(),
-    search: z
-      .string()
-      .optional()
-      .describe('Records whose text fields contain the term (case-insensitive)'),
-    count: z
-      .boolean()
-      .optional()
-      .describe('Count the records of each group (the default when no function is asked)'),
-    sum: fields('Numeric fields to sum'),
-    avg: fields('Numeric fields to average'),
-    min: fields('Fields whose smallest value to give'),
-    max: fields('Fields whose largest value to give'),
-    group_by: fields('One group per distinct value of these fields (at most 3)'),
-  })
-}
 
 /**
  * `crud_aggregate` after `checkCall` with crud_list's grant: the REST aggregate on the model as
@@ -96,11 +65,13 @@ export async function aggregateRecords(
     if (names && names.length > 0) params.set(fn, names.join(','))
   }
   try {
-    // The model's row filter sees the caller, as crud_list's does: the same rows are counted.
+    // The model's row filter sees the caller and its trash stays out, as crud_list's: the
+    // same rows are counted.
     return await runAggregateQuery(definition, url, {
       db: database.db,
       scope,
       caller: policyCaller(caller),
+      softDelete: softDeleteOfModel(model),
     })
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error

@@ -13,7 +13,7 @@ import {
   type ResolvedRelation,
 } from '../../api/query/definition.ts'
 import { recordMaker } from '../../api/query/record.ts'
-import { softDeleteColumn, softDeletes } from '../../api/rest/soft-delete.ts'
+import { type SoftDelete, softDeleteColumn, softDeletes } from '../../api/rest/soft-delete.ts'
 import { ValidationError } from '../../core/errors.ts'
 import type { Database } from '../../db/index.ts'
 import { classifyColumn } from '../../db/models/columns.ts'
@@ -241,8 +241,6 @@ export async function listRecords(
     where: eq(drizzleColumn(model, tenant.column), tenant.value),
     key: `tenant:${String(tenant.value)}`,
   }
-  // Soft-deleted records (a `deleted_at` column) are hidden, as the REST list hides them.
-  const trash = softDeleteColumn(model.table)
   // The key is read even when `fields` leaves it out: the audit trail records what was read.
   const key = definition.primaryKey
   const keyLeftOut =
@@ -259,7 +257,7 @@ export async function listRecords(
       // The row filters of the model and of each included one see the caller.
       caller: policyCaller(caller),
       signal,
-      softDelete: trash && softDeletes(trash),
+      softDelete: softDeleteOfModel(model),
     })
   } catch (error) {
     if (!(error instanceof ValidationError)) throw error
@@ -393,4 +391,14 @@ function toUrl(input: ListInput): URL {
 
 function isId(value: unknown): value is string | number {
   return typeof value === 'string' || typeof value === 'number'
+}
+
+/**
+ * A model's soft delete as the tools read it: its `deleted_at` column hides trashed records
+ * from crud_list and crud_aggregate alike, as the REST list and aggregate hide them. No tool
+ * argument shows the trash.
+ */
+export function softDeleteOfModel(model: McpModel): SoftDelete | undefined {
+  const trash = softDeleteColumn(model.table)
+  return trash && softDeletes(trash)
 }

@@ -1,8 +1,7 @@
-import type { McpServer, ScopeChallengeHandler } from '@modelcontextprotocol/server'
+import type { McpServer, ScopeChallengeHandler, ServerContext } from '@modelcontextprotocol/server'
 import { z } from 'zod'
-import { COUNT_STRATEGIES, createRecordCounter, DEFAULT_QUERY_LIMITS } from '../../api/index.ts'
+import { createRecordCounter } from '../../api/index.ts'
 import type { GrantableAccess } from '../../oauth/index.ts'
-import { DATA_TOOL_ANNOTATIONS } from '../annotations.ts'
 import {
   APPROVAL_ID_ARGUMENT,
   type ApprovalOptions,
@@ -15,22 +14,16 @@ import { runTool } from '../tool-result.ts'
 import {
   type AccessPolicy,
   DATA_TOOL_NAMES,
-  type DataToolName,
   describeAccess,
+  isGranted,
   type McpCaller,
   toolsFor,
+  type WriteToolName,
 } from './access.ts'
-import {
-  accessPolicyOf,
-  type CrudOptions,
-  createCrud,
-  DEFAULT_PER_PAGE,
-  MAX_PER_PAGE,
-} from './crud.ts'
-import { aggregateSchema, aggregateTool } from './crud-aggregate.ts'
-import { filtersSchema } from './filter-schema.ts'
+import { accessPolicyOf, type CrudOptions, createCrud } from './crud.ts'
 import { isSensitiveField } from './models.ts'
 import { registerModelResources } from './resources.ts'
+import { DATA_TOOLS, type DataToolDescriptor, type ToolInputParts } from './tools.ts'
 
 export { DATA_TOOL_NAMES }
 
@@ -101,9 +94,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
     describeAccess: () => described,
     register(server, caller) {
       const crud = createCrud({ ...options, access: policy, caller, counts })
-      const { create, list, update, remove } = schemas
       const listed = toolsFor(policy, caller)
-      const allowed = (name: DataToolName) => listed.has(name)
       registerModelResources(server, policy, caller)
       // The writing tools go through the approval gate first (approvals/gate.ts).
       const audit = options.audit
@@ -122,71 +113,20 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
               message,
             )),
       )
-      if (allowed('crud_create')) {
+      for (const tool of DATA_TOOLS) {
+        if (!listed.has(tool.allowedBy)) continue
+        const run = (args: Record<string, unknown>, ctx?: ServerContext) =>
+          runTool(() => tool.run(crud, args as never, { signal: ctx?.mcpReq.signal }), onUnexpected)
         server.registerTool(
-          'crud_create',
+          tool.name,
           {
-            title: 'Create a record',
-            description:
-              'Creates a record of a model and returns it. created_at and updated_at are set by ' +
-              'the server. Credential fields (passwords, tokens, secrets) can be neither set nor read.',
-            inputSchema: create,
-            annotations: DATA_TOOL_ANNOTATIONS.crud_create,
-            scopeChallenge: write,
+            title: tool.title,
+            description: tool.description,
+            inputSchema: schemas.of(tool, caller),
+            annotations: tool.annotations,
+            scopeChallenge: tool.access === 'read' ? read : write,
           },
-          approve('crud_create', (args) => runTool(() => crud.create(args), onUnexpected)),
-        )
-      }
-      if (allowed('crud_list')) {
-        server.registerTool(
-          'crud_list',
-          {
-            title: 'List records',
-            description:
-              'Lists records of a model one page at a time, with the grammar of the REST API: ' +
-              'filters with operators, sort, fields, include (related records), search, cursor ' +
-              'pages and count strategies. Ordered by primary key (every field for a model without ' +
-              'one) unless sort says otherwise; ' +
-              `per_page is capped at ${MAX_PER_PAGE}. Returns records, total, page and per_page ` +
-              '(and next_cursor / prev_cursor when cursor is given).',
-            inputSchema: list,
-            annotations: DATA_TOOL_ANNOTATIONS.crud_list,
-            scopeChallenge: read,
-          },
-          (args, ctx) =>
-            runTool(() => crud.list(args, { signal: ctx.mcpReq.signal }), onUnexpected),
-        )
-        // crud_list's sibling: the same read grant, the same grammar.
-        server.registerTool(
-          'crud_aggregate',
-          { ...aggregateTool, inputSchema: schemas.aggregate, scopeChallenge: read },
-          (args) => runTool(() => crud.aggregate(args), onUnexpected),
-        )
-      }
-      if (allowed('crud_update')) {
-        server.registerTool(
-          'crud_update',
-          {
-            title: 'Update a record',
-            description: 'Changes the given fields of one record (by primary key) and returns it.',
-            inputSchema: update,
-            annotations: DATA_TOOL_ANNOTATIONS.crud_update,
-            scopeChallenge: write,
-          },
-          approve('crud_update', (args) => runTool(() => crud.update(args), onUnexpected)),
-        )
-      }
-      if (allowed('crud_delete')) {
-        server.registerTool(
-          'crud_delete',
-          {
-            title: 'Delete a record',
-            description: 'Deletes one record by primary key.',
-            inputSchema: remove,
-            annotations: DATA_TOOL_ANNOTATIONS.crud_delete,
-            scopeChallenge: write,
-          },
-          approve('crud_delete', (args) => runTool(() => crud.delete(args), onUnexpected)),
+          tool.access === 'write' ? approve(tool.allowedBy as WriteToolName, run) : run,
         )
       }
     },
@@ -225,24 +165,11 @@ export function registerDataTools(server: McpServer, options: DataToolsOptions):
 }
 
 /**
- * The tools' input schemas, built once. `crud_list`'s schema is the one place its arguments
- * are declared.
+ * The tools' input schemas, each converted once per set of models it may name: the `model`
+ * argument lists the models the caller's grant reaches with that tool, never the others.
  */
 function buildSchemas(policy: AccessPolicy) {
-  const names = policy.visibleModels.map((model) => model.resource)
-  const model = z
-    .string()
-    .min(1)
-    .describe(`The model (resource name). One of: ${names.join(', ') || '(none)'}`)
-  const id = z.union([z.int(), z.string().min(1)]).describe('The primary key of the record')
-  const data = z
-    .record(z.string(), z.unknown())
-    .describe('Field values keyed by column name (snake_case, as crud_list returns them)')
   // On the tools some model puts behind approval: the retry of the link flow names it.
-  const approval = (tool: DataToolName) =>
-    policy.visibleModels.some((m) => policy.of(m)!.approval.has(tool))
-      ? { [APPROVAL_ID_ARGUMENT]: approvalId }
-      : {}
   const approvalId = z
     .string()
     .optional()
@@ -250,62 +177,49 @@ function buildSchemas(policy: AccessPolicy) {
       'Only when retrying a call the user approved on the approval page: the approval_id ' +
         'that the first call returned, with exactly the same other arguments',
     )
+  const held = (tool: DataToolDescriptor) =>
+    tool.access === 'write' &&
+    policy.visibleModels.some((m) => policy.of(m)!.approval.has(tool.allowedBy))
+  const built = new Map<string, z.ZodObject>()
   return {
-    create: convertedOnce(z.object({ model, data, ...approval('crud_create') })),
-    update: convertedOnce(z.object({ model, id, data, ...approval('crud_update') })),
-    remove: convertedOnce(z.object({ model, id, ...approval('crud_delete') })),
-    aggregate: convertedOnce(aggregateSchema(model)),
-    list: convertedOnce(
-      z.object({
-        model,
-        filters: filtersSchema(),
-        sort: z
+    of(tool: DataToolDescriptor, caller: McpCaller | undefined): z.ZodObject {
+      const names = modelsFor(policy, tool, caller)
+      const key = `${tool.name}\u0000${names.join(',')}`
+      let schema = built.get(key)
+      if (!schema) {
+        const model = z
           .string()
-          .optional()
-          .describe(
-            'Comma-separated fields, "-" for descending: "-created_at,title" ' +
-              `(at most ${DEFAULT_QUERY_LIMITS.maxSortKeys}). The primary key (all its columns, or every ` +
-              'field for a model without one) breaks ties.',
-          ),
-        fields: z.array(z.string()).optional().describe('Only these fields in each record'),
-        include: z
-          .array(z.string())
-          .optional()
-          .describe(
-            'Related records to attach, from the foreign keys: a belongs-to relation is named ' +
-              'after its key without _id ("author" for author_id), a has-many one after the other ' +
-              'table ("comments", up to 10 records each). Only models this server lets you list.',
-          ),
-        search: z
-          .string()
-          .optional()
-          .describe('Records whose text fields contain the term (case-insensitive)'),
-        cursor: z
-          .string()
-          .optional()
-          .describe(
-            'Cursor paging: "" for the first page, then next_cursor or prev_cursor of the last ' +
-              'result. Not with page; only on models with a primary key.',
-          ),
-        count: z
-          .enum(COUNT_STRATEGIES)
-          .optional()
-          .describe(
-            'How total is computed: exact (default with page), estimated (PostgreSQL planner ' +
-              'estimate) or none (default with cursor; total is null)',
-          ),
-        page: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
-        // Any integer, not only a safe one: a huge per_page is capped at 100, as the spec says.
-        per_page: z
-          .number()
           .min(1)
-          .refine(Number.isInteger, 'must be an integer')
-          .meta({ type: 'integer' })
-          .optional()
-          .describe(`Records per page (default ${DEFAULT_PER_PAGE}, at most ${MAX_PER_PAGE})`),
-      }),
-    ),
+          .describe(`The model (resource name). One of: ${names.join(', ') || '(none)'}`)
+        const parts: ToolInputParts = {
+          model,
+          approvalId: held(tool) ? { [APPROVAL_ID_ARGUMENT]: approvalId } : {},
+        }
+        schema = convertedOnce(tool.input(parts))
+        // The grants a server issues are few; a bound keeps an odd one from growing the cache.
+        if (built.size >= MAX_CACHED_SCHEMAS) built.clear()
+        built.set(key, schema)
+      }
+      return schema
+    },
   }
+}
+
+const MAX_CACHED_SCHEMAS = 512
+
+/** The models `tool` may act on for `caller`: the policy's, within what its grant allows. */
+function modelsFor(
+  policy: AccessPolicy,
+  tool: DataToolDescriptor,
+  caller: McpCaller | undefined,
+): string[] {
+  return policy.visibleModels
+    .filter(
+      (model) =>
+        policy.of(model)!.tools.has(tool.allowedBy) &&
+        isGranted(caller, model.resource, tool.allowedBy),
+    )
+    .map((model) => model.resource)
 }
 
 /**

@@ -71,6 +71,17 @@ export async function run(baseUrl: string, apiKey: string) {
   const missing = await api.posts.show(987654)
   const notFound = !missing.ok && missing.status === 404 ? missing.body.error : undefined
 
+  const counted = await api.posts.aggregate({ count: '*', group_by: 'published', filter: { author_id: authorId } })
+  const groups = counted.ok ? counted.body.data.map((group) => [group.group.published, group.count]) : null
+  const [first, second] = listed.ok ? listed.body.data : []
+  const changed = await api.posts.updateMany([
+    { id: first?.id ?? 0, title: 'Bulk one' },
+    { id: second?.id ?? 0, title: 'Bulk two' },
+  ])
+  const bulkTitles = changed.ok ? changed.body.data.map((post) => post.title).sort() : null
+  const removed = await api.posts.deleteMany([first?.id ?? 0, second?.id ?? 0])
+  const removedCount: number | null = removed.ok ? removed.body.count : null
+
   const shown = await api.posts.show(created.body.data.id)
   const updated = await api.posts.update(created.body.data.id, { title: 'Typed again' })
   const deleted = await api.posts.delete(created.body.data.id)
@@ -88,6 +99,9 @@ export async function run(baseUrl: string, apiKey: string) {
     updated: updated.ok ? updated.body.data.title : null,
     deleted: deleted.ok ? deleted.body.message : null,
     gone: gone.status,
+    groups,
+    bulkTitles,
+    removedCount,
   }
 }
 `
@@ -123,6 +137,16 @@ const MISTAKES: Array<[string, string, RegExp]> = [
     'wrong-list-value.ts',
     `export const page = api.posts.list({ filter: { id: { in: ['1', '2'] } } })`,
     /'string' is not assignable to type 'number'/,
+  ],
+  [
+    'wrong-bulk-ids.ts',
+    `export const gone = api.posts.deleteMany(['1'])`,
+    /'string' is not assignable to type 'number'/,
+  ],
+  [
+    'unknown-aggregate-filter.ts',
+    `export const groups = api.posts.aggregate({ filter: { titel: 'x' } })`,
+    /'titel' does not exist/,
   ],
   [
     'wrong-body.ts',
@@ -244,6 +268,12 @@ describe('the generated client, against the demo on 127.0.0.1', () => {
       updated: 'Typed again',
       deleted: 'Deleted',
       gone: 404,
+      groups: [
+        [false, 2],
+        [true, 1],
+      ],
+      bulkTitles: ['Bulk one', 'Bulk two'],
+      removedCount: 2,
     })
   })
 

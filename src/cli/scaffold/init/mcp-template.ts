@@ -42,9 +42,10 @@ export function mcpModuleTemplate(input: McpModuleInput): string {
   )
   return `${users ? "import { eq, type SQL } from 'drizzle-orm'\n" : ''}import type { Hono } from 'hono'
 import type { AppConfig, Logger, RateLimiters, SharedState } from 'kilnjs/core'
-import { createModelRegistry, durableState, type ${databaseType} } from 'kilnjs/db'
+import { createAuditLog, createModelRegistry, durableState, type ${databaseType} } from 'kilnjs/db'
 import {
   approvalPages,
+  createAuditTrail,
   createDataTools,
   createMcpServer,
   type McpAccessOptions,
@@ -99,9 +100,11 @@ export const verifyCredentials: VerifyCredentials = async () => undefined
  *   \`/connected-apps\`: where assistants register and a signed-in person approves them;
  * - \`/mcp\`: the data tools under \`mcpAccess\`, for the tokens this server issued.
  * - \`/approvals/<id>\`: where the signed-in user approves a call that needs it (a deletion).
+ * Every tool call is audited; the consent page offers each model on its own; /connected-apps
+ * shows each person what their apps did.
  * Reads MCP_TOKEN_SECRET (required in production) and APP_URL once, here.
  */
-export function mountMcp(app: Hono, context: McpContext): void {
+export function mountMcp(app: Hono, context: McpContext): { close(): Promise<void> } {
   const { config, logger, database, shared, limiters } = context
   const oauth = loadOAuthConfig(process.env, {
     production: config.env === 'production',
@@ -129,6 +132,18 @@ ${users ? loginWithUserTable(users) : ''}  const sessions = createSessionStore({
       appName: config.appName,
     }),
   )
+  // Every call the tools make is recorded in kiln_mcp_audit (\`npx kilnjs audit\` reads it, and
+  // /connected-apps shows each person what their apps did), written in batches off the call.
+  const audit = createAuditTrail({ database, logger })
+  const tools = createDataTools({
+    database,
+    models: createModelRegistry(schema, '${dialect}'),
+    access: mcpAccess,
+    logger,
+    audit,
+    // Calls waiting for the user's approval: in the shared store, decided on /approvals/<id>.
+    approvals: { store: shared.kv, pageUrl: (id) => \`\${oauth.issuer}/approvals/\${id}\` },
+  })
   app.route(
     '/',
     oauthServer({
@@ -139,6 +154,10 @@ ${users ? loginWithUserTable(users) : ''}  const sessions = createSessionStore({
       appName: config.appName,
       // The data tools check these per tool: crud_list needs mcp:read, the writing tools mcp:write.
       scopes: ['mcp:read', 'mcp:write'],
+      // The consent page offers mcpAccess model by model: the person can grant less.
+      describeAccess: () => tools.describeAccess(),
+      // /connected-apps shows what each application did, from the audit trail.
+      activity: createAuditLog(database),
       rateLimiters: limiters,
       allowedOrigins: { hosts: config.allowedHosts },
       logger,${users ? '\n      credentialStamp: accounts.credentialStamp,' : ''}
@@ -147,14 +166,6 @@ ${users ? loginWithUserTable(users) : ''}  const sessions = createSessionStore({
   )
 
   const resource = \`\${oauth.issuer}/mcp\`
-  const tools = createDataTools({
-    database,
-    models: createModelRegistry(schema, '${dialect}'),
-    access: mcpAccess,
-    logger,
-    // Calls waiting for the user's approval: in the shared store, decided on /approvals/<id>.
-    approvals: { store: shared.kv, pageUrl: (id) => \`\${oauth.issuer}/approvals/\${id}\` },
-  })
   app.route(
     '/',
     approvalPages({
@@ -184,6 +195,8 @@ ${users ? loginWithUserTable(users) : ''}  const sessions = createSessionStore({
         createMcpServer({ name: config.appName, dataTools: { tools, caller } }),
     }),
   )
+  // Await on shutdown, before the database closes: it writes the audit entries still buffered.
+  return { close: () => audit.close() }
 }
 `
 }
