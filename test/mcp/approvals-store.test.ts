@@ -239,11 +239,14 @@ describe('approvals are bound and expire', () => {
       ['crud_delete', 'awaiting_approval', [1], '1', 'client-a'],
       ['crud_delete', 'awaiting_approval', [1], '1', 'client-a'],
       ['crud_delete', 'refused', [2], '1', 'client-a'],
+      ['crud_delete', 'approved', [1], '1', 'client-a'],
       ['crud_delete', 'ok', [1], '1', 'client-a'],
       ['crud_delete', 'refused', [1], '1', 'client-a'],
     ])
     // The approval's id is no part of the record: only the user's session can use it anyway.
     expect(entries[0]!.message).toBe("Waiting for the user's approval")
+    // How it was allowed: on the page, by the user the token acts for.
+    expect(entries[3]!.message).toMatch(/^Approved on the approval page by user 1 at \d{4}-/)
     expect(JSON.stringify(entries)).not.toContain(link.approval_id)
   })
 

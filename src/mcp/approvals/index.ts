@@ -5,9 +5,9 @@ export {
   type ApprovalGate,
   type ApprovalOptions,
   createApprovalGate,
-  type GateOutcome,
 } from './gate.ts'
-export { guarded } from './guard.ts'
+export { type GateAuditOutcome, guarded, type OnHeldCall } from './guard.ts'
+export { type ApprovalGrant, describeGrant, type GateOutcome, type HeldOutcome } from './outcome.ts'
 export { type ApprovalPagesOptions, approvalPages } from './pages.ts'
 export {
   APPROVAL_TTL_MS,

@@ -35,6 +35,10 @@ export interface Approval extends ApprovalBinding {
   createdAt: number
   /** Milliseconds since the epoch; past it the approval is gone. */
   expiresAt: number
+  /** The signed-in user who decided it on the page, once decided. */
+  decidedBy?: string | undefined
+  /** When it was decided, in milliseconds since the epoch. */
+  decidedAt?: number | undefined
 }
 
 /**
@@ -83,7 +87,12 @@ export class ApprovalStore {
     if (!approval || approval.userId !== userId || approval.status !== 'pending') return false
     const ttlMs = approval.expiresAt - this.#clock.now()
     if (ttlMs <= 0) return false
-    const decided: Approval = { ...approval, status: decision }
+    const decided: Approval = {
+      ...approval,
+      status: decision,
+      decidedBy: userId,
+      decidedAt: this.#clock.now(),
+    }
     await this.#kv.set(approvalKey(id), JSON.stringify(decided), { ttlMs })
     return true
   }
