@@ -112,7 +112,7 @@ describeEachDatabase('approval by the person, not the client', (backend) => {
   async function connect(
     app: 'default' | 'confirming',
     era: Era,
-    elicitation: Record<string, unknown>,
+    elicitation: { form?: Record<string, never>; url?: Record<string, never> },
     answer: (params: Record<string, unknown>) => Promise<unknown> = async () => SELF_APPROVAL,
   ): Promise<Client> {
     const client = new Client(

@@ -1,8 +1,6 @@
 import {
-  type CallToolResult,
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
-  type InputRequiredResult,
   inputRequired,
   inputResponse,
   type McpServer,
@@ -23,15 +21,14 @@ import { resolveModel } from '../data/crud-input.ts'
 import type { McpModel, McpModelSource } from '../data/models.ts'
 import { ToolError } from '../tool-error.ts'
 import { errorResult } from '../tool-result.ts'
-import { type ChangeDescription, describeChange } from './change.ts'
+import { describeChange } from './change.ts'
 import { type ApprovalGrant, ended, type GateOutcome } from './outcome.ts'
+import type { ReadRecord } from './preview.ts'
+import { APPROVAL_ID_ARGUMENT, APPROVAL_INPUT_KEY, approvalLink, formQuestion } from './requests.ts'
 import { type Approval, type ApprovalBinding, ApprovalStore, bindingOf, sameCall } from './store.ts'
 import { type Decision, waitForDecision } from './wait.ts'
 
-/** The argument a retry names its approval with (link flow). */
-export const APPROVAL_ID_ARGUMENT = 'approval_id'
-/** The key of the approval question in a multi-round-trip `inputRequests` map. */
-export const APPROVAL_INPUT_KEY = 'approval'
+export { APPROVAL_ID_ARGUMENT, APPROVAL_INPUT_KEY }
 
 /**
  * Options of the approval gate, given as `createDataTools({ approvals })`: where approvals
@@ -79,6 +76,8 @@ export interface ApprovalGate {
     caller: McpCaller | undefined
     server: McpServer
     ctx: ServerContext
+    /** Reads the record the call changes, for the page to show (as the caller may read it). */
+    read?: ReadRecord | undefined
   }): Promise<GateOutcome>
 }
 
@@ -108,7 +107,7 @@ export function createApprovalGate(
 
   return {
     store,
-    async check({ tool, args: given, caller, server, ctx }) {
+    async check({ tool, args: given, caller, server, ctx, read }) {
       const { [APPROVAL_ID_ARGUMENT]: approvalId, ...args } = given
       const model = findVisible(policy, models, args.model)
       if (!model || !needsApproval(policy, model, tool)) return { outcome: 'run', args }
@@ -159,7 +158,12 @@ export function createApprovalGate(
             'has none. Nothing was changed.',
         )
       }
-      const approval = await store.create(binding)
+      const id = args.id
+      const record =
+        read && (typeof id === 'string' || typeof id === 'number')
+          ? await read(model.resource, id)
+          : undefined
+      const approval = await store.create(binding, record)
       if (modes.url) {
         return {
           outcome: 'awaiting_approval',
@@ -319,55 +323,6 @@ function grantOf(approval: Approval): ApprovalGrant {
     by: 'page',
     userId: approval.decidedBy ?? String(approval.userId),
     at: approval.decidedAt ?? approval.createdAt,
-  }
-}
-
-/** The form question of a call the app lets the client confirm. */
-function formQuestion(change: ChangeDescription, requestState: string): InputRequiredResult {
-  return inputRequired({
-    inputRequests: {
-      [APPROVAL_INPUT_KEY]: inputRequired.elicit({
-        message:
-          `${change.summary}\n${change.fields.map(([name, value]) => `${name}: ${value}`).join('\n')}`.trim(),
-        requestedSchema: {
-          type: 'object',
-          properties: {
-            approve: {
-              type: 'boolean',
-              title: 'Approve',
-              description: `Allow the assistant to ${change.summary.toLowerCase()}`,
-              default: false,
-            },
-          },
-          required: ['approve'],
-        },
-      }),
-    },
-    requestState,
-  })
-}
-
-/** The tool result of the link flow: not an error, and nothing done yet. */
-function approvalLink(
-  approval: Approval,
-  pageUrl: (id: string) => string,
-  prefix = '',
-): CallToolResult {
-  const url = pageUrl(approval.id)
-  const summary = describeChange(approval).summary
-  const expiresAt = new Date(approval.expiresAt).toISOString()
-  const text =
-    `${prefix}Not done yet: ${summary} needs the user's approval. Ask the user to open ${url} ` +
-    `(signed in), review and approve it; then call ${approval.tool} again with the same ` +
-    `arguments and "${APPROVAL_ID_ARGUMENT}": "${approval.id}". The approval expires at ${expiresAt}.`
-  return {
-    content: [{ type: 'text', text }],
-    structuredContent: {
-      status: 'approval_required',
-      approval_id: approval.id,
-      approval_url: url,
-      expires_at: expiresAt,
-    },
   }
 }
 

@@ -8,6 +8,7 @@ import { systemClock } from '../../core/clock.ts'
 import type { McpCaller, WriteToolName } from '../data/access.ts'
 import { APPROVAL_ID_ARGUMENT, type ApprovalGate } from './gate.ts'
 import { describeGrant, type HeldOutcome } from './outcome.ts'
+import type { ReadRecord } from './preview.ts'
 
 /**
  * What the audit trail hears from the gate, with the time the call started: the call waits
@@ -28,13 +29,15 @@ export type OnHeldCall = (
 /**
  * Wraps a writing tool's handler in the approval gate: the handler runs (with the arguments
  * less `approval_id`) only when the gate says so; otherwise the gate's result is the answer.
- * `onHeld` (the audit trail) hears of every decision the gate took.
+ * `onHeld` (the audit trail) hears of every decision the gate took; `read` shows the page the
+ * record a call changes.
  */
 export function guarded(
   gate: ApprovalGate,
   server: McpServer,
   caller: McpCaller | undefined,
   onHeld?: OnHeldCall,
+  read?: ReadRecord,
 ) {
   return <A extends Record<string, unknown>>(
     tool: WriteToolName,
@@ -42,7 +45,7 @@ export function guarded(
   ) =>
     async (args: A, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> => {
       const started = systemClock.now()
-      const decided = await gate.check({ tool, args, caller, server, ctx })
+      const decided = await gate.check({ tool, args, caller, server, ctx, read })
       const { [APPROVAL_ID_ARGUMENT]: _, ...called } = args
       if (decided.outcome === 'run') {
         const { approval } = decided

@@ -39,6 +39,8 @@ export interface Approval extends ApprovalBinding {
   decidedBy?: string | undefined
   /** When it was decided, in milliseconds since the epoch. */
   decidedAt?: number | undefined
+  /** The record the call changes, as the caller could read it when the approval was asked. */
+  record?: Record<string, unknown> | undefined
 }
 
 /**
@@ -57,11 +59,12 @@ export class ApprovalStore {
     this.ttlMs = options.ttlMs ?? APPROVAL_TTL_MS
   }
 
-  /** A new pending approval for the link flow. */
-  async create(binding: ApprovalBinding): Promise<Approval> {
+  /** A new pending approval, for the page; `record`: what the call changes, as it is now. */
+  async create(binding: ApprovalBinding, record?: Record<string, unknown>): Promise<Approval> {
     const now = this.#clock.now()
     const approval: Approval = {
       ...binding,
+      ...(record ? { record } : {}),
       args: canonicalArgs(binding.args),
       id: newId(),
       status: 'pending',

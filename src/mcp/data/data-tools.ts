@@ -9,6 +9,7 @@ import {
   type ApprovalStore,
   createApprovalGate,
   guarded,
+  recordReader,
 } from '../approvals/index.ts'
 import { recordHeldCall } from '../audit/audited-crud.ts'
 import { runTool } from '../tool-result.ts'
@@ -120,6 +121,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
               outcome,
               message,
             )),
+        recordReader(crud, options.models),
       )
       if (allowed('crud_create')) {
         server.registerTool(
