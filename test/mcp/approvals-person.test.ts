@@ -86,6 +86,7 @@ describeEachDatabase('approval by the person, not the client', (backend) => {
         `/${name}/mcp`,
         mcpHttpHandler({
           caller: () => caller,
+          keepAliveMs: 50,
           createServer: (who) =>
             createMcpServer({ dataTools: { tools: tools[name], caller: who } }),
         }),
@@ -124,8 +125,28 @@ describeEachDatabase('approval by the person, not the client', (backend) => {
       asked.push(params)
       return (await answer(params)) as never
     })
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${origin}/${app}/mcp`)))
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${origin}/${app}/mcp`), { fetch: watching }),
+    )
     return client
+  }
+
+  /** How many SSE keep-alive frames the server sent on the calls' streams. */
+  let keepAlives = 0
+  const watching: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init)
+    if (!response.body || !response.headers.get('content-type')?.includes('event-stream')) {
+      return response
+    }
+    const [mine, theirs] = response.body.tee()
+    void (async () => {
+      const decoder = new TextDecoder()
+      const reader = mine.getReader()
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        keepAlives += decoder.decode(read.value).split(': keepalive').length - 1
+      }
+    })().catch(() => {})
+    return new Response(theirs, response)
   }
 
   async function newNote(title: string): Promise<number> {
@@ -242,5 +263,68 @@ describeEachDatabase('approval by the person, not the client', (backend) => {
         await client.close()
       }
     })
+
+    it(`${eraName}: a call waiting for the page ends when the client cancels it`, async () => {
+      let opened!: () => void
+      const waiting = new Promise<void>((resolve) => {
+        opened = resolve
+      })
+      const client = await connect('default', era, { url: {} }, async () => {
+        opened()
+        return { action: 'accept' }
+      })
+      try {
+        const id = await newNote('Cancelled while waiting')
+        const abort = new AbortController()
+        const called = client.callTool(
+          { name: 'crud_delete', arguments: { model: 'notes', id } },
+          { signal: abort.signal },
+        )
+        called.catch(() => {})
+        await waiting
+        const before = keepAlives
+        // The person has not decided: the call waits, its 2025-era stream kept alive.
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        if (era === 'legacy') expect(keepAlives).toBeGreaterThan(before)
+        abort.abort()
+        await expect(called).rejects.toThrow()
+        await expect
+          .poll(async () => (await trailOf(id)).map(([outcome]) => outcome), { timeout: 10_000 })
+          .toEqual(['awaiting_approval', 'cancelled'])
+        expect(await exists(id)).toBe(true)
+      } finally {
+        await client.close()
+      }
+    })
   }
+
+  it('2025-11-25: two clients on one token: the one without URL mode gets the link, the other the page', async () => {
+    // The one that declared URL mode initializes last: a per-token memory would lend its
+    // declaration to the other.
+    const plain = await connect('default', 'legacy', {})
+    const asking = await connect('default', 'legacy', { url: {} }, async (params) => {
+      const approval = String(params.url).split('/').pop()!
+      await tools.default.approvals.decide(approval, '7', 'approved')
+      return { action: 'accept' }
+    })
+    try {
+      const kept = await newNote('Linked, shared token')
+      const linked = await plain.callTool({
+        name: 'crud_delete',
+        arguments: { model: 'notes', id: kept },
+      })
+      expect(linked.isError).not.toBe(true)
+      expect(linked.structuredContent).toMatchObject({ status: 'approval_required' })
+      expect(asked).toEqual([])
+      const gone = await newNote('Approved, shared token')
+      const approved = await call(asking, 'crud_delete', { model: 'notes', id: gone })
+      expect(approved).toMatchObject({ isError: false, json: { message: 'Deleted', id: gone } })
+      expect(await exists(kept)).toBe(true)
+      expect(await exists(gone)).toBe(false)
+      expect((await trailOf(kept)).map(([outcome]) => outcome)).toEqual(['awaiting_approval'])
+    } finally {
+      await plain.close()
+      await asking.close()
+    }
+  })
 })
