@@ -1,6 +1,8 @@
 import {
+  type CallToolResult,
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
+  type InputRequiredResult,
   inputRequired,
   inputResponse,
   type McpServer,
@@ -164,23 +166,33 @@ export function createApprovalGate(
           ? await read(model.resource, id)
           : undefined
       const approval = await store.create(binding, record)
-      if (modes.url) {
-        return {
-          outcome: 'awaiting_approval',
-          result: inputRequired({
-            inputRequests: {
-              [APPROVAL_INPUT_KEY]: inputRequired.elicitUrl({
-                message: `${change.summary}: review and approve it on the approval page.`,
-                url: options.pageUrl(approval.id),
-              }),
-            },
-            requestState: PAGE_STATE + approval.id,
-          }),
-        }
+      return {
+        outcome: 'awaiting_approval',
+        result: sendToPage(approval, options.pageUrl, modes.url),
       }
-      return { outcome: 'awaiting_approval', result: approvalLink(approval, options.pageUrl) }
     },
   }
+}
+
+/**
+ * The person's approval page, for the client to open: a URL-mode request when it declared
+ * URL mode (the call's retry then waits for the decision), else the link to pass on.
+ */
+function sendToPage(
+  approval: Approval,
+  pageUrl: (id: string) => string,
+  urlMode: boolean,
+): CallToolResult | InputRequiredResult {
+  if (!urlMode) return approvalLink(approval, pageUrl)
+  return inputRequired({
+    inputRequests: {
+      [APPROVAL_INPUT_KEY]: inputRequired.elicitUrl({
+        message: `${describeChange(approval).summary}: review and approve it on the approval page.`,
+        url: pageUrl(approval.id),
+      }),
+    },
+    requestState: PAGE_STATE + approval.id,
+  })
 }
 
 /** What a retried request's `requestState` starts with: a form question, or an approval. */
