@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDemoApp } from '../../examples/demo/src/app.ts'
 import { hashPassword } from '../../examples/demo/src/auth.ts'
 import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
+import { demoDataTools } from '../../examples/demo/src/features/data-tools.ts'
 import { posts, users } from '../../examples/demo/src/schema.ts'
 import { silentLogger } from '../../src/core/index.ts'
 import { createAuditLog } from '../../src/db/index.ts'
@@ -21,14 +22,19 @@ const PASSWORD = 'correct horse battery'
 const OTHER_EMAIL = 'someone-else@example.com'
 const OTHER_PASSWORD = 'another horse battery'
 
-type Answer = { action: 'accept'; content: { approve: boolean } } | { action: 'decline' }
+type Answer =
+  | { action: 'accept'; content?: { approve: boolean } }
+  | { action: 'decline' }
+  | { action: 'cancel' }
+/** An answer forged by someone else: a form filled in, which no approval takes anyway. */
 const APPROVE: Answer = { action: 'accept', content: { approve: true } }
 
 /**
- * A 2025-11-25 client approving a crud_delete through elicitation over the demo's stateless
- * /mcp, with two instances of the demo behind one address sharing PostgreSQL and Redis: the
- * tool call runs on one instance, and the client's answer (a POST of its own) lands on the
- * other, which routes it to the waiting call through Redis.
+ * A 2025-11-25 client sent to the approval page through a URL-mode elicitation over the demo's
+ * stateless /mcp, with two instances of the demo behind one address sharing PostgreSQL and
+ * Redis: the tool call runs on one instance, the person decides on the page of the other, and
+ * the client's answer (a POST of its own) lands on the other too, which routes it to the
+ * waiting call through Redis.
  */
 describe.skipIf(!postgresUrl || !redisUrl)('elicitation over stateless HTTP, two instances', () => {
   let database: { url: string; drop(): Promise<void> }
@@ -112,20 +118,21 @@ describe.skipIf(!postgresUrl || !redisUrl)('elicitation over stateless HTTP, two
   const asked: string[] = []
 
   /**
-   * A 2025-11-25 client that declares elicitation; `answer` decides what the user says (and
-   * may act meanwhile, given the id of the server's request).
+   * A 2025-11-25 client that declares URL-mode elicitation; `answer` decides what the client
+   * says (and may act meanwhile, given the id of the server's request and the page's URL).
    */
-  async function connect(answer: (requestId: string | number) => Promise<Answer>) {
+  async function connect(answer: (requestId: string | number, url: string) => Promise<Answer>) {
     const client = new Client(
       { name: 'elicitation-http-test', version: '1.0.0' },
       {
         versionNegotiation: { mode: 'legacy' },
-        capabilities: { elicitation: { form: {} } },
+        capabilities: { elicitation: { url: {} } },
       },
     )
     client.setRequestHandler('elicitation/create', async (request, ctx) => {
-      asked.push(String((request.params as { message?: string }).message))
-      return await answer(ctx.mcpReq.id)
+      const params = request.params as { message?: string; url?: string }
+      asked.push(String(params.message))
+      return (await answer(ctx.mcpReq.id, String(params.url))) as never
     })
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${origin}/mcp`), {
@@ -150,6 +157,15 @@ describe.skipIf(!postgresUrl || !redisUrl)('elicitation over stateless HTTP, two
     })
   }
 
+  /** The author approves on the page of the instance that did not take the call. */
+  async function personApproves(url: string): Promise<Answer> {
+    const id = new URL(url).pathname.split('/').pop()!
+    expect(
+      await demoDataTools(contexts[1]!).approvals.decide(id, String(authorId), 'approved'),
+    ).toBe(true)
+    return { action: 'accept' }
+  }
+
   async function newPost(title: string): Promise<number> {
     const [post] = await contexts[0]!.database.db
       .insert(posts)
@@ -168,18 +184,21 @@ describe.skipIf(!postgresUrl || !redisUrl)('elicitation over stateless HTTP, two
       .map((entry) => [entry.recordIds[0], entry.outcome])
 
   it('approved: the call waits on one instance, the answer lands on the other, the post is deleted once', async () => {
-    const client = await connect(async () => APPROVE)
+    const client = await connect(async (_, url) => personApproves(url))
     try {
       const id = await newPost('Approved across instances')
       asked.length = 0
       const before = { ...seen }
       const outcome = await call(client, 'crud_delete', { model: 'posts', id })
       expect(outcome).toMatchObject({ isError: false, json: { message: 'Deleted', id } })
-      expect(asked).toEqual([`Delete posts record ${id}`])
+      expect(asked).toEqual([
+        `Delete posts record ${id}: review and approve it on the approval page.`,
+      ])
       expect(seen.answers - before.answers).toBe(1)
       expect(await exists(id)).toBe(false)
       await expect.poll(outcomesOf([id]), { timeout: 10_000 }).toEqual([
         [id, 'awaiting_approval'],
+        [id, 'approved'],
         [id, 'ok'],
       ])
     } finally {
@@ -187,19 +206,19 @@ describe.skipIf(!postgresUrl || !redisUrl)('elicitation over stateless HTTP, two
     }
   }, 60_000)
 
-  it('declined: a tool error, and nothing changes', async () => {
+  it('declined to open the page: a tool error, and nothing changes', async () => {
     const client = await connect(async () => ({ action: 'decline' }))
     try {
       const id = await newPost('Declined across instances')
       const outcome = await call(client, 'crud_delete', { model: 'posts', id })
       expect(outcome.isError).toBe(true)
       expect(outcome.text).toBe(
-        `The user declined: Delete posts record ${id}. Nothing was changed.`,
+        `The user did not open the approval page: Delete posts record ${id}. Nothing was changed.`,
       )
       expect(await exists(id)).toBe(true)
       await expect.poll(outcomesOf([id]), { timeout: 10_000 }).toEqual([
         [id, 'awaiting_approval'],
-        [id, 'refused'],
+        [id, 'cancelled'],
       ])
     } finally {
       await client.close()
@@ -221,7 +240,7 @@ describe.skipIf(!postgresUrl || !redisUrl)('elicitation over stateless HTTP, two
       const outcome = await call(client, 'crud_delete', { model: 'posts', id })
       expect(refusals).toEqual([403, 403])
       expect(outcome.isError).toBe(true)
-      expect(outcome.text).toMatch(/^The user declined/)
+      expect(outcome.text).toMatch(/^The user did not open the approval page/)
       expect(await exists(id)).toBe(true)
       // The request ids are not the SDK's per-server numbering, and an answer counts once.
       expect(typeof requestId).toBe('string')
@@ -237,9 +256,9 @@ describe.skipIf(!postgresUrl || !redisUrl)('elicitation over stateless HTTP, two
 
   it('concurrent calls get distinct request ids, and each answer reaches its own call', async () => {
     const ids: Array<string | number> = []
-    const client = await connect(async (requestId) => {
+    const client = await connect(async (requestId, url) => {
       ids.push(requestId)
-      return APPROVE
+      return personApproves(url)
     })
     try {
       const [a, b, c] = [await newPost('one'), await newPost('two'), await newPost('three')]

@@ -141,8 +141,13 @@ describeWithRedis('approvals in Redis, across instances', () => {
     expect(page.status).toBe(200)
     const html = await page.text()
     expect(html).toContain('Change notes record 1')
-    expect(html).toMatch(/<code>title<\/code><\/th><td><code>&quot;Final&quot;<\/code>/)
-    expect(html).toMatch(/<code>pinned<\/code><\/th><td><code>true<\/code>/)
+    // Each field written, from its value now to the new one.
+    expect(html).toMatch(
+      /<code>title<\/code><\/th><td><code>&quot;Draft&quot;<\/code><\/td><td><code>&quot;Final&quot;<\/code>/,
+    )
+    expect(html).toMatch(
+      /<code>pinned<\/code><\/th><td><code>false<\/code><\/td><td><code>true<\/code>/,
+    )
     expect((await second.decide(path, 'approve')).status).toBe(200)
     expect(await title()).toBe('Draft')
 
@@ -234,16 +239,20 @@ describe('approvals are bound and expire', () => {
     await call(client, 'crud_delete', { ...remove, approval_id: link.approval_id })
     await call(client, 'crud_delete', { ...remove, approval_id: link.approval_id })
     await trail.close()
-    const entries = (await createAuditLog(database).list()).reverse()
+    // The page's view of the record is read as the caller: a crud_list of its own.
+    const entries = (await createAuditLog(database).list({ tool: 'crud_delete' })).reverse()
     expect(entries.map((e) => [e.tool, e.outcome, e.recordIds, e.userId, e.clientId])).toEqual([
       ['crud_delete', 'awaiting_approval', [1], '1', 'client-a'],
       ['crud_delete', 'awaiting_approval', [1], '1', 'client-a'],
       ['crud_delete', 'refused', [2], '1', 'client-a'],
+      ['crud_delete', 'approved', [1], '1', 'client-a'],
       ['crud_delete', 'ok', [1], '1', 'client-a'],
       ['crud_delete', 'refused', [1], '1', 'client-a'],
     ])
     // The approval's id is no part of the record: only the user's session can use it anyway.
     expect(entries[0]!.message).toBe("Waiting for the user's approval")
+    // How it was allowed: on the page, by the user the token acts for.
+    expect(entries[3]!.message).toMatch(/^Approved on the approval page by user 1 at \d{4}-/)
     expect(JSON.stringify(entries)).not.toContain(link.approval_id)
   })
 

@@ -1,4 +1,7 @@
+import { existsSync, mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { serve } from '@hono/node-server'
 import {
   Client as ClientV2,
@@ -99,20 +102,25 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
     await ctx?.close()
   })
 
-  async function connect(era: Era, answer?: 'accept' | 'decline'): Promise<ClientV2> {
+  /**
+   * The author's assistant in `era`. With `onUrl` it declares URL-mode elicitation: each
+   * approval request opens the page (`onUrl` plays the person there) and then accepts.
+   */
+  async function connect(era: Era, onUrl?: (url: string) => Promise<void>): Promise<ClientV2> {
     const client = new ClientV2(
       { name: 'approvals-test', version: '1.0.0' },
       {
         versionNegotiation: { mode: era },
-        ...(answer ? { capabilities: { elicitation: { form: {} } } } : {}),
+        ...(onUrl ? { capabilities: { elicitation: { url: {} } } } : {}),
       },
     )
-    if (answer) {
+    if (onUrl) {
       client.setRequestHandler('elicitation/create', async (request) => {
-        asked.push(String((request.params as { message?: string }).message))
-        return answer === 'accept'
-          ? { action: 'accept', content: { approve: true } }
-          : { action: 'decline' }
+        const params = request.params as { message?: string; url?: string; mode?: string }
+        asked.push(String(params.message))
+        expect(params.mode).toBe('url')
+        await onUrl(String(params.url))
+        return { action: 'accept' }
       })
     }
     await client.connect(
@@ -137,8 +145,15 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
     return rows.length === 1
   }
 
-  /** The author, in Chromium: opens the link, signs in, and presses the button. */
-  async function decideInBrowser(url: string, button: 'Approve' | 'Deny'): Promise<string> {
+  /**
+   * The author, in Chromium: opens the link, signs in, reads the page and presses the button
+   * (by keyboard: focus and Enter). Returns the page's text; `screenshot` saves the page first.
+   */
+  async function decideInBrowser(
+    url: string,
+    button: 'Approve' | 'Deny',
+    screenshot?: string,
+  ): Promise<string> {
     const context = await browser.newContext()
     const page = await context.newPage()
     try {
@@ -149,7 +164,15 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
       await page.getByRole('button', { name: 'Sign in' }).click()
       await page.getByRole('button', { name: button }).waitFor()
       const shown = (await page.textContent('main')) ?? ''
-      await page.getByRole('button', { name: button }).click()
+      if (screenshot) {
+        mkdirSync(dirname(screenshot), { recursive: true })
+        await page.screenshot({ path: screenshot, fullPage: true })
+        console.log(`approval page screenshot: ${screenshot}`)
+      }
+      // Both choices are buttons of one labelled form, reachable by keyboard.
+      expect(await page.getByRole('form', { name: 'Decide on this change' }).count()).toBe(1)
+      await page.getByRole('button', { name: button }).focus()
+      await page.keyboard.press('Enter')
       await page.locator('#decision').waitFor()
       return shown
     } finally {
@@ -169,37 +192,48 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
     }
   })
 
-  // The same exchange in both eras: asked through the protocol, 2026-07-28 with input_required,
-  // 2025-11-25 with an elicitation over the stateless endpoint (the relay carries the answer).
-  for (const [title, era] of [
-    ['2026-07-28: a client that can ask gets input_required', { pin: '2026-07-28' }],
-    [
-      '2025-11-25 over the stateless HTTP endpoint: an elicitation-capable client is asked',
-      'legacy',
-    ],
-  ] as const) {
-    it(`${title}; approve deletes once, decline does not`, async () => {
-      const approving = await connect(era, 'accept')
-      const declining = await connect(era, 'decline')
+  // The same exchange in both eras: the client is sent to the page through the protocol
+  // (2026-07-28 input_required, 2025-11-25 elicitation/create with mode "url" over the stateless
+  // endpoint) and its call waits there until the author decides in the browser.
+  for (const era of ERAS) {
+    it(`${eraName(era)}: URL mode: the author sees the record and the assistant, approves (deleted once) or denies (kept)`, async () => {
+      const shown: string[] = []
+      const screenshot = join(tmpdir(), 'kiln-test-output', `approval-page-${eraName(era)}.png`)
+      const approving = await connect(era, async (url) => {
+        shown.push(await decideInBrowser(url, 'Approve', screenshot))
+      })
+      const denying = await connect(era, async (url) => {
+        shown.push(await decideInBrowser(url, 'Deny'))
+      })
       try {
-        const kept = await newPost('Asked, declined')
+        const kept = await newPost('Asked, denied')
         const gone = await newPost('Asked, approved')
         asked.length = 0
-        const declined = await call(declining, 'crud_delete', { model: 'posts', id: kept })
-        expect(declined.isError).toBe(true)
-        expect(declined.text).toBe(
+        const denied = await call(denying, 'crud_delete', { model: 'posts', id: kept })
+        expect(denied.isError).toBe(true)
+        expect(denied.text).toBe(
           `The user declined: Delete posts record ${kept}. Nothing was changed.`,
         )
         expect(await exists(kept)).toBe(true)
-        expect(asked).toEqual([`Delete posts record ${kept}`])
 
         const approved = await call(approving, 'crud_delete', { model: 'posts', id: gone })
         expect(approved).toMatchObject({ isError: false, json: { message: 'Deleted', id: gone } })
         expect(await exists(gone)).toBe(false)
         expect(await exists(kept)).toBe(true)
-        expect(asked).toEqual([`Delete posts record ${kept}`, `Delete posts record ${gone}`])
+        expect(asked).toEqual(
+          [kept, gone].map(
+            (id) => `Delete posts record ${id}: review and approve it on the approval page.`,
+          ),
+        )
+        // The page showed the record as the author may read it, and the assistant's name.
+        expect(shown[1]).toContain(`Delete posts record ${gone}`)
+        expect(shown[1]).toContain('Asked, approved')
+        expect(shown[1]).toContain('kiln MCP test client')
+        expect(shown[1]).toMatch(/expires in (9|10) minutes/)
+        expect(shown[0]).toContain('Asked, denied')
+        expect(existsSync(screenshot)).toBe(true)
 
-        // The approved call ran once, after waiting; the declined one ran not at all.
+        // The approved call ran once, after waiting; the denied one ran not at all.
         const outcomes = async () =>
           (await createAuditLog(ctx.database).list({ tool: 'crud_delete', limit: 1000 }))
             .filter((entry) => [kept, gone].includes(Number(entry.recordIds[0])))
@@ -207,18 +241,19 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
             .map((entry) => [entry.recordIds[0], entry.outcome])
         await expect.poll(outcomes, { timeout: 10_000 }).toEqual([
           [kept, 'awaiting_approval'],
-          [kept, 'refused'],
+          [kept, 'denied'],
           [gone, 'awaiting_approval'],
+          [gone, 'approved'],
           [gone, 'ok'],
         ])
       } finally {
         await approving.close()
-        await declining.close()
+        await denying.close()
       }
-    }, 60_000)
+    }, 90_000)
   }
 
-  it('2026-07-28: a forged answer without the question, or replayed, changes nothing', async () => {
+  it('2026-07-28: a client answering its own request, forging or replaying an answer, changes nothing', async () => {
     const id = await newPost('Forged answer')
     const body = (extra: Record<string, unknown>) =>
       JSON.stringify({
@@ -231,7 +266,7 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
           _meta: {
             'io.modelcontextprotocol/protocolVersion': '2026-07-28',
             'io.modelcontextprotocol/clientInfo': { name: 'curl', version: '1' },
-            'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+            'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {}, url: {} } },
           },
           ...extra,
         },
@@ -256,6 +291,10 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
     const first = await post({})
     expect(first.result).toMatchObject({ resultType: 'input_required' })
     const requestState = first.result!.requestState as string
+    // The client approving its own request, with the request's state: nothing is deleted.
+    const self = await post({ inputResponses: approve, requestState })
+    expect(self.result).toMatchObject({ isError: true })
+    expect(await exists(id)).toBe(true)
     // The answer to this question, sent with another post's id, is refused.
     const other = await newPost('Not asked about')
     const swapped = JSON.parse(body({ inputResponses: approve, requestState }))
@@ -274,7 +313,7 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
     }).then((response) => response.json() as Promise<{ result?: Record<string, unknown> }>)
     expect(moved.result).toMatchObject({ isError: true })
     expect(await exists(other)).toBe(true)
-    // The question was used up by that attempt: the same answer now finds nothing.
+    // Replayed, it is refused again: only the page approves.
     const replayed = await post({ inputResponses: approve, requestState })
     expect(replayed.result).toMatchObject({ isError: true })
     expect(await exists(id)).toBe(true)
@@ -378,6 +417,7 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
           [five, 'awaiting_approval'],
           [five, 'awaiting_approval'],
           [six, 'refused'],
+          [five, 'approved'],
           [five, 'ok'],
           [five, 'refused'],
         ])

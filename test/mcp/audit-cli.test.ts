@@ -55,6 +55,9 @@ describe('kilnjs audit: arguments', () => {
 
   it('refuses an unknown outcome or a bad limit before opening anything', () => {
     expect(auditQueryOf({ outcome: 'awaiting approval' }, NOW).outcome).toBe('awaiting_approval')
+    for (const outcome of ['approved', 'client confirmed', 'denied', 'expired', 'cancelled']) {
+      expect(auditQueryOf({ outcome }, NOW).outcome).toBe(outcome.replace(' ', '_'))
+    }
     expect(() => auditQueryOf({ outcome: 'maybe' }, NOW)).toThrow(/--outcome must be one of ok/)
     expect(() => auditQueryOf({ limit: '0' }, NOW)).toThrow(/--limit/)
     expect(() => auditQueryOf({ limit: 'ten' }, NOW)).toThrow(/--limit/)

@@ -10,6 +10,7 @@ import {
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MemoryKeyValueStore, MemoryPubSub } from '../../src/core/index.ts'
+import { seedClientCapabilities } from '../../src/mcp/http/elicitation-relay.ts'
 import { mcpHttpHandler } from '../../src/mcp/index.ts'
 
 const TIMEOUT_MS = 300
@@ -119,5 +120,21 @@ describe('server→client requests on the stateless 2025-era endpoint', () => {
     } finally {
       await client.close()
     }
+  })
+})
+
+/**
+ * The one place kiln reaches into the SDK: a per-request server is given the capabilities the
+ * client declared in its `initialize` through the server's `_clientCapabilities`, as the SDK
+ * (2.x) offers no public setter. This fails when the SDK stops reading that field, so the
+ * workaround is replaced rather than silently ignored.
+ */
+describe('seedClientCapabilities', () => {
+  it("is what the SDK server reads as the client's declaration", () => {
+    const mcp = new McpServer({ name: 'seeded', version: '1.0.0' })
+    expect(mcp.server.getClientCapabilities()).toBeUndefined()
+    const declared = { elicitation: { url: {} } }
+    seedClientCapabilities(mcp, declared)
+    expect(mcp.server.getClientCapabilities()).toEqual(declared)
   })
 })

@@ -370,7 +370,9 @@ for (const [name, app] of Object.entries(apps)) {
         })
         const refused = await call(mute, 'crud_delete', { model: 'posts', id: post.id })
         expect(refused.isError).toBe(true)
-        expect(refused.text).toMatch(/needs the user's approval, and this client cannot ask for it/)
+        expect(refused.text).toMatch(
+          /needs the user's approval on the approval page, and this server has none/,
+        )
         expect(await exists(post.id)).toBe(true)
       } finally {
         await mute.close()

@@ -110,6 +110,39 @@ describe('GET /connected-apps with the audit trail', () => {
     expect(html).toContain('last used 2026-01-03 09:00 UTC')
   })
 
+  it('says how each call that needed approval was allowed or ended', async () => {
+    const harness = createHarness({ activity: log })
+    const { cookie, clientId } = await codeGrant(harness, 'alice')
+    const steps = [
+      ['awaiting_approval', "Waiting for the user's approval"],
+      ['approved', 'Approved on the approval page by user alice at 2026-01-01T09:00:00.000Z'],
+      ['ok', null],
+      ['client_confirmed', 'Confirmed by the client'],
+      ['denied', 'The user declined'],
+      ['expired', 'The approval expired'],
+      ['cancelled', 'The call was cancelled'],
+    ] as const
+    await log.insert(
+      steps.map(([outcome, message], i) =>
+        entry(clientId, { at: new Date(at + i * 1000), tool: 'crud_delete', outcome, message }),
+      ),
+    )
+    const html = await (await harness.request('/connected-apps', { headers: { cookie } })).text()
+    const shown = [
+      ...html.matchAll(/<tr data-outcome="([a-z_]+)">(?:<td[^>]*>[^<]*<\/td>){2}<td>([^<]+)/g),
+    ].map((row) => [row[1], row[2]])
+    expect(shown.reverse()).toEqual([
+      ['awaiting_approval', 'awaiting approval'],
+      ['approved', 'approved by you'],
+      ['ok', 'done'],
+      ['client_confirmed', 'confirmed in the assistant'],
+      ['denied', 'denied by you'],
+      ['expired', 'expired unanswered'],
+      ['cancelled', 'cancelled'],
+    ])
+    expect(html).toContain('Approved on the approval page by user alice at')
+  })
+
   it('pages one application’s activity, and refuses a bad page with 400', async () => {
     const harness = createHarness({ activity: log })
     const { cookie, clientId } = await codeGrant(harness, 'alice')

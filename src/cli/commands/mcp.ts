@@ -102,6 +102,9 @@ export async function runMcp(options: McpCommandOptions): Promise<void> {
       database: app.database,
       models,
       access: { unlisted: 'all' },
+      // No approval page on the developer's own machine: the person at the keyboard confirms a
+      // marked write in their client (form elicitation), recorded as client-confirmed.
+      approvals: { clientConfirmation: { tools: ['crud_create', 'crud_update', 'crud_delete'] } },
       // A look at the database as it is: the app's writes do not reach this process's counter.
       counts: createRecordCounter({ ttlMs: 0 }),
       logger,

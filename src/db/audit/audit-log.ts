@@ -5,11 +5,25 @@ import { mcpAuditPg, mcpAuditSqlite } from '../tables/mcp-audit.ts'
 
 /**
  * How a data-tool call ended: `ok`; `refused` by the access policy, the person's grant, a
- * missing scope or tenant, or the app's `authorize` hook; `error` for anything else (invalid
- * arguments, an unknown record, a database failure); `awaiting_approval` when the call waits
- * for a person to approve it.
+ * missing scope or tenant, the app's `authorize` hook or the approval gate (a forged, used or
+ * another call's answer); `error` for anything else (invalid arguments, an unknown record, a
+ * database failure). A call that needs approval also records each step of it:
+ * `awaiting_approval` when it waits for the person, `approved` on the approval page (the
+ * message says by whom and when) or `client_confirmed` (the app lets the client confirm it)
+ * before the call's own entry, or how the wait ended without running: `denied` on the page,
+ * `expired`, or `cancelled`.
  */
-export const AUDIT_OUTCOMES = ['ok', 'refused', 'error', 'awaiting_approval'] as const
+export const AUDIT_OUTCOMES = [
+  'ok',
+  'refused',
+  'error',
+  'awaiting_approval',
+  'approved',
+  'client_confirmed',
+  'denied',
+  'expired',
+  'cancelled',
+] as const
 /** How a recorded call ended: one of `AUDIT_OUTCOMES`. */
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number]
 

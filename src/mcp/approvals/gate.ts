@@ -8,7 +8,7 @@ import {
   type McpServer,
   type ServerContext,
 } from '@modelcontextprotocol/server'
-import type { Clock } from '../../core/clock.ts'
+import { type Clock, systemClock } from '../../core/clock.ts'
 import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
 import { MemoryKeyValueStore } from '../../core/kv/memory-store.ts'
 import {
@@ -20,20 +20,22 @@ import {
   type WriteToolName,
 } from '../data/access.ts'
 import { resolveModel } from '../data/crud-input.ts'
-import type { McpModelSource } from '../data/models.ts'
+import type { McpModel, McpModelSource } from '../data/models.ts'
 import { ToolError } from '../tool-error.ts'
 import { errorResult } from '../tool-result.ts'
 import { describeChange } from './change.ts'
-import { type Approval, ApprovalStore, bindingOf, sameCall } from './store.ts'
+import { type ApprovalGrant, ended, type GateOutcome } from './outcome.ts'
+import type { ReadRecord } from './preview.ts'
+import { APPROVAL_ID_ARGUMENT, APPROVAL_INPUT_KEY, approvalLink, formQuestion } from './requests.ts'
+import { type Approval, type ApprovalBinding, ApprovalStore, bindingOf, sameCall } from './store.ts'
+import { type Decision, waitForDecision } from './wait.ts'
 
-/** The argument a retry names its approval with (link flow). */
-export const APPROVAL_ID_ARGUMENT = 'approval_id'
-/** The key of the approval question in a multi-round-trip `inputRequests` map. */
-export const APPROVAL_INPUT_KEY = 'approval'
+export { APPROVAL_ID_ARGUMENT, APPROVAL_INPUT_KEY }
 
 /**
  * Options of the approval gate, given as `createDataTools({ approvals })`: where approvals
- * are kept and the page a user decides them on (docs/mcp.md, Approvals).
+ * are kept, the page a person decides them on, and where a client may confirm a call itself
+ * (docs/mcp.md, Approvals).
  */
 export interface ApprovalOptions {
   /**
@@ -42,35 +44,29 @@ export interface ApprovalOptions {
    */
   store?: KeyValueStore
   /**
-   * The page where the signed-in user approves a call (`id => `${APP_URL}/approvals/${id}``,
-   * served by `approvalPages`). Without it, only a client that can ask the user through the
-   * protocol (elicitation) gets a call approved.
+   * The page where the signed-in person approves a call (`id => `${APP_URL}/approvals/${id}``,
+   * served by `approvalPages`). Without it, no call that needs approval runs, unless the app
+   * lets the client confirm it (`clientConfirmation`).
    */
   pageUrl?: (id: string) => string
-  /** How long an approval stays usable. Default 10 minutes. */
+  /**
+   * Where the client's own answer to a form question (form-mode elicitation) is enough: the
+   * models (by resource name) and tools listed here. Such a call is approved by whatever
+   * answers the client's form, the assistant included, and is recorded as confirmed by the
+   * client. Default: nowhere; every approval is the person's, on the approval page.
+   */
+  clientConfirmation?: { models?: readonly string[]; tools?: readonly WriteToolName[] }
+  /** How long an approval stays usable (and a call waits for it). Default 10 minutes. */
   ttlMs?: number
   /** The time approvals are stamped and expire by; tests pass a manual clock. */
   clock?: Clock
+  /** How often a waiting call looks for the person's decision. Default 500 ms. */
+  pollMs?: number
 }
 
 /**
- * What the gate decided for one call, for the tool to act on (and an audit trail to record):
- * run it (`approvedBy` says how, when approval was needed), or answer `result` without running
- * it: awaiting the user's approval (a question or a link), or refused (declined, expired, used,
- * not this call's).
- */
-export type GateOutcome =
-  | {
-      outcome: 'run'
-      args: Record<string, unknown>
-      approvedBy?: 'elicitation' | 'link' | undefined
-    }
-  | { outcome: 'awaiting_approval'; result: CallToolResult | InputRequiredResult }
-  | { outcome: 'refused'; result: CallToolResult }
-
-/**
  * The gate the data tools put in front of their writing tools: it decides, call by call,
- * whether the call runs now, waits for the user's approval, or is refused.
+ * whether the call runs now, waits for the person's approval, or ends without running.
  */
 export interface ApprovalGate {
   /** Where the gate keeps approvals and pending questions: what `approvalPages` reads. */
@@ -82,15 +78,20 @@ export interface ApprovalGate {
     caller: McpCaller | undefined
     server: McpServer
     ctx: ServerContext
+    /** Reads the record the call changes, for the page to show (as the caller may read it). */
+    read?: ReadRecord | undefined
   }): Promise<GateOutcome>
 }
 
 /**
  * The gate in front of the writing tools: a call the policy marks (`approval`, default
- * `crud_delete`) runs only once the signed-in user approved that exact call, asked through
- * the protocol when the client can (an elicitation, delivered by the SDK as a 2026-07-28
- * `input_required` result or a 2025 `elicitation/create` request), else through a link to
- * the app's approval page, with a retry naming the approval's id.
+ * `crud_delete`) runs only once the signed-in person approved that exact call on the
+ * approval page. A client that declares URL-mode elicitation is sent there through the
+ * protocol (a 2026-07-28 `input_required`, or a 2025 `elicitation/create` with `mode: "url"`)
+ * and its call waits for the decision; any other client gets the page's link, and retries
+ * naming the approval's id. A form question the client answers itself is asked only where
+ * the app allows it (`clientConfirmation`): what a client declares never makes its own
+ * answer count as the person's.
  */
 export function createApprovalGate(
   policy: AccessPolicy,
@@ -101,14 +102,14 @@ export function createApprovalGate(
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}),
   })
-  const refused = (message: string): GateOutcome => ({
-    outcome: 'refused',
-    result: errorResult(message),
-  })
+  const clock = options.clock ?? systemClock
+  const confirms = (model: McpModel, tool: WriteToolName) =>
+    options.clientConfirmation?.models?.includes(model.resource) === true ||
+    options.clientConfirmation?.tools?.includes(tool) === true
 
   return {
     store,
-    async check({ tool, args: given, caller, server, ctx }) {
+    async check({ tool, args: given, caller, server, ctx, read }) {
       const { [APPROVAL_ID_ARGUMENT]: approvalId, ...args } = given
       const model = findVisible(policy, models, args.model)
       if (!model || !needsApproval(policy, model, tool)) return { outcome: 'run', args }
@@ -121,7 +122,7 @@ export function createApprovalGate(
         const ask = tool === 'crud_delete' ? policy : { ...policy, authorize: undefined }
         await authorizeCall(ask, model, { caller, action: tool, id })
       } catch (error) {
-        if (error instanceof ToolError) return refused(error.message)
+        if (error instanceof ToolError) return ended('refused', error.message)
         throw error
       }
       const binding = bindingOf(caller, tool, args)
@@ -130,85 +131,186 @@ export function createApprovalGate(
       if (typeof approvalId === 'string' && approvalId !== '') {
         return retryWithApproval(store, approvalId, binding, options)
       }
-      if (approvalId !== undefined) return refused(`${APPROVAL_ID_ARGUMENT} must be a string`)
+      if (approvalId !== undefined)
+        return ended('refused', `${APPROVAL_ID_ARGUMENT} must be a string`)
 
       const responses = ctx.mcpReq.inputResponses
       const state = ctx.mcpReq.requestState()
       if (responses !== undefined || typeof state === 'string') {
-        const asked = typeof state === 'string' ? await store.takeAsked(state) : undefined
-        if (!asked) return refused('The approval question expired or was already answered')
-        if (!sameCall(asked, binding)) {
-          return refused('The answer is for another call: ask again with the same arguments')
-        }
-        const answer = inputResponse(responses, APPROVAL_INPUT_KEY)
-        if (answer.kind === 'elicit' && answer.action === 'accept') {
-          if (answer.content?.approve === true) {
-            return { outcome: 'run', args, approvedBy: 'elicitation' }
-          }
-        }
-        return refused(`The user declined: ${change.summary}. Nothing was changed.`)
+        return answered(store, {
+          state: typeof state === 'string' ? state : undefined,
+          responses,
+          binding,
+          clientMayConfirm: confirms(model, tool),
+          signal: ctx.mcpReq.signal,
+          clock,
+          pollMs: options.pollMs,
+        })
       }
 
-      if (canElicit(server, ctx)) {
-        const requestState = await store.ask(binding)
-        return {
-          outcome: 'awaiting_approval',
-          result: inputRequired({
-            inputRequests: {
-              [APPROVAL_INPUT_KEY]: inputRequired.elicit({
-                message:
-                  `${change.summary}\n${change.fields.map(([name, value]) => `${name}: ${value}`).join('\n')}`.trim(),
-                requestedSchema: {
-                  type: 'object',
-                  properties: {
-                    approve: {
-                      type: 'boolean',
-                      title: 'Approve',
-                      description: `Allow the assistant to ${change.summary.toLowerCase()}`,
-                      default: false,
-                    },
-                  },
-                  required: ['approve'],
-                },
-              }),
-            },
-            requestState,
-          }),
-        }
+      const modes = elicitationModes(server, ctx)
+      if (modes.form && confirms(model, tool)) {
+        const requestState = FORM_STATE + (await store.ask(binding))
+        return { outcome: 'awaiting_approval', result: formQuestion(change, requestState) }
       }
-
       if (!options.pageUrl || caller?.userId === undefined) {
-        return refused(
-          `${change.summary} needs the user's approval, and this client cannot ask for it ` +
-            '(it does not support elicitation). Nothing was changed.',
+        return ended(
+          'refused',
+          `${change.summary} needs the user's approval on the approval page, and this server ` +
+            'has none. Nothing was changed.',
         )
       }
-      const approval = await store.create(binding)
-      return { outcome: 'awaiting_approval', result: approvalLink(approval, options.pageUrl) }
+      const id = args.id
+      const record =
+        read && (typeof id === 'string' || typeof id === 'number')
+          ? await read(model.resource, id)
+          : undefined
+      const approval = await store.create(binding, record)
+      return {
+        outcome: 'awaiting_approval',
+        result: sendToPage(approval, options.pageUrl, modes.url),
+      }
     },
   }
+}
+
+/**
+ * The person's approval page, for the client to open: a URL-mode request when it declared
+ * URL mode (the call's retry then waits for the decision), else the link to pass on.
+ */
+function sendToPage(
+  approval: Approval,
+  pageUrl: (id: string) => string,
+  urlMode: boolean,
+): CallToolResult | InputRequiredResult {
+  if (!urlMode) return approvalLink(approval, pageUrl)
+  return inputRequired({
+    inputRequests: {
+      [APPROVAL_INPUT_KEY]: inputRequired.elicitUrl({
+        message: `${describeChange(approval).summary}: review and approve it on the approval page.`,
+        url: pageUrl(approval.id),
+      }),
+    },
+    requestState: PAGE_STATE + approval.id,
+  })
+}
+
+/** What a retried request's `requestState` starts with: a form question, or an approval. */
+const FORM_STATE = 'form.'
+const PAGE_STATE = 'page.'
+
+/** The retry of a request that was asked something: the answer to a form question or a URL. */
+async function answered(
+  store: ApprovalStore,
+  round: {
+    state: string | undefined
+    responses: unknown
+    binding: ApprovalBinding
+    clientMayConfirm: boolean
+    signal: AbortSignal | undefined
+    clock: Clock
+    pollMs: number | undefined
+  },
+): Promise<GateOutcome> {
+  const { state, binding } = round
+  const change = describeChange(binding)
+  const answer = inputResponse(
+    round.responses as Parameters<typeof inputResponse>[0],
+    APPROVAL_INPUT_KEY,
+  )
+  if (state?.startsWith(FORM_STATE)) {
+    const asked = await store.takeAsked(state.slice(FORM_STATE.length))
+    if (!asked) return ended('refused', 'The approval question expired or was already answered')
+    if (!sameCall(asked, binding)) {
+      return ended('refused', 'The answer is for another call: ask again with the same arguments')
+    }
+    // The app may have withdrawn its permission since the question was asked.
+    if (!round.clientMayConfirm) {
+      return ended('refused', `${change.summary} needs the user's approval on the approval page`)
+    }
+    if (
+      answer.kind === 'elicit' &&
+      answer.action === 'accept' &&
+      answer.content?.approve === true
+    ) {
+      return {
+        outcome: 'run',
+        args: binding.args,
+        approval: { by: 'client', at: round.clock.now() },
+      }
+    }
+    return ended('denied', `The user declined: ${change.summary}. Nothing was changed.`)
+  }
+  const id = state?.startsWith(PAGE_STATE) ? state.slice(PAGE_STATE.length) : ''
+  const approval = await store.get(id)
+  if (!approval || !sameCall(approval, binding)) {
+    return ended('refused', 'The approval request expired, was already used, or is not this call’s')
+  }
+  if (answer.kind !== 'elicit') {
+    return ended('refused', 'Answer the approval request: the user decides on the approval page')
+  }
+  // An answer with content is a form filled in by the client: the approval is the person's.
+  if (answer.content !== undefined) {
+    return ended(
+      'refused',
+      `${change.summary} is approved by the user on the approval page, not by the client. ` +
+        'Nothing was changed.',
+    )
+  }
+  if (answer.action !== 'accept') {
+    await store.take(id)
+    return ended(
+      'cancelled',
+      `The user did not open the approval page: ${change.summary}. Nothing was changed.`,
+    )
+  }
+  return decided(
+    store,
+    await waitForDecision(store, id, round.signal, round.pollMs),
+    change.summary,
+  )
+}
+
+/** The call once the person decided (or the wait ended), the approval used up either way. */
+async function decided(
+  store: ApprovalStore,
+  decision: Decision,
+  summary: string,
+): Promise<GateOutcome> {
+  if (decision.status === 'expired' || decision.status === 'cancelled') {
+    const why =
+      decision.status === 'expired'
+        ? 'The approval expired before the user decided'
+        : 'The call was cancelled while waiting for the approval'
+    return ended(decision.status, `${why}: ${summary}. Nothing was changed.`)
+  }
+  // Used once, whatever the decision: of concurrent retries exactly one takes it.
+  const taken = await store.take(decision.approval.id)
+  if (!taken)
+    return ended('refused', 'No such approval: it expired, was already used, or is not yours')
+  if (taken.status !== 'approved') {
+    return ended('denied', `The user declined: ${summary}. Nothing was changed.`)
+  }
+  return { outcome: 'run', args: taken.args, approval: grantOf(taken) }
 }
 
 async function retryWithApproval(
   store: ApprovalStore,
   id: string,
-  binding: ReturnType<typeof bindingOf>,
+  binding: ApprovalBinding,
   options: ApprovalOptions,
 ): Promise<GateOutcome> {
-  const refused = (message: string): GateOutcome => ({
-    outcome: 'refused',
-    result: errorResult(message),
-  })
   const approval = await store.get(id)
   if (
     !approval ||
     approval.userId !== binding.userId ||
     (approval.clientId ?? null) !== (binding.clientId ?? null)
   ) {
-    return refused('No such approval: it expired, was already used, or is not yours')
+    return ended('refused', 'No such approval: it expired, was already used, or is not yours')
   }
   if (!sameCall(approval, binding)) {
-    return refused(
+    return ended(
+      'refused',
       `This approval is for another call (${describeChange(approval).summary}); ` +
         'retry with exactly the arguments it was given for',
     )
@@ -221,47 +323,37 @@ async function retryWithApproval(
         : errorResult('This approval is still waiting for the user'),
     }
   }
-  // Used once, whatever the decision: of concurrent retries exactly one takes it.
-  const taken = await store.take(id)
-  if (!taken) return refused('No such approval: it expired, was already used, or is not yours')
-  if (taken.status !== 'approved') {
-    return refused(`The user declined: ${describeChange(taken).summary}. Nothing was changed.`)
-  }
-  return { outcome: 'run', args: binding.args, approvedBy: 'link' }
+  const decision: Decision =
+    approval.status === 'approved'
+      ? { status: 'approved', approval }
+      : { status: 'denied', approval }
+  return decided(store, decision, describeChange(approval).summary)
 }
 
-/** The tool result of the link flow: not an error, and nothing done yet. */
-function approvalLink(
-  approval: Approval,
-  pageUrl: (id: string) => string,
-  prefix = '',
-): CallToolResult {
-  const url = pageUrl(approval.id)
-  const summary = describeChange(approval).summary
-  const expiresAt = new Date(approval.expiresAt).toISOString()
-  const text =
-    `${prefix}Not done yet: ${summary} needs the user's approval. Ask the user to open ${url} ` +
-    `(signed in), review and approve it; then call ${approval.tool} again with the same ` +
-    `arguments and "${APPROVAL_ID_ARGUMENT}": "${approval.id}". The approval expires at ${expiresAt}.`
+function grantOf(approval: Approval): ApprovalGrant {
   return {
-    content: [{ type: 'text', text }],
-    structuredContent: {
-      status: 'approval_required',
-      approval_id: approval.id,
-      approval_url: url,
-      expires_at: expiresAt,
-    },
+    by: 'page',
+    userId: approval.decidedBy ?? String(approval.userId),
+    at: approval.decidedAt ?? approval.createdAt,
   }
 }
 
-/** Whether the client of this request said it can show the user a form (elicitation). */
-function canElicit(server: McpServer, ctx: ServerContext): boolean {
+/**
+ * Which elicitation modes the client of this request declared: the request's own envelope
+ * (2026-07-28), else what the connection's `initialize` declared (2025). An empty
+ * `elicitation` object is form mode (MCP 2025-11-25). A declaration says what the client can
+ * show; it never says who answers, so it only chooses between the URL request and the link.
+ */
+function elicitationModes(server: McpServer, ctx: ServerContext): { form: boolean; url: boolean } {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined
   const capabilities = (envelope?.[CLIENT_CAPABILITIES_META_KEY] ??
     server.server.getClientCapabilities()) as ClientCapabilities | undefined
   const elicitation = capabilities?.elicitation
-  if (!elicitation) return false
-  return Object.keys(elicitation).length === 0 || elicitation.form !== undefined
+  if (!elicitation) return { form: false, url: false }
+  return {
+    form: Object.keys(elicitation).length === 0 || elicitation.form !== undefined,
+    url: elicitation.url !== undefined,
+  }
 }
 
 function findVisible(policy: AccessPolicy, models: McpModelSource, name: unknown) {

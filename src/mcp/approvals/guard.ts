@@ -7,29 +7,37 @@ import type {
 import { systemClock } from '../../core/clock.ts'
 import type { McpCaller, WriteToolName } from '../data/access.ts'
 import { APPROVAL_ID_ARGUMENT, type ApprovalGate } from './gate.ts'
+import { describeGrant, type HeldOutcome } from './outcome.ts'
+import type { ReadRecord } from './preview.ts'
 
 /**
- * Told of each call the gate held back: `awaiting_approval` (a question or a link went to the
- * user) or `refused` (declined, expired, used, or for another call), with the time it started.
+ * What the audit trail hears from the gate, with the time the call started: the call waits
+ * (`awaiting_approval`: a URL request, a question or a link went out), was allowed
+ * (`approved` on the page, `client_confirmed` by the client; the tool's own entry follows), or
+ * ended without running (refused, denied, expired or cancelled).
  */
+export type GateAuditOutcome = 'awaiting_approval' | 'approved' | 'client_confirmed' | HeldOutcome
+
 export type OnHeldCall = (
   tool: WriteToolName,
   args: Record<string, unknown>,
   started: number,
-  outcome: 'awaiting_approval' | 'refused',
+  outcome: GateAuditOutcome,
   message: string,
 ) => void
 
 /**
  * Wraps a writing tool's handler in the approval gate: the handler runs (with the arguments
- * less `approval_id`) only when the gate says so; otherwise the gate's result is the answer,
- * and `onHeld` hears of it (the audit trail).
+ * less `approval_id`) only when the gate says so; otherwise the gate's result is the answer.
+ * `onHeld` (the audit trail) hears of every decision the gate took; `read` shows the page the
+ * record a call changes.
  */
 export function guarded(
   gate: ApprovalGate,
   server: McpServer,
   caller: McpCaller | undefined,
   onHeld?: OnHeldCall,
+  read?: ReadRecord,
 ) {
   return <A extends Record<string, unknown>>(
     tool: WriteToolName,
@@ -37,21 +45,30 @@ export function guarded(
   ) =>
     async (args: A, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> => {
       const started = systemClock.now()
-      const decided = await gate.check({ tool, args, caller, server, ctx })
-      if (decided.outcome === 'run') return run(decided.args as A)
+      const decided = await gate.check({ tool, args, caller, server, ctx, read })
       const { [APPROVAL_ID_ARGUMENT]: _, ...called } = args
+      if (decided.outcome === 'run') {
+        const { approval } = decided
+        if (approval) {
+          const outcome = approval.by === 'page' ? 'approved' : 'client_confirmed'
+          onHeld?.(tool, called, started, outcome, describeGrant(approval))
+        }
+        return run(decided.args as A)
+      }
       onHeld?.(
         tool,
         called,
         started,
         decided.outcome,
-        decided.outcome === 'refused' ? textOf(decided.result) : "Waiting for the user's approval",
+        decided.outcome === 'awaiting_approval'
+          ? "Waiting for the user's approval"
+          : textOf(decided.result),
       )
       return decided.result
     }
 }
 
-function textOf(result: CallToolResult): string {
-  const first = result.content[0]
+function textOf(result: CallToolResult | InputRequiredResult): string {
+  const first = (result as CallToolResult).content?.[0]
   return first?.type === 'text' ? first.text : ''
 }

@@ -5,10 +5,11 @@ export {
   type ApprovalGate,
   type ApprovalOptions,
   createApprovalGate,
-  type GateOutcome,
 } from './gate.ts'
-export { guarded } from './guard.ts'
+export { type GateAuditOutcome, guarded, type OnHeldCall } from './guard.ts'
+export { type ApprovalGrant, describeGrant, type GateOutcome, type HeldOutcome } from './outcome.ts'
 export { type ApprovalPagesOptions, approvalPages } from './pages.ts'
+export { type FieldChange, fieldChanges, type ReadRecord, recordReader } from './preview.ts'
 export {
   APPROVAL_TTL_MS,
   type Approval,

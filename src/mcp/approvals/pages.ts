@@ -3,13 +3,16 @@ import { bodyLimit } from '../../core/http/body-limit.ts'
 import { type OriginGuardOptions, originGuard } from '../../core/http/origin-guard.ts'
 import { noSniff } from '../../core/http/security-headers.ts'
 import { type Logger, silentLogger } from '../../core/logger.ts'
+import type { Database } from '../../db/database.ts'
 import type { SessionResolver } from '../../oauth/context.ts'
 import { OAuthPageError } from '../../oauth/errors.ts'
 import { readSessionForm } from '../../oauth/handlers/session-form.ts'
 import { oauthErrorHandler } from '../../oauth/http/error-response.ts'
 import { htmlResponse, redirectResponse } from '../../oauth/http/page-response.ts'
 import { escapeHtml, layout } from '../../oauth/pages/layout.ts'
+import { type ClientStore, createDatabaseClientStore } from '../../oauth/store/client-store.ts'
 import { describeChange } from './change.ts'
+import { fieldChanges } from './preview.ts'
 import type { Approval, ApprovalStore } from './store.ts'
 
 /**
@@ -33,6 +36,12 @@ export interface ApprovalPagesOptions {
   allowedOrigins?: Omit<OriginGuardOptions, 'appUrl'>
   /** Where the pages' failures are logged. Default: nowhere. */
   logger?: Logger
+  /**
+   * The app's database (`oauth_clients`), or its registered clients: the page names the
+   * assistant by its registered name and URI. Without either it shows the client id only.
+   */
+  database?: Database
+  clients?: ClientStore
 }
 
 const NOT_FOUND = new OAuthPageError(
@@ -42,8 +51,9 @@ const NOT_FOUND = new OAuthPageError(
 )
 
 /**
- * The page where the signed-in user sees a call an assistant wants to make (tool, model,
- * record, fields and new values) and approves or denies it: GET and POST `<path>/<id>`, in
+ * The page where the signed-in user sees a call an assistant wants to make (which assistant,
+ * the record as they may read it, the values it writes, when the request expires) and
+ * approves or denies it: GET and POST `<path>/<id>`, in
  * the consent page's style, with its protections (session, CSRF token, Origin and Host). An
  * approval is shown only to the user it was asked for; anyone else sees "No such approval".
  */
@@ -52,6 +62,8 @@ export function approvalPages(options: ApprovalPagesOptions): Hono {
   const loginPath = options.loginPath ?? '/login'
   const logger = options.logger ?? silentLogger()
   const { store } = options
+  const clients =
+    options.clients ?? (options.database ? createDatabaseClientStore(options.database) : undefined)
   const app = new Hono()
   app.onError(oauthErrorHandler({ issuer: options.appUrl, logger }))
   const route = `${path}/:id`
@@ -72,6 +84,8 @@ export function approvalPages(options: ApprovalPagesOptions): Hono {
     return htmlResponse(
       renderApprovalPage({
         approval,
+        client: await clientOf(clients, approval.clientId),
+        now: Date.now(),
         appName: options.appName ?? 'application',
         action: `${path}/${encodeURIComponent(id)}`,
         csrfToken: session.csrfToken,
@@ -103,38 +117,67 @@ export function approvalPages(options: ApprovalPagesOptions): Hono {
   return app
 }
 
+/** The client an approval came through, as the page names it. */
+interface ClientShown {
+  id: string
+  name: string | undefined
+  uri: string | undefined
+}
+
+async function clientOf(
+  clients: ClientStore | undefined,
+  clientId: string | undefined,
+): Promise<ClientShown | undefined> {
+  if (!clientId) return undefined
+  const client = await clients?.get(clientId).catch(() => undefined)
+  const uri = client?.metadata.client_uri
+  return {
+    id: clientId,
+    name: client?.clientName,
+    uri: typeof uri === 'string' && /^https?:\/\//.test(uri) ? uri : undefined,
+  }
+}
+
+/** "in 9 minutes", "in 40 seconds": how long is left, in words. */
+export function timeLeftInWords(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000))
+  if (seconds < 60) return `in ${seconds} second${seconds === 1 ? '' : 's'}`
+  const minutes = Math.round(seconds / 60)
+  if (minutes < 60) return `in ${minutes} minute${minutes === 1 ? '' : 's'}`
+  const hours = Math.round(minutes / 60)
+  return `in ${hours} hour${hours === 1 ? '' : 's'}`
+}
+
 function renderApprovalPage(params: {
   approval: Approval
+  client: ClientShown | undefined
   appName: string
   action: string
   csrfToken: string
+  now: number
 }): string {
-  const { approval } = params
+  const { approval, client } = params
   const change = describeChange(approval)
   if (approval.status !== 'pending') return renderDecidedPage(approval, approval.status)
-  const fields =
-    change.fields.length === 0
-      ? ''
-      : `<p>With these values:</p>
-<table id="change-fields"><tbody>${change.fields
-          .map(
-            ([name, value]) =>
-              `<tr><th scope="row"><code>${escapeHtml(name)}</code></th><td><code>${escapeHtml(value)}</code></td></tr>`,
-          )
-          .join('')}</tbody></table>`
-  const client = approval.clientId
-    ? `<p class="muted">Client ID: <code>${escapeHtml(approval.clientId)}</code></p>`
+  const expiresAt = new Date(approval.expiresAt).toISOString()
+  const who = client
+    ? `<p id="client">Requested by <strong>${escapeHtml(client.name ?? 'an unnamed assistant')}</strong>${
+        client.uri
+          ? ` (<a href="${escapeHtml(client.uri)}" rel="noreferrer">${escapeHtml(client.uri)}</a>)`
+          : ''
+      }</p>
+<p class="muted">Client ID: <code>${escapeHtml(client.id)}</code></p>`
     : ''
   return layout(
     'Approve a change',
     `<h1>Approve a change</h1>
 <p>An assistant connected to your ${escapeHtml(params.appName)} account wants to:</p>
 <p id="change-summary"><strong>${escapeHtml(change.summary)}</strong></p>
-${fields}
+${who}
+${changeTable(approval)}
 <p class="muted">Tool: <code>${escapeHtml(approval.tool)}</code></p>
-${client}
-<p class="muted">It runs once, only with exactly these values, if you approve before ${escapeHtml(new Date(approval.expiresAt).toISOString())}.</p>
-<form method="post" action="${escapeHtml(params.action)}">
+<p class="muted">It runs once, only with exactly these values, if you approve it. This request expires <time datetime="${expiresAt}">${timeLeftInWords(approval.expiresAt - params.now)}</time>.</p>
+<form method="post" action="${escapeHtml(params.action)}" aria-label="Decide on this change">
 <input type="hidden" name="csrf_token" value="${escapeHtml(params.csrfToken)}">
 <div class="actions">
 <button type="submit" name="decision" value="deny">Deny</button>
@@ -142,6 +185,37 @@ ${client}
 </div>
 </form>`,
   )
+}
+
+/** The record and the values the call writes: what the person approves. */
+function changeTable(approval: Approval): string {
+  const rows = fieldChanges(approval.tool, approval.record, approval.args.data)
+  if (rows.length === 0) return ''
+  const deleting = approval.tool === 'crud_delete'
+  const updating = approval.tool === 'crud_update'
+  const caption = deleting
+    ? 'The record that will be deleted'
+    : updating
+      ? 'What will change'
+      : 'The values of the new record'
+  const head = updating
+    ? '<tr><th scope="col">Field</th><th scope="col">Now</th><th scope="col">After</th></tr>'
+    : '<tr><th scope="col">Field</th><th scope="col">Value</th></tr>'
+  const cell = (value: string | undefined) =>
+    `<td>${value === undefined ? '<span class="muted">(not shown)</span>' : `<code>${escapeHtml(value)}</code>`}</td>`
+  const body = rows
+    .map(
+      (row) =>
+        `<tr><th scope="row"><code>${escapeHtml(row.name)}</code></th>${
+          deleting
+            ? cell(row.before)
+            : updating
+              ? cell(row.before) + cell(row.after)
+              : cell(row.after)
+        }</tr>`,
+    )
+    .join('')
+  return `<table id="change-fields"><caption>${caption}</caption><thead>${head}</thead><tbody>${body}</tbody></table>`
 }
 
 function renderDecidedPage(approval: Approval, status: Approval['status']): string {

@@ -35,6 +35,12 @@ export interface Approval extends ApprovalBinding {
   createdAt: number
   /** Milliseconds since the epoch; past it the approval is gone. */
   expiresAt: number
+  /** The signed-in user who decided it on the page, once decided. */
+  decidedBy?: string | undefined
+  /** When it was decided, in milliseconds since the epoch. */
+  decidedAt?: number | undefined
+  /** The record the call changes, as the caller could read it when the approval was asked. */
+  record?: Record<string, unknown> | undefined
 }
 
 /**
@@ -53,11 +59,12 @@ export class ApprovalStore {
     this.ttlMs = options.ttlMs ?? APPROVAL_TTL_MS
   }
 
-  /** A new pending approval for the link flow. */
-  async create(binding: ApprovalBinding): Promise<Approval> {
+  /** A new pending approval, for the page; `record`: what the call changes, as it is now. */
+  async create(binding: ApprovalBinding, record?: Record<string, unknown>): Promise<Approval> {
     const now = this.#clock.now()
     const approval: Approval = {
       ...binding,
+      ...(record ? { record } : {}),
       args: canonicalArgs(binding.args),
       id: newId(),
       status: 'pending',
@@ -83,7 +90,12 @@ export class ApprovalStore {
     if (!approval || approval.userId !== userId || approval.status !== 'pending') return false
     const ttlMs = approval.expiresAt - this.#clock.now()
     if (ttlMs <= 0) return false
-    const decided: Approval = { ...approval, status: decision }
+    const decided: Approval = {
+      ...approval,
+      status: decision,
+      decidedBy: userId,
+      decidedAt: this.#clock.now(),
+    }
     await this.#kv.set(approvalKey(id), JSON.stringify(decided), { ttlMs })
     return true
   }

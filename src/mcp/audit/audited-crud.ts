@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from '../../core/clock.ts'
 import type { AuditEntry } from '../../db/index.ts'
+import type { GateAuditOutcome } from '../approvals/guard.ts'
 import type { DataToolName, McpCaller } from '../data/access.ts'
 import type { Crud } from '../data/crud.ts'
 import { LISTED_IDS, type ListResult } from '../data/crud-list.ts'
@@ -126,15 +127,16 @@ function auditEntry(
 }
 
 /**
- * Records a call that did not reach the operations: held by the approval gate, waiting for the
- * user (`awaiting_approval`) or refused there (declined, expired, used, another call's).
+ * Records what the approval gate decided for a call: waiting for the person
+ * (`awaiting_approval`), allowed (`approved`, `client_confirmed`: the operation's own entry
+ * follows) or ended there (refused, denied, expired, cancelled).
  */
 export function recordHeldCall(
   options: AuditedCrudOptions,
   tool: DataToolName,
   input: Record<string, unknown>,
   started: number,
-  outcome: 'awaiting_approval' | 'refused',
+  outcome: GateAuditOutcome,
   message: string,
 ): void {
   const given = typeof input.id === 'string' || typeof input.id === 'number' ? [input.id] : []

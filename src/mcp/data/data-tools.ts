@@ -8,6 +8,7 @@ import {
   type ApprovalStore,
   createApprovalGate,
   guarded,
+  recordReader,
 } from '../approvals/index.ts'
 import { recordHeldCall } from '../audit/audited-crud.ts'
 import { runTool } from '../tool-result.ts'
@@ -112,6 +113,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
               outcome,
               message,
             )),
+        recordReader(crud, options.models),
       )
       for (const tool of DATA_TOOLS) {
         if (!listed.has(tool.allowedBy)) continue

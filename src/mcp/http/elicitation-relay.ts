@@ -10,7 +10,11 @@
  * call's server under the id the server gave it.
  *
  * A stateless server never sees the client's `initialize`, so the relay also remembers what a
- * client declared there (per access token) and gives it to the servers of that client's calls.
+ * client declared there and gives it to the servers of that client's calls: per session, since
+ * two clients may share one access token. The endpoint names the session in the initialize
+ * response's `Mcp-Session-Id`, which 2025-era clients send back on every request; a request
+ * without one is served as a client that declared nothing. A `notifications/cancelled` for a
+ * waiting call (a POST of its own, on any instance) reaches it the same way as an answer.
  */
 import { randomBytes } from 'node:crypto'
 import {
@@ -77,20 +81,35 @@ export interface RelayedCall {
 }
 
 export interface ServerRequestRelay {
-  /** Remembers what the client declared in an `initialize` request, for its later calls. */
-  remember(body: unknown, authInfo: AuthInfo, caller: McpCaller): Promise<void>
-  /** The capabilities the request's client declared, if it initialized with this token. */
-  capabilities(authInfo: AuthInfo, caller: McpCaller): Promise<ClientCapabilities | undefined>
+  /**
+   * Remembers what the client declared in an `initialize` request, for its later calls in
+   * `session` (a new random id the endpoint then sends back as `Mcp-Session-Id`): true when
+   * kept, false when there is nothing to keep (the client can be asked nothing) or no store.
+   */
+  remember(body: unknown, authInfo: AuthInfo, caller: McpCaller, session: string): Promise<boolean>
+  /** The capabilities the client of this session declared, if it initialized with this token. */
+  capabilities(
+    authInfo: AuthInfo,
+    caller: McpCaller,
+    session: string | undefined,
+  ): Promise<ClientCapabilities | undefined>
   /**
    * Gives the call's server the client's capabilities and relays the requests it sends on the
-   * transport: unique ids out, answers (from any instance) back in.
+   * transport: unique ids out, answers (from any instance) back in, and the client's
+   * cancellation of the call (`call`: the session and the call's request id).
    */
   attach(
     server: McpServer,
     transport: WebStandardStreamableHTTPServerTransport,
     caller: McpCaller,
     capabilities: ClientCapabilities,
-  ): RelayedCall
+    call?: { authInfo: AuthInfo; session: string; requestId: string | number },
+  ): Promise<RelayedCall>
+  /**
+   * Takes a POSTed `notifications/cancelled` of a session's call: delivered to the call that
+   * waits (on whichever instance), or nothing when none does.
+   */
+  cancel(body: unknown, authInfo: AuthInfo, caller: McpCaller, session: string): Promise<void>
   /**
    * Takes a POSTed answer (a JSON-RPC response or a batch of them) to requests the relay sent:
    * undefined once delivered, else why not.
@@ -131,39 +150,47 @@ export function createServerRequestRelay(
    * Whose declaration it is: the access token's (a new token, a new declaration), or without
    * a token (an app's own `caller`) the caller's client, user and tenant.
    */
-  function capabilitiesKey(authInfo: AuthInfo, caller: McpCaller): string | undefined {
-    const prefix = 'mcp:client-capabilities:'
-    if (authInfo.token) return prefix + keyDigest(`token:${authInfo.token}`)
+  function whoseKey(authInfo: AuthInfo, caller: McpCaller, session: string): string | undefined {
+    if (authInfo.token) return keyDigest(`token:${authInfo.token}:${session}`)
     if (caller.userId === undefined && caller.clientId === undefined) return undefined
-    return (
-      prefix +
-      keyDigest(JSON.stringify(['caller', caller.clientId, caller.userId, caller.tenantId]))
+    return keyDigest(
+      JSON.stringify(['caller', caller.clientId, caller.userId, caller.tenantId, session]),
     )
+  }
+  function capabilitiesKey(authInfo: AuthInfo, caller: McpCaller, session: string | undefined) {
+    const whose = session === undefined ? undefined : whoseKey(authInfo, caller, session)
+    return whose && `mcp:client-capabilities:${whose}`
+  }
+  function cancelChannel(authInfo: AuthInfo, caller: McpCaller, session: string, id: unknown) {
+    const whose = whoseKey(authInfo, caller, session)
+    return whose && `mcp:cancel:${keyDigest(`${whose}:${JSON.stringify(id)}`)}`
   }
 
   return {
-    async remember(body, authInfo, caller) {
-      const key = capabilitiesKey(authInfo, caller)
+    async remember(body, authInfo, caller, session) {
+      const key = capabilitiesKey(authInfo, caller, session)
       const params = (body as { params?: { capabilities?: unknown } } | null)?.params
-      const capabilities = params?.capabilities
-      if (!key || capabilities === null || typeof capabilities !== 'object') return
+      const capabilities = params?.capabilities as ClientCapabilities | undefined
+      if (!key || !asksClient(capabilities)) return false
       // As long as the token lives: a refreshed token's client initialized before is asked
       // nothing through the protocol, and gets a link instead.
       const left = authInfo.expiresAt
         ? authInfo.expiresAt * 1000 - clock.now()
         : CAPABILITIES_TTL_MS
-      if (left <= 0) return
+      if (left <= 0) return false
       try {
         await store.set(key, JSON.stringify(capabilities), { ttlMs: left })
+        return true
       } catch (error) {
         // The client is then asked nothing through the protocol (approvals send a link), and
         // its initialize still succeeds.
         logger?.warn({ error: (error as Error).message }, 'mcp: client capabilities not kept')
+        return false
       }
     },
 
-    async capabilities(authInfo, caller) {
-      const key = capabilitiesKey(authInfo, caller)
+    async capabilities(authInfo, caller, session) {
+      const key = capabilitiesKey(authInfo, caller, session)
       if (!key) return undefined
       try {
         const raw = await store.get(key)
@@ -175,12 +202,8 @@ export function createServerRequestRelay(
       }
     },
 
-    attach(server, transport, caller, capabilities) {
-      // A per-request server never saw `initialize`: it learns what the client declared there,
-      // so that its capability checks (and the approval gate's) see the same as a session's.
-      ;(
-        server.server as unknown as { _clientCapabilities?: ClientCapabilities }
-      )._clientCapabilities = capabilities
+    async attach(server, transport, caller, capabilities, call) {
+      seedClientCapabilities(server, capabilities)
       const waiting = new Map<string, () => Promise<void>>()
       const send = transport.send.bind(transport)
       const binding: Waiting = {
@@ -227,12 +250,34 @@ export function createServerRequestRelay(
         }
       }
 
+      // The client's `notifications/cancelled` for this call, POSTed to any instance, is handed
+      // to the call's server as if it came on the call's own connection: its signal aborts.
+      const cancels = call && cancelChannel(call.authInfo, caller, call.session, call.requestId)
+      const stopCancel = cancels
+        ? await pubsub.subscribe(cancels, () => {
+            transport.onmessage?.({
+              jsonrpc: '2.0',
+              method: 'notifications/cancelled',
+              params: { requestId: call!.requestId, reason: 'Cancelled by the client' },
+            })
+          })
+        : undefined
       return {
         async release() {
           // The call ended (answered, or the client hung up): nothing waits any more.
-          await Promise.allSettled([...waiting.values()].map((finish) => finish()))
+          await Promise.allSettled([
+            ...[...waiting.values()].map((finish) => finish()),
+            stopCancel?.(),
+          ])
         },
       }
+    },
+
+    async cancel(body, authInfo, caller, session) {
+      const requestId = (body as { params?: { requestId?: unknown } } | null)?.params?.requestId
+      if (typeof requestId !== 'string' && typeof requestId !== 'number') return
+      const name = cancelChannel(authInfo, caller, session, requestId)
+      if (name) await pubsub.publish(name, 'cancelled').catch(() => 0)
     },
 
     async answer(body, caller) {
@@ -282,6 +327,18 @@ export function createServerRequestRelay(
     }
     return undefined
   }
+}
+
+/**
+ * Gives a per-request server what the client declared in its `initialize` (which that server
+ * never saw), so that its capability checks, the SDK's input-required shim and the approval
+ * gate see what a session's server would. The SDK (2.x) has no public API for this: the
+ * declaration is kept in the server's `_clientCapabilities`, set here and nowhere else
+ * (`test/mcp/elicitation-relay.test.ts` fails when the SDK stops reading it).
+ */
+export function seedClientCapabilities(server: McpServer, capabilities: ClientCapabilities): void {
+  ;(server.server as unknown as { _clientCapabilities?: ClientCapabilities })._clientCapabilities =
+    capabilities
 }
 
 /** What a call gets when the client did not answer in time: a cancelled elicitation. */

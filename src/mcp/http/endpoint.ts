@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto'
 import {
   type AuthInfo,
+  type ClientCapabilities,
   createMcpHandler,
   isInitializeRequest,
   isJsonContentType,
@@ -69,6 +71,11 @@ export interface McpHttpHandlerOptions {
    * the app's `shared.kv` and `shared.pubsub`. Default: this process's memory, one instance.
    */
   serverRequests?: ServerRequestRelayOptions
+  /**
+   * How often a 2025-era SSE answer sends a comment frame while a call waits (for a person's
+   * approval, say), so that proxies do not close it as idle. Default 15 s (the SDK's).
+   */
+  keepAliveMs?: number
 }
 
 /**
@@ -135,14 +142,34 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
    */
   async function serveLegacy(request: Request, body: unknown, authInfo: AuthInfo) {
     const caller = callerOf(authInfo)
-    if (isInitializeRequest(body)) await relay.remember(body, authInfo, caller)
-    const server = createServer(caller)
+    if (isInitializeRequest(body)) {
+      // The session names this client's declaration: another client may share the token.
+      // Only a client that can be asked something needs its declaration kept, and a session.
+      const session = newSessionId()
+      const kept = await relay.remember(body, authInfo, caller, session)
+      const response = await serveLegacyCall(request, body, authInfo, undefined)
+      return kept ? withSession(response, session) : response
+    }
+    const session = sessionOf(request)
+    if (session && isCancellation(body)) await relay.cancel(body, authInfo, caller, session)
     // A tool call of a client that declared it can be asked things (elicitation, say) is
     // streamed, so that the server's questions can go out on the stream; see the relay.
     const capabilities =
       isToolCall(body) && acceptsEventStream(request)
-        ? await relay.capabilities(authInfo, caller)
+        ? await relay.capabilities(authInfo, caller, session)
         : undefined
+    return serveLegacyCall(request, body, authInfo, capabilities, session)
+  }
+
+  async function serveLegacyCall(
+    request: Request,
+    body: unknown,
+    authInfo: AuthInfo,
+    capabilities: ClientCapabilities | undefined,
+    session?: string,
+  ) {
+    const caller = callerOf(authInfo)
+    const server = createServer(caller)
     const asks = asksClient(capabilities)
     const streams =
       acceptsEventStream(request) &&
@@ -152,10 +179,20 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: !streams,
+      // Comment frames keep a long wait (a person deciding on the approval page) from being
+      // cut by a proxy's idle timeout.
+      ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
     })
     transport.onerror = onerror
+    const requestId = (body as { id?: unknown }).id
+    const call =
+      session && (typeof requestId === 'string' || typeof requestId === 'number')
+        ? { authInfo, session, requestId }
+        : undefined
     const relayed =
-      asks && capabilities ? relay.attach(server, transport, caller, capabilities) : undefined
+      asks && capabilities
+        ? await relay.attach(server, transport, caller, capabilities, call)
+        : undefined
     try {
       await server.connect(transport)
       if (!streams) {
@@ -229,6 +266,26 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
 }
 
 const utf8 = new TextDecoder()
+
+/** The id a 2025-era client's `initialize` answer names its session with (`Mcp-Session-Id`). */
+function newSessionId(): string {
+  return randomBytes(24).toString('base64url')
+}
+
+function sessionOf(request: Request): string | undefined {
+  const session = request.headers.get('mcp-session-id')
+  return session && /^[\w-]{1,128}$/.test(session) ? session : undefined
+}
+
+function withSession(response: Response, session: string): Response {
+  const headers = new Headers(response.headers)
+  headers.set('mcp-session-id', session)
+  return new Response(response.body, { status: response.status, headers })
+}
+
+function isCancellation(body: unknown): boolean {
+  return (body as { method?: unknown } | null)?.method === 'notifications/cancelled'
+}
 
 /**
  * The SDK's view of the request's credentials: the token's client, scopes and expiry (which

@@ -1,4 +1,4 @@
-import type { AuditRecord } from '../../db/audit/audit-log.ts'
+import type { AuditOutcome, AuditRecord } from '../../db/audit/audit-log.ts'
 import type { ConnectedApp } from '../grants.ts'
 import { accessItems, scopeItem } from './consent.ts'
 import { escapeHtml, layout } from './layout.ts'
@@ -69,11 +69,17 @@ ${activity ? activitySection(name, activity, params.action) : ''}
 </li>`
 }
 
-const OUTCOME_WORDS: Record<string, string> = {
+/** Every outcome the audit trail records, in words: a new outcome must be given its words. */
+const OUTCOME_WORDS: Record<AuditOutcome, string> = {
   ok: 'done',
   refused: 'refused',
   error: 'failed',
   awaiting_approval: 'awaiting approval',
+  approved: 'approved by you',
+  client_confirmed: 'confirmed in the assistant',
+  denied: 'denied by you',
+  expired: 'expired unanswered',
+  cancelled: 'cancelled',
 }
 
 const TOOL_WORDS: Record<string, string> = {

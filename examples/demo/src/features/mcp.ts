@@ -18,6 +18,8 @@ export function mountMcp(app: Hono, ctx: DemoContext, options: DemoAppOptions = 
     '/',
     approvalPages({
       store: tools.approvals,
+      // The page names the assistant by its registered name and URI (oauth_clients).
+      database: ctx.database,
       appUrl: ctx.config.appUrl,
       appName: ctx.config.appName,
       loginPath: '/login',

@@ -71,7 +71,7 @@ export interface McpContext {
  * write: ['title', 'body']\`); \`read\` narrows the fields it sees. Credential columns (password
  * hashes, tokens) are left out unless you name them. \`authorize\` can refuse single calls.
  * A crud_delete runs only once the signed-in user approved it (\`approval\`, default
- * \`['crud_delete']\`): in their client when it can ask, else on /approvals/<id>.
+ * \`['crud_delete']\`) on /approvals/<id>, which their client opens or links to.
  */
 export const mcpAccess: McpAccessOptions = {
   unlisted: 'none',
@@ -170,6 +170,8 @@ ${users ? loginWithUserTable(users) : ''}  const sessions = createSessionStore({
     '/',
     approvalPages({
       store: tools.approvals,
+      // The page names the assistant by its registered name (oauth_clients).
+      database,
       appUrl: oauth.issuer,
       appName: config.appName,
       allowedOrigins: { hosts: config.allowedHosts },
