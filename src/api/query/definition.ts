@@ -406,7 +406,7 @@ export function buildListQuery<T extends Table, Rec extends object = object>(
   return definition
 }
 
-function resolveRelation(
+export function resolveRelation(
   definition: ListQueryDefinition,
   name: string,
   spec: RelationSpec,
