@@ -42,11 +42,12 @@ ${importLine([names.toResource], `../resources/${names.singularFile}.js`)}
 import type { ApiContext } from '../routes.js'
 
 /**
- * \`/api/v1/${names.resource}\`, declared once for every surface (REST, OpenAPI, the MCP tools, \`include=\`
- * from other resources): the fields records show (a column left out here is left out of what
- * the resource returns too), the ones \`filter[…]\` and \`sort=\` take, the text \`search=\` looks
- * in, and what writes take. \`include=\` takes the relations the schema's foreign keys give to
- * the other resources. Scopes: \`${names.resource}:read\` and \`${names.resource}:write\` (\`scopes\` changes them).${
+ * \`/api/v1/${names.resource}\`, declared once for every surface: REST, OpenAPI, the MCP tools
+ * and \`include=\` from other resources. \`fields\`: what records show (a column left out here is
+ * left out of what \`resource\` returns too); \`filter\`, \`sort\`, \`search\`: what lists take;
+ * \`requests\`: what writes take; \`scopes\`: what reads (index, show, aggregate) and writes need,
+ * \`*\` passing every check (an operation's own, \`destroy: '…'\`, goes beside them). \`include=\`
+ * takes the relations the schema's foreign keys give to the other resources.${
    softDelete
      ? `
  * Soft delete: DELETE sets \`deleted_at\`, and lists, show and aggregates leave such records out;
@@ -57,8 +58,8 @@ import type { ApiContext } from '../routes.js'
 ${resourceBlock(template)}
 
 /**
- * The handlers of \`/api/v1/${names.resource}\`, each one of kiln's operations on \`${names.definition}\`, which
- * reads every declaration above (fields, row filter, If-Match…): replace any with your own.
+ * The handlers of \`/api/v1/${names.resource}\`: each calls kiln's operation, which reads every
+ * declaration above (fields, row filter, If-Match…). Replace any with your own code.
  */
 export function ${names.controller}({ ${deps} }: ApiContext) {
 ${operationsLine(template)}

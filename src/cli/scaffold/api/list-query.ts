@@ -97,6 +97,7 @@ export function resourceBlock(input: ModelTemplateInput): string {
         ]),
   ]
   const requests = `  requests: { create: ${names.createRequest}, update: ${names.updateRequest} },`
+  const scopes = `  scopes: { read: '${names.resource}:read', write: '${names.resource}:write' },`
   const head = `export const ${names.definition} = defineResource(${names.table}, {`
   return `${constants.join('\n')}
 
@@ -115,6 +116,9 @@ ${[
     : []),
   ...(search.length > 0 ? [list('search', search)] : []),
   `  resource: ${names.toResource},`,
+  scopes.length <= LINE_WIDTH
+    ? scopes
+    : `  scopes: {\n    read: '${names.resource}:read',\n    write: '${names.resource}:write',\n  },`,
   requests.length <= LINE_WIDTH
     ? requests
     : `  requests: {\n    create: ${names.createRequest},\n    update: ${names.updateRequest},\n  },`,

@@ -6,11 +6,12 @@ import { toCommentResource } from '../resources/comment.js'
 import type { ApiContext } from '../routes.js'
 
 /**
- * `/api/v1/comments`, declared once for every surface (REST, OpenAPI, the MCP tools, `include=`
- * from other resources): the fields records show (a column left out here is left out of what
- * the resource returns too), the ones `filter[…]` and `sort=` take, the text `search=` looks
- * in, and what writes take. `include=` takes the relations the schema's foreign keys give to
- * the other resources. Scopes: `comments:read` and `comments:write` (`scopes` changes them).
+ * `/api/v1/comments`, declared once for every surface: REST, OpenAPI, the MCP tools
+ * and `include=` from other resources. `fields`: what records show (a column left out here is
+ * left out of what `resource` returns too); `filter`, `sort`, `search`: what lists take;
+ * `requests`: what writes take; `scopes`: what reads (index, show, aggregate) and writes need,
+ * `*` passing every check (an operation's own, `destroy: '…'`, goes beside them). `include=`
+ * takes the relations the schema's foreign keys give to the other resources.
  */
 const commentsFields = ['id', 'post_id', 'author_name', 'body', 'created_at', 'updated_at']
 
@@ -20,12 +21,13 @@ export const commentsResource = defineResource(comments, {
   sort: commentsFields,
   search: ['author_name', 'body'],
   resource: toCommentResource,
+  scopes: { read: 'comments:read', write: 'comments:write' },
   requests: { create: CreateCommentRequest, update: UpdateCommentRequest },
 })
 
 /**
- * The handlers of `/api/v1/comments`, each one of kiln's operations on `commentsResource`, which
- * reads every declaration above (fields, row filter, If-Match…): replace any with your own.
+ * The handlers of `/api/v1/comments`: each calls kiln's operation, which reads every
+ * declaration above (fields, row filter, If-Match…). Replace any with your own code.
  */
 export function commentsController({ db, counts }: ApiContext) {
   const kiln = resourceOperations(commentsResource, { db, counts })

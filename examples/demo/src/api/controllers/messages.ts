@@ -6,11 +6,12 @@ import { toMessageResource } from '../resources/message.js'
 import type { ApiContext } from '../routes.js'
 
 /**
- * `/api/v1/messages`, declared once for every surface (REST, OpenAPI, the MCP tools, `include=`
- * from other resources): the fields records show (a column left out here is left out of what
- * the resource returns too), the ones `filter[…]` and `sort=` take, the text `search=` looks
- * in, and what writes take. `include=` takes the relations the schema's foreign keys give to
- * the other resources. Scopes: `messages:read` and `messages:write` (`scopes` changes them).
+ * `/api/v1/messages`, declared once for every surface: REST, OpenAPI, the MCP tools
+ * and `include=` from other resources. `fields`: what records show (a column left out here is
+ * left out of what `resource` returns too); `filter`, `sort`, `search`: what lists take;
+ * `requests`: what writes take; `scopes`: what reads (index, show, aggregate) and writes need,
+ * `*` passing every check (an operation's own, `destroy: '…'`, goes beside them). `include=`
+ * takes the relations the schema's foreign keys give to the other resources.
  */
 const messagesFields = [
   'id',
@@ -33,12 +34,13 @@ export const messagesResource = defineResource(messages, {
   sort: messagesFields,
   search: ['wamid', 'direction', 'phone', 'sender_kind', 'body', 'status'],
   resource: toMessageResource,
+  scopes: { read: 'messages:read', write: 'messages:write' },
   requests: { create: CreateMessageRequest, update: UpdateMessageRequest },
 })
 
 /**
- * The handlers of `/api/v1/messages`, each one of kiln's operations on `messagesResource`, which
- * reads every declaration above (fields, row filter, If-Match…): replace any with your own.
+ * The handlers of `/api/v1/messages`: each calls kiln's operation, which reads every
+ * declaration above (fields, row filter, If-Match…). Replace any with your own code.
  */
 export function messagesController({ db, counts }: ApiContext) {
   const kiln = resourceOperations(messagesResource, { db, counts })

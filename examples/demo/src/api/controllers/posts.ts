@@ -6,11 +6,12 @@ import { toPostResource } from '../resources/post.js'
 import type { ApiContext } from '../routes.js'
 
 /**
- * `/api/v1/posts`, declared once for every surface (REST, OpenAPI, the MCP tools, `include=`
- * from other resources): the fields records show (a column left out here is left out of what
- * the resource returns too), the ones `filter[…]` and `sort=` take, the text `search=` looks
- * in, and what writes take. `include=` takes the relations the schema's foreign keys give to
- * the other resources. Scopes: `posts:read` and `posts:write` (`scopes` changes them).
+ * `/api/v1/posts`, declared once for every surface: REST, OpenAPI, the MCP tools
+ * and `include=` from other resources. `fields`: what records show (a column left out here is
+ * left out of what `resource` returns too); `filter`, `sort`, `search`: what lists take;
+ * `requests`: what writes take; `scopes`: what reads (index, show, aggregate) and writes need,
+ * `*` passing every check (an operation's own, `destroy: '…'`, goes beside them). `include=`
+ * takes the relations the schema's foreign keys give to the other resources.
  */
 const postsFields = [
   'id',
@@ -29,12 +30,13 @@ export const postsResource = defineResource(posts, {
   sort: postsFields,
   search: ['title', 'body'],
   resource: toPostResource,
+  scopes: { read: 'posts:read', write: 'posts:write' },
   requests: { create: CreatePostRequest, update: UpdatePostRequest },
 })
 
 /**
- * The handlers of `/api/v1/posts`, each one of kiln's operations on `postsResource`, which
- * reads every declaration above (fields, row filter, If-Match…): replace any with your own.
+ * The handlers of `/api/v1/posts`: each calls kiln's operation, which reads every
+ * declaration above (fields, row filter, If-Match…). Replace any with your own code.
  */
 export function postsController({ db, counts }: ApiContext) {
   const kiln = resourceOperations(postsResource, { db, counts })

@@ -6,11 +6,12 @@ import { toUserResource } from '../resources/user.js'
 import type { ApiContext } from '../routes.js'
 
 /**
- * `/api/v1/users`, declared once for every surface (REST, OpenAPI, the MCP tools, `include=`
- * from other resources): the fields records show (a column left out here is left out of what
- * the resource returns too), the ones `filter[…]` and `sort=` take, the text `search=` looks
- * in, and what writes take. `include=` takes the relations the schema's foreign keys give to
- * the other resources. Scopes: `users:read` and `users:write` (`scopes` changes them).
+ * `/api/v1/users`, declared once for every surface: REST, OpenAPI, the MCP tools
+ * and `include=` from other resources. `fields`: what records show (a column left out here is
+ * left out of what `resource` returns too); `filter`, `sort`, `search`: what lists take;
+ * `requests`: what writes take; `scopes`: what reads (index, show, aggregate) and writes need,
+ * `*` passing every check (an operation's own, `destroy: '…'`, goes beside them). `include=`
+ * takes the relations the schema's foreign keys give to the other resources.
  */
 const usersFields = ['id', 'email', 'name', 'created_at', 'updated_at']
 
@@ -20,12 +21,13 @@ export const usersResource = defineResource(users, {
   sort: usersFields,
   search: ['email', 'name'],
   resource: toUserResource,
+  scopes: { read: 'users:read', write: 'users:write' },
   requests: { create: CreateUserRequest, update: UpdateUserRequest },
 })
 
 /**
- * The handlers of `/api/v1/users`, each one of kiln's operations on `usersResource`, which
- * reads every declaration above (fields, row filter, If-Match…): replace any with your own.
+ * The handlers of `/api/v1/users`: each calls kiln's operation, which reads every
+ * declaration above (fields, row filter, If-Match…). Replace any with your own code.
  */
 export function usersController({ db, counts, hashPassword }: ApiContext) {
   const kiln = resourceOperations(usersResource, {
