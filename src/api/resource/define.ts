@@ -132,6 +132,8 @@ export function defineResource<
     // Trashed records are listed (`filter[trashed]`) by keys that may restore them.
     softDelete: column && softDeletes(column, scopes.restore),
   })
+  // The last definition of a table is the one others link to, as for the read policy.
+  followingSchema.delete(table)
   if (relations === 'foreign-keys') {
     followingSchema.set(table, resource as ResourceDefinition)
     linkRelations()

@@ -18,8 +18,6 @@ export interface ModelNames {
   /** `BlogPostResource`, `toBlogPostResource` */
   resourceType: string
   toResource: string
-  /** `blogPostsResource.record`: a row as readers get it (the resource, kept to the list's fields). */
-  record: string
   /** `CreateBlogPostRequest`, `UpdateBlogPostRequest` */
   createRequest: string
   updateRequest: string
@@ -113,7 +111,6 @@ export function modelNames(model: ModelInfo): ModelNames {
     definition: `${camelCase(model.resource)}Resource`,
     resourceType: `${model.name}Resource`,
     toResource: `to${model.name}Resource`,
-    record: `${camelCase(model.resource)}Resource.record`,
     createRequest: `Create${model.name}Request`,
     updateRequest: `Update${model.name}Request`,
     pluralFile: plural.join('-'),
