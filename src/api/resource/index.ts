@@ -1,3 +1,4 @@
+export { type ResourceCall, type ResourceContext, resourceCall } from './call.ts'
 export {
   defineResource,
   RESOURCE_OPERATIONS,
@@ -7,11 +8,8 @@ export {
   type ResourceScopes,
 } from './define.ts'
 export {
-  type ResourceCall,
-  type ResourceContext,
   type ResourceOperations,
   type ResourceOperationsOptions,
-  resourceCall,
   resourceOperations,
   type WriteInput,
 } from './operations.ts'

@@ -1,29 +1,13 @@
-import type { Context, MiddlewareHandler } from 'hono'
+import type { MiddlewareHandler } from 'hono'
 import type { z } from 'zod'
 import { MethodNotAllowedError } from '../../core/errors.ts'
-import type { PostgresDb, SqliteDb } from '../../db/database.ts'
 import type { ApiEnv } from '../auth/api-key-auth.ts'
 import { scopeGuard } from '../auth/scope-guard.ts'
-import type { QueryCaller } from '../query/definition.ts'
-import type { RecordCounter } from '../rest/record-counter.ts'
+import type { ResourceCall, ResourceContext } from './call.ts'
 import { RESOURCE_OPERATIONS, type ResourceDefinition, type ResourceOperation } from './define.ts'
 import { readOperations } from './reads.ts'
 import { recordLookup } from './records.ts'
 import { writeOperations } from './writes.ts'
-
-/** One call of an operation: the request, who makes it (its API key) and the record's `{id}`. */
-export interface ResourceCall {
-  request: Request
-  caller: QueryCaller | undefined
-  /** The `{id}` of the path, as given (the operation reads it by the primary key's type). */
-  id?: string | undefined
-}
-
-/** What the operations of every resource share: the database and the list totals' cache. */
-export interface ResourceContext {
-  db: PostgresDb | SqliteDb
-  counts: RecordCounter
-}
 
 /** The input of a create or an update, as its request schema gives it. */
 export type WriteInput<R> =
@@ -91,9 +75,4 @@ export function resourceOperations<R extends ResourceDefinition>(
 
 async function notOffered(): Promise<never> {
   throw new MethodNotAllowedError([])
-}
-
-/** The call a Hono handler makes: its request, its API key and its `{id}`. */
-export function resourceCall(c: Context<ApiEnv>): ResourceCall {
-  return { request: c.req.raw, caller: c.get('apiKey'), id: c.req.param('id') }
 }

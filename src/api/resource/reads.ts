@@ -6,8 +6,8 @@ import { runListQuery } from '../query/run.ts'
 import { serializeFields } from '../query/serialize.ts'
 import type { Row } from '../query/types.ts'
 import { found } from '../rest/ids.ts'
+import type { ResourceCall, ResourceContext } from './call.ts'
 import type { ResourceDefinition } from './define.ts'
-import type { ResourceCall, ResourceContext } from './operations.ts'
 import type { RecordLookup } from './records.ts'
 
 /** index, aggregate and show: the reads of a resource. */

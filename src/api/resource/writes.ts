@@ -7,8 +7,8 @@ import { rejectBlockedDelete, rejectConstraintViolation } from '../rest/db-error
 import { found } from '../rest/ids.ts'
 import { checkIfMatch } from '../rest/preconditions.ts'
 import { hasFields } from '../rest/rename-keys.ts'
+import type { ResourceCall, ResourceContext } from './call.ts'
 import type { ResourceDefinition } from './define.ts'
-import type { ResourceCall, ResourceContext } from './operations.ts'
 import type { AnyDb, RecordLookup } from './records.ts'
 import { timestampsOf, timestampValue } from './values.ts'
 
