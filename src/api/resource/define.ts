@@ -24,6 +24,7 @@ export const RESOURCE_OPERATIONS = [
   'restore',
 ] as const
 
+/** The name of one operation of a resource (`index`, `store`, `destroyMany`…). */
 export type ResourceOperation = (typeof RESOURCE_OPERATIONS)[number]
 
 /** The operations that only read: they need the read scope, the others the write scope. */
