@@ -19,7 +19,7 @@
  */
 import { loadavg } from 'node:os'
 import pg from 'pg'
-import { postsQuery } from '../examples/demo/src/api/controllers/posts.ts'
+import { postsResource } from '../examples/demo/src/api/controllers/posts.ts'
 import { cursorSecretOf, encodeCursor } from '../src/api/query/cursor.ts'
 import { planListQuery } from '../src/api/query/plan.ts'
 import {
@@ -121,11 +121,11 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
 
     // (b) The page after 79,980 rows, by cursor and by offset: the same rows.
     const skipped = (CURSOR_PAGE - 1) * PER_PAGE
-    const { fingerprint } = planListQuery(postsQuery, new URLSearchParams('cursor=&per_page=20'))
+    const { fingerprint } = planListQuery(postsResource, new URLSearchParams('cursor=&per_page=20'))
     const cursor = encodeCursor(
       { values: [skipped], direction: 'next' },
       fingerprint,
-      cursorSecretOf(postsQuery),
+      cursorSecretOf(postsResource),
     )
     const byCursor = api(`cursor=${cursor}&per_page=20`)
     const byOffset = api(`page=${CURSOR_PAGE}&per_page=20`)

@@ -93,6 +93,21 @@ export {
 } from './query/index.ts'
 export { type TwoStageThrottle, twoStageThrottle } from './rate-limit/index.ts'
 export {
+  defineResource,
+  RESOURCE_OPERATIONS,
+  type ResourceCall,
+  type ResourceContext,
+  type ResourceDefinition,
+  type ResourceOperation,
+  type ResourceOperations,
+  type ResourceOperationsOptions,
+  type ResourceOptions,
+  type ResourceScopes,
+  resourceCall,
+  resourceOperations,
+  type WriteInput,
+} from './resource/index.ts'
+export {
   type ApiGuardOptions,
   apiGuard,
   type BulkChange,

@@ -1,13 +1,16 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-/** `scopeGuard('posts:read', …)` and `requireScopes(c, 'posts:read', …)`: their string arguments. */
-const SCOPE_CALL = /\b(?:scopeGuard|requireScopes)\(([^)]*)\)/g
+/**
+ * `scopeGuard('posts:read', …)` and `requireScopes(c, 'posts:read', …)`: their string arguments;
+ * a resource definition's `scopes: { read: 'posts:read', … }`: its values.
+ */
+const SCOPE_CALL = /\b(?:scopeGuard\(|requireScopes\(|scopes: \{)([^)}]*)[)}]/g
 const STRING = /'([^'\n]*)'|"([^"\n]*)"/g
 
 /**
  * The scopes the app's API requires, read from its code under `apiDir` (the generated
- * controllers name them in `scopeGuard`, and a developer changes them there per route).
+ * controllers name them in their definition's `scopes`, a developer's routes in `scopeGuard`).
  * Undefined when the folder holds no API yet, so there is nothing to compare a scope with.
  */
 export function knownScopes(apiDir: string): string[] | undefined {

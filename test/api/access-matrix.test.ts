@@ -79,8 +79,8 @@ function addRowFilter(outDir: string): void {
   const source = readFileSync(path, 'utf8')
   const patched = source
     .replace(
-      "import { and, eq, sql } from 'drizzle-orm'",
-      "import { and, eq, or, sql } from 'drizzle-orm'",
+      "import { Hono } from 'hono'",
+      "import { eq, or } from 'drizzle-orm'\nimport { Hono } from 'hono'",
     )
     .replace('  resource: toPostResource,', `  rows: ${POSTS_ROWS},\n  resource: toPostResource,`)
   if (patched === source || !patched.includes('rows:')) throw new Error('posts controller changed')

@@ -65,11 +65,11 @@ function makeApiPiped(root: string, args: string[], input: string) {
 const read = (root: string, file: string) => readFileSync(join(root, 'src/api', file), 'utf8')
 
 async function fieldsOf(root: string): Promise<string[]> {
-  // Importing the controller runs its defineListQuery: a credential it shows must be exposed.
+  // Importing the controller runs its defineResource: a credential it shows must be exposed.
   const module = (await import(join(root, 'src/api/controllers/clients.ts'))) as {
-    clientsQuery: ListQueryDefinition
+    clientsResource: ListQueryDefinition
   }
-  return module.clientsQuery.fields.map((field) => field.name)
+  return module.clientsResource.fields.map((field) => field.name)
 }
 
 describe('make:api and columns that look like credentials', () => {

@@ -411,7 +411,7 @@ export function buildListQuery<T extends Table, Rec extends object = object>(
   return definition
 }
 
-function resolveRelation(
+export function resolveRelation(
   definition: ListQueryDefinition,
   name: string,
   spec: RelationSpec,

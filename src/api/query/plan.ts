@@ -389,7 +389,7 @@ export function planSort(
   return keys
 }
 
-function planFields(
+export function planFields(
   definition: ListQueryDefinition,
   value: string | undefined,
   problems: QueryProblems,

@@ -14,6 +14,7 @@ import {
 import { jsonColumnsTypedOnlyByType, typedJsonHint } from '../scaffold/api/json-type-hints.ts'
 import { apiKeysMigrationDir, isDrizzleKitFolder } from '../scaffold/api/migration.ts'
 import { modelNames } from '../scaffold/api/names.ts'
+import { printNewRelations } from '../scaffold/api/new-relations.ts'
 import {
   type ApiScaffold,
   isExposed,
@@ -212,39 +213,6 @@ function printWarnings(
         ),
       )
     }
-  }
-}
-
-/**
- * What existing controllers of other models could now offer to `include=`: relations to the
- * models just generated that their `defineListQuery` does not name. Printed, never written:
- * a controller is the developer's file once it exists.
- */
-function printNewRelations(
-  print: (line: string) => void,
-  scaffold: ApiScaffold,
-  outDir: string,
-  show: (path: string) => string,
-): void {
-  const generated = new Set(scaffold.models.map((m) => m.names.table))
-  for (const other of scaffold.others) {
-    const path = join(outDir, 'controllers', `${other.names.pluralFile}.ts`)
-    if (!existsSync(path)) continue
-    const source = readFileSync(path, 'utf8')
-    const gained = (other.relations ?? []).filter(
-      (relation) =>
-        relation.tables.some((table) => generated.has(table)) &&
-        !new RegExp(`\\b${relation.name}:\\s*(belongsTo|hasMany)\\(`).test(source),
-    )
-    if (gained.length === 0) continue
-    const helpers = [...new Set(gained.map((relation) => relation.helper))].join(', ')
-    const tables = [...new Set(gained.flatMap((relation) => relation.tables))].join(', ')
-    print(
-      pc.cyan(
-        `ℹ ${show(path)} could now include ${gained.map((r) => r.name).join(', ')}: add to the include of its defineListQuery (with ${helpers} from 'kilnjs/api' and ${tables} from the schema):`,
-      ),
-    )
-    for (const relation of gained) print(pc.dim(`    ${relation.name}: ${relation.expr},`))
   }
 }
 

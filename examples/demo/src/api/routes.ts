@@ -20,10 +20,10 @@ import {
   type RateLimiters,
 } from 'kilnjs/core'
 import { type Database, type PostgresDb, postgresDb } from 'kilnjs/db'
-import { commentsController, commentsQuery } from './controllers/comments.js'
-import { messagesController, messagesQuery } from './controllers/messages.js'
-import { postsController, postsQuery } from './controllers/posts.js'
-import { usersController, usersQuery } from './controllers/users.js'
+import { commentsController, commentsResource } from './controllers/comments.js'
+import { messagesController, messagesResource } from './controllers/messages.js'
+import { postsController, postsResource } from './controllers/posts.js'
+import { usersController, usersResource } from './controllers/users.js'
 import { CreateCommentRequest, UpdateCommentRequest } from './requests/comment.js'
 import { CreateMessageRequest, UpdateMessageRequest } from './requests/message.js'
 import { CreatePostRequest, UpdatePostRequest } from './requests/post.js'
@@ -106,7 +106,7 @@ export const apiResources: OpenApiResource[] = [
     schema: CommentResource,
     create: CreateCommentRequest,
     update: UpdateCommentRequest,
-    query: commentsQuery,
+    query: commentsResource,
   },
   {
     name: 'messages',
@@ -114,7 +114,7 @@ export const apiResources: OpenApiResource[] = [
     schema: MessageResource,
     create: CreateMessageRequest,
     update: UpdateMessageRequest,
-    query: messagesQuery,
+    query: messagesResource,
   },
   {
     name: 'posts',
@@ -122,7 +122,7 @@ export const apiResources: OpenApiResource[] = [
     schema: PostResource,
     create: CreatePostRequest,
     update: UpdatePostRequest,
-    query: postsQuery,
+    query: postsResource,
   },
   {
     name: 'users',
@@ -130,7 +130,7 @@ export const apiResources: OpenApiResource[] = [
     schema: UserResource,
     create: CreateUserRequest,
     update: UpdateUserRequest,
-    query: usersQuery,
+    query: usersResource,
   },
 ]
 

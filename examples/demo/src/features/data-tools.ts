@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm'
 import { createRecordCounter } from 'kilnjs/api'
 import { type Authorize, createAuditTrail, createDataTools, type DataTools } from 'kilnjs/mcp'
-import { commentsQuery } from '../api/controllers/comments.ts'
-import { postsQuery } from '../api/controllers/posts.ts'
+import { commentsResource } from '../api/controllers/comments.ts'
+import { postsResource } from '../api/controllers/posts.ts'
 import { CreateCommentRequest } from '../api/requests/comment.ts'
 import { CreatePostRequest, UpdatePostRequest } from '../api/requests/post.ts'
 import type { DemoContext } from '../context.ts'
@@ -39,7 +39,7 @@ export function demoDataTools(ctx: DemoContext): DataTools {
       },
       // What each model shows, filters, sorts, searches and includes: the REST list queries'
       // rules, declared once beside the controllers. The access below says only which tools.
-      queries: { posts: postsQuery, comments: commentsQuery },
+      queries: { posts: postsResource, comments: commentsResource },
       // What each model takes on create and update, and the checks on its values: the REST
       // request schemas, the same way. The access below says only which tools, and for whom.
       requests: {

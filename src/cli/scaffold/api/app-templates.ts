@@ -15,7 +15,10 @@ export function routeImports(names: ModelNames): Array<{ from: string; line: str
     resource: `./resources/${names.singularFile}.js`,
   }
   return [
-    { from: from.controller, line: importLine([names.controller, names.query], from.controller) },
+    {
+      from: from.controller,
+      line: importLine([names.controller, names.definition], from.controller),
+    },
     {
       from: from.request,
       line: importLine([names.createRequest, names.updateRequest], from.request),
@@ -41,7 +44,7 @@ export function resourceEntry(
     schema: ${names.resourceType},
     create: ${names.createRequest},
     update: ${names.updateRequest},${idType === 'integer' ? '' : `\n    idType: '${idType}',`}
-    query: ${names.query},
+    query: ${names.definition},
   },`
 }
 

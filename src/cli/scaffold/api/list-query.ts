@@ -55,11 +55,12 @@ function list(key: string, items: string[]): string {
 }
 
 /**
- * The `export const postsQuery = defineListQuery(…)` block of a controller. The field list is
+ * The `export const postsResource = defineResource(…)` block of a controller. The field list is
  * written once and shared by `fields`, `filter` and `sort` (a second list holds the comparable
- * fields when some are not), so allowing less is one edit in one place.
+ * fields when some are not), so allowing less is one edit in one place. Relations are not
+ * written: the definition takes them from the schema's foreign keys at run time.
  */
-export function listQueryBlock(input: ModelTemplateInput, relations: GeneratedRelation[]): string {
+export function resourceBlock(input: ModelTemplateInput): string {
   const { names, shown } = input
   const fields = shown.map((column) => column.name)
   const compared = shown.filter(comparable).map((column) => column.name)
@@ -72,7 +73,7 @@ export function listQueryBlock(input: ModelTemplateInput, relations: GeneratedRe
   const search = shown
     .filter((column) => fieldKindOf(column) === 'text' && !exposed.includes(column))
     .map((c) => c.name)
-  const fieldsName = `${names.query.replace(/Query$/, '')}Fields`
+  const fieldsName = `${names.definition.replace(/Resource$/, '')}Fields`
   const comparedName = compared.length === fields.length ? fieldsName : `${fieldsName}InOrder`
   const filteredName =
     filtered.length === fields.length
@@ -95,24 +96,12 @@ export function listQueryBlock(input: ModelTemplateInput, relations: GeneratedRe
           constList(filteredName, filtered),
         ]),
   ]
-  const include =
-    relations.length === 0
-      ? []
-      : [
-          '  include: {',
-          ...relations.map((relation) => `    ${relation.name}: ${relation.expr},`),
-          '  },',
-        ]
-  return `/**
- * What \`/api/v1/${names.resource}\` lets a caller read: the fields records show, on every surface
- * (list, show, the answers to writes, \`include=\` from other resources, the MCP tools, the
- * OpenAPI document: a column left out here is left out of what the resource returns too), the
- * ones \`filter[…]\` and \`sort=\` take, the text \`search=\` looks in and the relations
- * \`include=\` loads. Sensitive fields are refused.
- */
-${constants.join('\n')}
+  const requests = `  requests: { create: ${names.createRequest}, update: ${names.updateRequest} },`
+  const scopes = `  scopes: { read: '${names.resource}:read', write: '${names.resource}:write' },`
+  const head = `export const ${names.definition} = defineResource(${names.table}, {`
+  return `${constants.join('\n')}
 
-export const ${names.query} = defineListQuery(${names.table}, {
+${head}
 ${[
   `  fields: ${fieldsName},`,
   `  filter: ${filteredName},`,
@@ -126,8 +115,13 @@ ${[
       ]
     : []),
   ...(search.length > 0 ? [list('search', search)] : []),
-  ...include,
   `  resource: ${names.toResource},`,
+  scopes.length <= LINE_WIDTH
+    ? scopes
+    : `  scopes: {\n    read: '${names.resource}:read',\n    write: '${names.resource}:write',\n  },`,
+  requests.length <= LINE_WIDTH
+    ? requests
+    : `  requests: {\n    create: ${names.createRequest},\n    update: ${names.updateRequest},\n  },`,
 ].join('\n')}
 })`
 }

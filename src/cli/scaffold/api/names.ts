@@ -13,13 +13,11 @@ export interface ModelNames {
   variable: string
   /** `blogPostsController` */
   controller: string
-  /** `blogPostsQuery`: the list's allow-lists */
-  query: string
+  /** `blogPostsResource`: the resource's definition (`defineResource`) */
+  definition: string
   /** `BlogPostResource`, `toBlogPostResource` */
   resourceType: string
   toResource: string
-  /** `blogPostsQuery.record`: a row as readers get it (the resource, kept to the list's fields). */
-  record: string
   /** `CreateBlogPostRequest`, `UpdateBlogPostRequest` */
   createRequest: string
   updateRequest: string
@@ -110,10 +108,9 @@ export function modelNames(model: ModelInfo): ModelNames {
           : 'record'
         : variable,
     controller: `${camelCase(model.resource)}Controller`,
-    query: `${camelCase(model.resource)}Query`,
+    definition: `${camelCase(model.resource)}Resource`,
     resourceType: `${model.name}Resource`,
     toResource: `to${model.name}Resource`,
-    record: `${camelCase(model.resource)}Query.record`,
     createRequest: `Create${model.name}Request`,
     updateRequest: `Update${model.name}Request`,
     pluralFile: plural.join('-'),

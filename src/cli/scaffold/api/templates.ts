@@ -10,41 +10,14 @@ import {
 import { chain, importLine, LINE_WIDTH, property } from './format.ts'
 import type { ModelTemplateInput, TemplateContext } from './template-input.ts'
 
-/** The resource's `{id}` as the path gives it: the parse call and the OpenAPI type. */
-export function idOf(pk: ColumnInfo, dialect: 'postgres' | 'sqlite') {
-  const raw = `c.req.param('id')`
+/** The OpenAPI type of the resource's `{id}` (kiln's operations read it by the same column). */
+export function idOf(pk: ColumnInfo, dialect: 'postgres' | 'sqlite'): { type: string } {
   const column = classifyColumn(pk, dialect)
-  if (pk.dataType === 'integer' || pk.dataType === 'number') {
-    // A Postgres integer key is bounded by its width, so a larger id is a 404, not a 500.
-    const max = column.bits === 32 ? '2_147_483_647' : column.bits === 16 ? '32_767' : undefined
-    const options = column.kind === 'integer' && max ? `, { max: ${max} }` : ''
-    return {
-      parse: 'parseId',
-      expr: `parseId(${raw}${options})`,
-      type: 'integer',
-      tsType: 'number',
-    }
+  if (pk.dataType === 'integer' || pk.dataType === 'number' || pk.dataType === 'bigint') {
+    return { type: 'integer' }
   }
-  if (pk.dataType === 'bigint') {
-    return {
-      parse: 'parseBigIntId',
-      expr: `parseBigIntId(${raw})`,
-      type: 'integer',
-      tsType: 'bigint',
-    }
-  }
-  if (column.kind === 'uuid') {
-    return { parse: 'parseUuid', expr: `parseUuid(${raw})`, type: 'uuid', tsType: 'string' }
-  }
-  if (pk.dataType === 'string') {
-    const options = pk.length === undefined ? '' : `, { maxLength: ${pk.length} }`
-    return {
-      parse: 'parseTextId',
-      expr: `parseTextId(${raw}${options})`,
-      type: 'string',
-      tsType: 'string',
-    }
-  }
+  if (column.kind === 'uuid') return { type: 'uuid' }
+  if (pk.dataType === 'string') return { type: 'string' }
   throw new TypeError(`The primary key ${pk.name} (${pk.sqlType}) cannot be a path identifier`)
 }
 

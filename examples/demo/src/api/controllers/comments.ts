@@ -1,178 +1,59 @@
-import { and, eq, sql } from 'drizzle-orm'
 import { Hono } from 'hono'
-import {
-  type ApiEnv,
-  type ApiKeyInfo,
-  belongsTo,
-  checkIfMatch,
-  declareRequests,
-  defineListQuery,
-  found,
-  parseBulkUpdate,
-  parseCreateBody,
-  parseId,
-  parseIdList,
-  parseJsonBody,
-  rejectBlockedDelete,
-  rejectConstraintViolation,
-  rowsWhere,
-  runAggregateQuery,
-  runListQuery,
-  scopeGuard,
-  writeEach,
-} from 'kilnjs/api'
-import { comments, posts } from '../../schema.js'
+import { type ApiEnv, defineResource, resourceCall, resourceOperations } from 'kilnjs/api'
+import { comments } from '../../schema.js'
 import { CreateCommentRequest, UpdateCommentRequest } from '../requests/comment.js'
 import { toCommentResource } from '../resources/comment.js'
 import type { ApiContext } from '../routes.js'
 
-/** Scopes a key needs on these routes (`*` passes every check): change them per route here. */
-const read = scopeGuard('comments:read')
-const write = scopeGuard('comments:write')
-
-/** The primary key as a path or a bulk request names it; one no record can have is a 404. */
-const readId = (raw: string) => parseId(raw)
-
 /**
- * What `/api/v1/comments` lets a caller read: the fields records show, on every surface
- * (list, show, the answers to writes, `include=` from other resources, the MCP tools, the
- * OpenAPI document: a column left out here is left out of what the resource returns too), the
- * ones `filter[…]` and `sort=` take, the text `search=` looks in and the relations
- * `include=` loads. Sensitive fields are refused.
+ * `/api/v1/comments`, declared once for every surface: REST, OpenAPI, the MCP tools
+ * and `include=` from other resources. `fields`: what records show (a column left out here is
+ * left out of what `resource` returns too); `filter`, `sort`, `search`: what lists take;
+ * `requests`: what writes take; `scopes`: what reads (index, show, aggregate) and writes need,
+ * `*` passing every check (an operation's own, `destroy: '…'`, goes beside them). `include=`
+ * takes the relations the schema's foreign keys give to the other resources.
  */
 const commentsFields = ['id', 'post_id', 'author_name', 'body', 'created_at', 'updated_at']
 
-export const commentsQuery = defineListQuery(comments, {
+export const commentsResource = defineResource(comments, {
   fields: commentsFields,
   filter: commentsFields,
   sort: commentsFields,
   search: ['author_name', 'body'],
-  include: {
-    post: belongsTo(posts, comments.postId, posts.id),
-  },
   resource: toCommentResource,
+  scopes: { read: 'comments:read', write: 'comments:write' },
+  requests: { create: CreateCommentRequest, update: UpdateCommentRequest },
 })
 
-/** What create and update take, here and through the MCP tools: the request schemas. */
-declareRequests(comments, { create: CreateCommentRequest, update: UpdateCommentRequest })
-
 /**
- * `/api/v1/comments`: index, aggregate, show, store (one record or an array), update (PUT or
- * PATCH), destroy, and the bulk updateMany (PATCH `/`) and destroyMany (DELETE `/?ids=`).
+ * The handlers of `/api/v1/comments`: each calls kiln's operation, which reads every
+ * declaration above (fields, row filter, If-Match…). Replace any with your own code.
  */
 export function commentsController({ db, counts }: ApiContext) {
-  // Prepared on the first request, then reused: a request only binds its id. Not while the
-  // routes are built: SQLite reads the table to prepare, and an app started before its
-  // migrations ran answers 503 until they do.
-  const prepareShow = () =>
-    db
-      .select()
-      .from(comments)
-      .where(eq(comments.id, sql.placeholder('id')))
-      .prepare('kiln_comments_show')
-  let showQuery: ReturnType<typeof prepareShow> | undefined
-  /** The record `id` among the rows the caller may reach (the list query's `rows`). */
-  const byId = (id: number, caller: ApiKeyInfo) =>
-    and(eq(comments.id, id), rowsWhere(commentsQuery, caller))
-  /** The record as the caller may read it: by the prepared query when no row filter applies. */
-  const find = async (id: number, caller: ApiKeyInfo) => {
-    if (!commentsQuery.rows) {
-      showQuery ??= prepareShow()
-      const [current] = await showQuery.execute({ id })
-      return current
-    }
-    const [current] = await db.select().from(comments).where(byId(id, caller))
-    return current
-  }
-  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
-  const shown = async (id: number, caller: ApiKeyInfo) => {
-    const current = await find(id, caller)
-    return current && { data: commentsQuery.record(current) }
-  }
+  const kiln = resourceOperations(commentsResource, { db, counts })
   return new Hono<ApiEnv>()
-    .get('/', read, async function index(c) {
-      // include= reads other resources under their own scopes: the key is the caller. A client
-      // that hangs up cancels the query (signal).
-      const caller = c.get('apiKey')
-      const page = await runListQuery(commentsQuery, c.req.url, {
-        db,
-        counts,
-        caller,
-        signal: c.req.raw.signal,
-      })
-      return c.json(page)
+    .get('/', kiln.scope.index, async function index(c) {
+      return c.json(await kiln.index(resourceCall(c)))
     })
-    .get('/aggregate', read, async function aggregate(c) {
-      // The caller's row filter applies to aggregates as to the list; a hang-up cancels it.
-      const caller = c.get('apiKey')
-      const groups = await runAggregateQuery(commentsQuery, c.req.url, {
-        db,
-        caller,
-        signal: c.req.raw.signal,
-      })
-      return c.json(groups)
+    .get('/aggregate', kiln.scope.aggregate, async function aggregate(c) {
+      return c.json(await kiln.aggregate(resourceCall(c)))
     })
-    .post('/', write, async function store(c) {
-      const { inputs, many } = await parseCreateBody(c.req.raw, CreateCommentRequest)
-      const rows = await db
-        .insert(comments)
-        .values(inputs)
-        .returning()
-        .catch(rejectConstraintViolation)
-      await counts.invalidate('comments')
-      const data = rows.map(commentsQuery.record)
-      return c.json({ data: many ? data : found(data[0]) }, 201)
+    .post('/', kiln.scope.store, async function store(c) {
+      return c.json(await kiln.store(resourceCall(c)), 201)
     })
-    .get('/:id', read, async function show(c) {
-      const id = parseId(c.req.param('id'))
-      const comment = await find(id, c.get('apiKey'))
-      return c.json({ data: commentsQuery.record(found(comment)) })
+    .get('/:id', kiln.scope.show, async function show(c) {
+      return c.json(await kiln.show(resourceCall(c)))
     })
-    .on(['PUT', 'PATCH'], '/:id', write, async function update(c) {
-      const id = parseId(c.req.param('id'))
-      const caller = c.get('apiKey')
-      const input = await parseJsonBody(c.req.raw, UpdateCommentRequest)
-      await checkIfMatch(c.req.raw, () => shown(id, caller))
-      const [comment] = await db
-        .update(comments)
-        .set({ ...input, updatedAt: sql`now()` })
-        .where(byId(id, caller))
-        .returning()
-        .catch(rejectConstraintViolation)
-      return c.json({ data: commentsQuery.record(found(comment)) })
+    .on(['PUT', 'PATCH'], '/:id', kiln.scope.update, async function update(c) {
+      return c.json(await kiln.update(resourceCall(c)))
     })
-    .delete('/:id', write, async function destroy(c) {
-      const id = parseId(c.req.param('id'))
-      const caller = c.get('apiKey')
-      await checkIfMatch(c.req.raw, () => shown(id, caller))
-      const [comment] = await db
-        .delete(comments)
-        .where(byId(id, caller))
-        .returning()
-        .catch(rejectBlockedDelete)
-      found(comment)
-      await counts.invalidate('comments')
-      return c.json({ message: 'Deleted' })
+    .delete('/:id', kiln.scope.destroy, async function destroy(c) {
+      return c.json(await kiln.destroy(resourceCall(c)))
     })
-    .patch('/', write, async function updateMany(c) {
-      const caller = c.get('apiKey')
-      const changes = await parseBulkUpdate(c.req.raw, UpdateCommentRequest, readId)
-      const rows = await writeEach(db, changes, (tx, { id, input }) =>
-        tx
-          .update(comments)
-          .set({ ...input, updatedAt: sql`now()` })
-          .where(byId(id, caller))
-          .returning(),
-      ).catch(rejectConstraintViolation)
-      return c.json({ data: rows.map(commentsQuery.record) })
+    .patch('/', kiln.scope.updateMany, async function updateMany(c) {
+      return c.json(await kiln.updateMany(resourceCall(c)))
     })
-    .delete('/', write, async function destroyMany(c) {
-      const caller = c.get('apiKey')
-      const ids = parseIdList(c.req.raw, readId)
-      await writeEach(db, ids, (tx, id) =>
-        tx.delete(comments).where(byId(id, caller)).returning(),
-      ).catch(rejectBlockedDelete)
-      await counts.invalidate('comments')
-      return c.json({ message: 'Deleted', count: ids.length })
+    .delete('/', kiln.scope.destroyMany, async function destroyMany(c) {
+      return c.json(await kiln.destroyMany(resourceCall(c)))
     })
 }

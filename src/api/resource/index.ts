@@ -1,0 +1,15 @@
+export { type ResourceCall, type ResourceContext, resourceCall } from './call.ts'
+export {
+  defineResource,
+  RESOURCE_OPERATIONS,
+  type ResourceDefinition,
+  type ResourceOperation,
+  type ResourceOptions,
+  type ResourceScopes,
+} from './define.ts'
+export {
+  type ResourceOperations,
+  type ResourceOperationsOptions,
+  resourceOperations,
+  type WriteInput,
+} from './operations.ts'

@@ -1,0 +1,160 @@
+import { and, eq } from 'drizzle-orm'
+import { rowsWhere } from '../query/definition.ts'
+import type { Row } from '../query/types.ts'
+import { parseJsonBody } from '../rest/body.ts'
+import { parseBulkUpdate, parseCreateBody, parseIdList, writeEach } from '../rest/bulk.ts'
+import { rejectBlockedDelete, rejectConstraintViolation } from '../rest/db-errors.ts'
+import { found } from '../rest/ids.ts'
+import { checkIfMatch } from '../rest/preconditions.ts'
+import { hasFields } from '../rest/rename-keys.ts'
+import type { ResourceCall, ResourceContext } from './call.ts'
+import type { ResourceDefinition } from './define.ts'
+import type { AnyDb, RecordLookup } from './records.ts'
+import { timestampsOf, timestampValue } from './values.ts'
+
+type Prepare = ((input: object) => object | Promise<object>) | undefined
+
+/** store, update, destroy, the bulk updateMany and destroyMany, and restore. */
+export function writeOperations(
+  resource: ResourceDefinition,
+  { db, counts }: ResourceContext,
+  lookup: RecordLookup,
+  prepare: Prepare,
+) {
+  const { table, tableName, softDelete } = resource
+  const loose = db as AnyDb
+  const record = (row: Row) => resource.record(row as never)
+  const stamps = timestampsOf(resource)
+  const { byId, readId } = lookup
+  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
+  const shown = async (call: ResourceCall, id: unknown) => {
+    const row = await lookup.find(id, call.caller)
+    return row && { data: record(row) }
+  }
+  /** Delete, or (soft delete) move to the trash: the statement, and its error mapping. */
+  const removal = (via: AnyDb, id: unknown, call: ResourceCall, now: Date) => {
+    if (!softDelete) return via.delete(table).where(byId(id, call.caller)).returning()
+    const trashedAt = timestampValue(columnInfo(resource, softDelete.column), resource.dialect, now)
+    return via
+      .update(table)
+      .set({ [keyOf(resource, softDelete.column)]: trashedAt })
+      .where(byId(id, call.caller))
+      .returning()
+  }
+  const rejectRemoval = softDelete ? rejectConstraintViolation : rejectBlockedDelete
+
+  return {
+    /** `POST /`: one record, or an array of them (all or none). */
+    async store(call: ResourceCall) {
+      const now = new Date()
+      const created = stamps.created(now)
+      const { inputs, many } = await parseCreateBody(
+        call.request,
+        createSchema(resource),
+        (input) => withPrepared(prepare, input as object, created),
+      )
+      const rows: Row[] = await loose
+        .insert(table)
+        .values(inputs)
+        .returning()
+        .catch(rejectConstraintViolation)
+      await counts.invalidate(tableName)
+      const data = rows.map(record)
+      return { data: many ? data : found(data[0]) }
+    },
+
+    /** `PUT` or `PATCH /{id}`: the fields given change (If-Match checked first). */
+    async update(call: ResourceCall) {
+      const id = readId(call.id)
+      const input = await parseJsonBody(call.request, updateSchema(resource))
+      const values = await withPrepared(prepare, input as object, {})
+      await checkIfMatch(call.request, () => shown(call, id))
+      const set = { ...values, ...stamps.updated(new Date()) }
+      // Nothing to write (an empty body, no updated_at): the record as it is.
+      const [row]: Row[] = hasFields(set)
+        ? await loose
+            .update(table)
+            .set(set)
+            .where(byId(id, call.caller))
+            .returning()
+            .catch(rejectConstraintViolation)
+        : await loose.select().from(table).where(byId(id, call.caller))
+      return { data: record(found(row)) }
+    },
+
+    /** `DELETE /{id}`: deleted, or moved to the trash (soft delete); If-Match checked first. */
+    async destroy(call: ResourceCall) {
+      const id = readId(call.id)
+      await checkIfMatch(call.request, () => shown(call, id))
+      const [row] = await removal(loose, id, call, new Date()).catch(rejectRemoval)
+      found(row)
+      await counts.invalidate(tableName)
+      return { message: 'Deleted' }
+    },
+
+    /** `PATCH /`: `[{ id, ...changes }]`, all or none, in one transaction. */
+    async updateMany(call: ResourceCall) {
+      const changes = await parseBulkUpdate(call.request, updateSchema(resource), readId, (input) =>
+        withPrepared(prepare, input as object, {}),
+      )
+      const touched = stamps.updated(new Date())
+      const rows = await writeEach(db, changes, (tx: AnyDb, { id, input }) =>
+        tx
+          .update(table)
+          .set({ ...input, ...touched })
+          .where(byId(id, call.caller))
+          .returning(),
+      ).catch(rejectConstraintViolation)
+      return { data: rows.map((row) => record(row as Row)) }
+    },
+
+    /** `DELETE /?ids=1,2,3`: all or none, in one transaction. */
+    async destroyMany(call: ResourceCall) {
+      const ids = parseIdList(call.request, readId)
+      const now = new Date()
+      await writeEach(db, ids, (tx: AnyDb, id) => removal(tx, id, call, now)).catch(rejectRemoval)
+      await counts.invalidate(tableName)
+      return { message: 'Deleted', count: ids.length }
+    },
+
+    /** `POST /{id}/restore`: out of the trash (a record not in it stays as it is). */
+    async restore(call: ResourceCall) {
+      const id = readId(call.id)
+      const column = softDelete!.column
+      const [row]: Row[] = await loose
+        .update(table)
+        .set({ [keyOf(resource, column)]: null })
+        .where(and(eq(lookup.key.column, id), rowsWhere(resource, call.caller)))
+        .returning()
+        .catch(rejectConstraintViolation)
+      await counts.invalidate(tableName)
+      return { data: record(found(row)) }
+    },
+  }
+}
+
+async function withPrepared(prepare: Prepare, input: object, extra: object): Promise<object> {
+  return { ...(prepare ? await prepare(input) : input), ...extra }
+}
+
+function createSchema(resource: ResourceDefinition) {
+  if (!resource.create) throw new TypeError(`${resource.name}: store needs requests.create`)
+  return resource.create
+}
+
+function updateSchema(resource: ResourceDefinition) {
+  if (!resource.update) throw new TypeError(`${resource.name}: update needs requests.update`)
+  return resource.update
+}
+
+function fieldOf(resource: ResourceDefinition, column: unknown) {
+  return [...resource.columns.values()].find((field) => field.column === column)!
+}
+
+function keyOf(resource: ResourceDefinition, column: unknown): string {
+  return fieldOf(resource, column).key
+}
+
+function columnInfo(resource: ResourceDefinition, column: unknown) {
+  return fieldOf(resource, column).info
+}
