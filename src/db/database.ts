@@ -8,17 +8,15 @@ import type { NodePgDatabase } from 'drizzle-orm/node-postgres'
 import type { PgliteDatabase } from 'drizzle-orm/pglite'
 import type pg from 'pg'
 import { ConfigError } from '../core/config/parse-env.ts'
+import {
+  DEFAULT_SLOW_QUERY_WAIT_MS,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+} from '../core/config/query-budget-defaults.ts'
 import { importOptional, MissingPackageError } from '../core/optional-package.ts'
 import { revealSecret, type Secret } from '../core/secret.ts'
 import { type PipelineOptions, pipelineOneOffQueries } from './pipelined-queries.ts'
 import { type PoolerMode, poolerOfUrl, unnamedStatementClient } from './pooler.ts'
-import {
-  DEFAULT_SLOW_QUERY_WAIT_MS,
-  DEFAULT_STATEMENT_TIMEOUT_MS,
-  defaultSlowQueryConcurrency,
-  QueryGate,
-  setPoolBudget,
-} from './query-budget.ts'
+import { defaultSlowQueryConcurrency, QueryGate, setPoolBudget } from './query-budget.ts'
 
 /** The SQL dialect of a database and of an app's tables. */
 export type Dialect = 'postgres' | 'sqlite'

@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from '../../core/clock.ts'
 import type { AuditEntry } from '../../db/index.ts'
 import type { DataToolName, McpCaller } from '../data/access.ts'
-import type { Crud } from '../data/crud.ts'
+import type { Crud } from '../data/crud-contract.ts'
 import { findModel, isSensitiveField, type McpModelSource, primaryKeyOf } from '../data/models.ts'
 import { auditOutcomeOf, ToolError } from '../tool-error.ts'
 import type { AuditTrail } from './audit-trail.ts'

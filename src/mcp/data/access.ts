@@ -1,6 +1,6 @@
 import type { SQL } from 'drizzle-orm'
 import type { ListQueryDefinition } from '../../api/index.ts'
-import { softDeleteColumn } from '../../api/rest/soft-delete.ts'
+import { softDeleteColumn } from '../../api/internal.ts'
 import type { CredentialOptions, PolicyCaller, RowFilter } from '../../db/index.ts'
 import {
   type ModelReadPolicy,

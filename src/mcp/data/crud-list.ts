@@ -11,9 +11,10 @@ import {
   describeFields,
   type QueryField,
   type ResolvedRelation,
-} from '../../api/query/definition.ts'
-import { recordMaker } from '../../api/query/record.ts'
-import { softDeleteColumn, softDeletes } from '../../api/rest/soft-delete.ts'
+  recordMaker,
+  softDeleteColumn,
+  softDeletes,
+} from '../../api/internal.ts'
 import { ValidationError } from '../../core/errors.ts'
 import type { Database } from '../../db/index.ts'
 import { classifyColumn } from '../../db/models/columns.ts'
