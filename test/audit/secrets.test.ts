@@ -620,7 +620,7 @@ describe('secrets audit: one run of the demo exercising every capability', () =>
       headers: { authorization: `Bearer ${key}` },
     })
     expect(res.status).toBe(500)
-    expect(JSON.parse(res.body)).toEqual({ error: expect.any(String) })
+    expect(JSON.parse(res.body)).toEqual({ error: expect.any(String), code: expect.any(String) })
     expect(res.body).not.toMatch(/select|\bat .+:\d+/i)
   })
 
