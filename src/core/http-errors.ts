@@ -17,6 +17,10 @@ export interface ErrorHandlerOptions {
  * A `KilnError` (of any copy of kiln) renders itself: its catalogue status, `{ error,
  * code, ...details }` and its own headers; anything else is logged and answers a generic 500
  * `{ error, code }` without a stack. @see ./error-catalogue.ts
+ * @example
+ * ```ts
+ * app.onError(errorHandler({ logger }))
+ * ```
  */
 export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
   /** Tables already reported missing: the operator reads it once, not once per request. */

@@ -62,7 +62,7 @@ export class WebhookQueueError extends KilnError {
  * error handler, so the host app's JSON handler does not apply here.
  * @example
  * ```ts
- * app.route('/', messagingWebhook({ config, queue, dedup }))
+ * app.route('/', messagingWebhook({ config: messagingConfig, queue, dedup }))
  * ```
  */
 export function messagingWebhook(options: MessagingWebhookOptions): Hono {

@@ -43,6 +43,10 @@ export interface ApiGuardOptions {
  * - Bodies are read up to `maxBodyBytes` (413 past it) before the handler sees them.
  *
  * Errors are thrown for the group's error handler to answer, as the separate middlewares do.
+ * @example
+ * ```ts
+ * app.use('/api/v1/*', apiGuard({ apiKeys, limiters, logger }))
+ * ```
  */
 export function apiGuard(options: ApiGuardOptions): MiddlewareHandler<ApiEnv> {
   const { apiKeys, limiters, limiter = 'api', scopes, logger } = options

@@ -141,7 +141,11 @@ export interface AppConfig {
   allowedHosts: string[]
 }
 
-/** Reads the variables every kiln app shares. Capabilities parse their own (MSG_*, CDN_*…). */
+/** Reads the variables every kiln app shares. Capabilities parse their own (MSG_*, CDN_*…). * @example
+ * ```ts
+ * const config = loadAppConfig(process.env)
+ * ```
+ */
 export function loadAppConfig(env: Env = process.env): AppConfig {
   const parsed = parseEnv(appEnvSchema, env)
   const appUrl = (parsed.APP_URL ?? `http://localhost:${parsed.PORT}`).replace(/\/+$/, '')
