@@ -114,7 +114,6 @@ export {
   jsonValue,
   MAX_BULK_RECORDS,
   type ModelRequests,
-  type PageQuery,
   type ParseIdOptions,
   type ParseTextIdOptions,
   PreconditionFailedError,

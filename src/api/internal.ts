@@ -15,6 +15,7 @@ export {
 export { recordMaker } from './query/record.ts'
 export { toJsonValue } from './query/values.ts'
 export { decimal, int64 } from './rest/column-values.ts'
+export { DEFAULT_PER_PAGE, MAX_PER_PAGE } from './rest/pagination.ts'
 export { notTrashed, softDeleteColumn, softDeletes } from './rest/soft-delete.ts'
 export { BODY_FIELD, fieldErrors } from './rest/validation.ts'
 export { validationMessage } from './rest/validation-messages.ts'

@@ -6,6 +6,7 @@ import {
   KilnError,
   messageOf,
 } from '../core/errors.ts'
+import { firstLineOf } from '../core/first-line.ts'
 import { readBodyBytes } from '../core/http/body-limit.ts'
 import type { Logger, Redactor } from '../core/logger.ts'
 import type { Queue } from '../core/queue/queue.ts'
@@ -204,7 +205,7 @@ function safeDetail(
   config: MessagingConfig,
   redactor: Redactor | undefined,
 ): string {
-  let detail = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
+  let detail = firstLineOf(error)
   detail = redactSecrets(detail, config.secrets())
   detail = detail.replace(/(\w+:\/\/)[^/@\s]+@/g, '$1<redacted>@')
   if (redactor) detail = redactor.scrub(detail)

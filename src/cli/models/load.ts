@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { firstLineOf } from '../../core/first-line.ts'
 import { importOptional, isMissingPackage } from '../../core/optional-package.ts'
 import { type KilnConfig, kilnConfigSchema } from '../../db/kiln-config.ts'
 import {
@@ -72,11 +73,6 @@ function canImportWithoutTsx(file: string): boolean {
   return /\.m?js$/.test(file) || (typeof stripsTypes === 'string' && stripsTypes !== 'false')
 }
 
-function describeFailure(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error)
-  return message.split('\n')[0] ?? message
-}
-
 /** Loads the module exporting an app's Drizzle tables (a path absolute or relative to the cwd). */
 export async function loadSchemaModule(path: string): Promise<Record<string, unknown>> {
   const file = resolve(path)
@@ -86,7 +82,7 @@ export async function loadSchemaModule(path: string): Promise<Record<string, unk
   try {
     return await importAppModule(file)
   } catch (error) {
-    throw new CliError(`Could not load the schema module ${file}: ${describeFailure(error)}`, {
+    throw new CliError(`Could not load the schema module ${file}: ${firstLineOf(error)}`, {
       cause: error,
     })
   }
@@ -109,7 +105,7 @@ export async function loadKilnConfig(cwd: string = process.cwd()): Promise<Loade
   try {
     loaded = await importAppModule(path)
   } catch (error) {
-    throw new CliError(`Could not load ${name}: ${describeFailure(error)}`, { cause: error })
+    throw new CliError(`Could not load ${name}: ${firstLineOf(error)}`, { cause: error })
   }
   if (loaded.default === undefined) {
     throw new CliError(`${name} has no default export: export default defineConfig({ … })`)

@@ -1,93 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createRecordCounter, parseId, parseJsonBody, renameKeys } from '../../../src/api/index.ts'
-import { paginated, parsePageQuery } from '../../../src/api/rest/pagination.ts'
 import {
   ManualClock,
   MemoryKeyValueStore,
   NotFoundError,
   ValidationError,
 } from '../../../src/core/index.ts'
-
-describe('parsePageQuery', () => {
-  it('defaults to page 1 of 15 and caps per_page at 100', () => {
-    expect(parsePageQuery({})).toEqual({ page: 1, perPage: 15, offset: 0 })
-    expect(parsePageQuery({ page: '3', per_page: '20' })).toEqual({
-      page: 3,
-      perPage: 20,
-      offset: 40,
-    })
-    expect(parsePageQuery({ per_page: '101' }).perPage).toBe(100)
-  })
-
-  it('caps per_page however large, beyond a safe integer too', () => {
-    for (const huge of ['9007199254740991', '9007199254740992', '1'.repeat(400), '00100000']) {
-      expect(parsePageQuery({ per_page: huge })).toEqual({ page: 1, perPage: 100, offset: 0 })
-    }
-    expect(parsePageQuery({ page: '2', per_page: '9007199254740993' }).offset).toBe(100)
-  })
-
-  it('a page whose offset passes a safe integer is a 422 naming the last one it can reach', () => {
-    const last = Math.floor(Number.MAX_SAFE_INTEGER / 100) + 1
-    expect(parsePageQuery({ page: String(last), per_page: '100' }).offset).toBe((last - 1) * 100)
-    expect(() => parsePageQuery({ page: String(last + 1), per_page: '100' })).toThrow(
-      ValidationError,
-    )
-    const error = (() => {
-      try {
-        parsePageQuery({ page: '9007199254740993' })
-      } catch (e) {
-        return e
-      }
-    })() as ValidationError
-    expect(error.errors).toEqual({
-      page: [`must be at most ${Math.floor(Number.MAX_SAFE_INTEGER / 15) + 1}`],
-    })
-  })
-
-  it('422 naming each bad parameter', () => {
-    const error = (() => {
-      try {
-        parsePageQuery({ page: 'x', per_page: '0' })
-      } catch (e) {
-        return e
-      }
-    })() as ValidationError
-    expect(error).toBeInstanceOf(ValidationError)
-    expect(error.errors).toEqual({ page: ['must be an integer'], per_page: ['must be at least 1'] })
-    for (const bad of ['-1', '1.5', '1e3', ' 1', '']) {
-      expect(() => parsePageQuery({ per_page: bad })).toThrow(ValidationError)
-    }
-  })
-})
-
-describe('paginated', () => {
-  const page = (n: number, perPage = 15) => ({ page: n, perPage, offset: (n - 1) * perPage })
-
-  it('an empty table has one empty page', () => {
-    expect(paginated([], page(1), 0, '/api/v1/posts')).toEqual({
-      data: [],
-      meta: { current_page: 1, per_page: 15, total: 0, last_page: 1, from: 0, to: 0 },
-      links: {
-        first: '/api/v1/posts?page=1',
-        last: '/api/v1/posts?page=1',
-        prev: null,
-        next: null,
-      },
-    })
-  })
-
-  it('carries a non-default per_page in the links', () => {
-    const body = paginated([1, 2], page(2, 2), 5, '/x')
-    expect(body.links).toEqual({
-      first: '/x?page=1&per_page=2',
-      last: '/x?page=3&per_page=2',
-      prev: '/x?page=1&per_page=2',
-      next: '/x?page=3&per_page=2',
-    })
-    expect(body.meta).toMatchObject({ from: 3, to: 4, last_page: 3 })
-  })
-})
 
 describe('parseId', () => {
   it('accepts whole numbers the column can hold, 404 otherwise', () => {
