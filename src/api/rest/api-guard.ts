@@ -29,7 +29,7 @@ export interface ApiGuardOptions {
  * The guard of an API group, in one middleware: what `privateCache()`, the two stages of
  * `twoStageThrottle(limiters, limiter)` around `apiKeyAuth`, and `bodyLimit()` do in that order,
  * for the dispatch of one middleware instead of five (each costs about as much again as the
- * work it does on a cached request; docs/performance.md).
+ * work it does on a cached request; docs/performance-archive.md, "The show path").
  *
  * - Answers are built by `c.json()` with `Cache-Control: private, no-cache`,
  *   `Vary: Authorization`, and on 200s to GET a weak `ETag` (304 on `If-None-Match`).
