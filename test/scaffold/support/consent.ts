@@ -1,24 +1,11 @@
-import { existsSync } from 'node:fs'
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { expect } from 'vitest'
-import { isCI } from '../../support/env.ts'
 import { MemoryOAuthProvider } from '../../support/memory-oauth-provider.ts'
 
-const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'
-export const hasChromium = existsSync(executablePath)
-/** Without Chromium the browser tests are skipped on a laptop, and fail in CI. */
-export const skipBrowser = !hasChromium && !isCI
-
-export async function launchChromium(): Promise<Browser> {
-  if (!hasChromium) throw new Error(`CI=true needs chromium at ${executablePath}`)
-  return chromium.launch({
-    executablePath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  })
-}
+export { hasChromium, launchChromium, skipBrowser } from '../../support/chromium.ts'
 
 /**
  * The MCP SDK client connecting to `{issuer}/mcp` as an assistant does: it discovers the
