@@ -131,7 +131,6 @@ export {
   jsonValue,
   MAX_BULK_RECORDS,
   type ModelRequests,
-  type PageQuery,
   type ParseIdOptions,
   type ParseTextIdOptions,
   PreconditionFailedError,

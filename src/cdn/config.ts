@@ -2,15 +2,23 @@ import { z } from 'zod'
 import { ConfigError, type Env, envUrl, parseEnv } from '../core/config/index.ts'
 import type { Logger, Redactor } from '../core/logger.ts'
 import { Secret } from '../core/secret.ts'
+import { CDN_PROVIDERS, type CdnProvider, DEFAULT_CDN_PROVIDER, descriptorOf } from './providers.ts'
 
-export const CDN_PROVIDERS = ['none', 'digitalocean', 'bunny', 'cloudflare'] as const
-/** The CDN whose purge API is used, or `none`. */
-export type CdnProvider = (typeof CDN_PROVIDERS)[number]
+export type { CdnProvider } from './providers.ts'
 
 const url = envUrl('expected an absolute http(s) URL, e.g. https://cdn.example.com', [
   'http:',
   'https:',
 ])
+
+type Setting = 'url' | 'token' | 'zone'
+
+/** Each provider's legacy variables: `[provider, setting, variable]`. */
+const LEGACY = CDN_PROVIDERS.flatMap((provider) =>
+  Object.entries(descriptorOf(provider).legacy ?? {}).map(
+    ([setting, variable]) => [provider, setting as Setting, variable] as const,
+  ),
+)
 
 export const cdnEnvSchema = z.object({
   CDN_URL: url.optional(),
@@ -22,48 +30,33 @@ export const cdnEnvSchema = z.object({
   /** The provider API base URL (tests, proxies); each provider's public API by default. */
   CDN_PURGE_API_URL: url.optional(),
   // Legacy names, read only when the current variable is unset.
-  DIGITALOCEAN_CDN_URL: url.optional(),
-  BUNNY_CDN_URL: url.optional(),
-  CLOUDFLARE_CDN_URL: url.optional(),
-  DIGITALOCEAN_CDN_ENDPOINT_ID: z.string().optional(),
-  CLOUDFLARE_ZONE_ID: z.string().optional(),
-  DIGITALOCEAN_TOKEN: z.string().optional(),
-  BUNNY_API_KEY: z.string().optional(),
-  CLOUDFLARE_API_TOKEN: z.string().optional(),
+  ...Object.fromEntries(
+    LEGACY.map(([, setting, variable]) => [
+      variable,
+      setting === 'url' ? url.optional() : z.string().optional(),
+    ]),
+  ),
 })
 
-type Parsed = z.output<typeof cdnEnvSchema>
-type LegacyName = Exclude<
-  keyof Parsed,
-  'CDN_URL' | 'CDN_PROVIDER' | 'CDN_PURGE_TOKEN' | 'CDN_PURGE_ZONE' | 'CDN_PURGE_API_URL'
->
+const CURRENT: Record<Setting, string> = {
+  url: 'CDN_URL',
+  token: 'CDN_PURGE_TOKEN',
+  zone: 'CDN_PURGE_ZONE',
+}
 
 /** Each legacy variable and what replaces it. */
-export const LEGACY_CDN_VARIABLES: Record<LegacyName, string> = {
-  DIGITALOCEAN_CDN_URL: 'CDN_URL',
-  BUNNY_CDN_URL: 'CDN_URL and CDN_PROVIDER=bunny',
-  CLOUDFLARE_CDN_URL: 'CDN_URL and CDN_PROVIDER=cloudflare',
-  DIGITALOCEAN_CDN_ENDPOINT_ID: 'CDN_PURGE_ZONE',
-  CLOUDFLARE_ZONE_ID: 'CDN_PURGE_ZONE',
-  DIGITALOCEAN_TOKEN: 'CDN_PURGE_TOKEN',
-  BUNNY_API_KEY: 'CDN_PURGE_TOKEN',
-  CLOUDFLARE_API_TOKEN: 'CDN_PURGE_TOKEN',
-}
+export const LEGACY_CDN_VARIABLES: Record<string, string> = Object.fromEntries(
+  LEGACY.map(([provider, setting, variable]) => [
+    variable,
+    setting === 'url' && provider !== DEFAULT_CDN_PROVIDER
+      ? `CDN_URL and CDN_PROVIDER=${provider}`
+      : CURRENT[setting],
+  ]),
+)
 
-const LEGACY_URL: Record<Exclude<CdnProvider, 'none'>, LegacyName> = {
-  digitalocean: 'DIGITALOCEAN_CDN_URL',
-  bunny: 'BUNNY_CDN_URL',
-  cloudflare: 'CLOUDFLARE_CDN_URL',
-}
-const LEGACY_TOKEN: Record<Exclude<CdnProvider, 'none'>, LegacyName> = {
-  digitalocean: 'DIGITALOCEAN_TOKEN',
-  bunny: 'BUNNY_API_KEY',
-  cloudflare: 'CLOUDFLARE_API_TOKEN',
-}
-const LEGACY_ZONE: Partial<Record<CdnProvider, LegacyName>> = {
-  digitalocean: 'DIGITALOCEAN_CDN_ENDPOINT_ID',
-  cloudflare: 'CLOUDFLARE_ZONE_ID',
-}
+/** The legacy variable of one provider's setting, if it had one. */
+const legacyOf = (provider: CdnProvider, setting: Setting) =>
+  descriptorOf(provider).legacy?.[setting]
 
 /** The CDN settings read from the environment by `loadCdnConfig`. */
 export interface CdnConfig {
@@ -98,59 +91,49 @@ export function loadCdnConfig(
   env: Env = process.env,
   options: LoadCdnConfigOptions = {},
 ): CdnConfig {
-  const parsed = parseEnv(cdnEnvSchema, env, HEADING)
-  const used = new Set<LegacyName>()
+  const parsed = parseEnv(cdnEnvSchema, env, HEADING) as Record<string, string | undefined> & {
+    CDN_PROVIDER?: CdnProvider
+  }
+  const used = new Set<string>()
+  /** The current variable, else the provider's legacy one (noted as used). */
+  const read = (provider: CdnProvider, setting: Setting): string | undefined => {
+    const current = parsed[CURRENT[setting]]
+    const legacy = legacyOf(provider, setting)
+    if (current !== undefined || !legacy || !parsed[legacy]) return current
+    used.add(legacy)
+    return parsed[legacy]
+  }
 
-  let provider: CdnProvider | undefined = parsed.CDN_PROVIDER
+  let provider = parsed.CDN_PROVIDER
   if (provider === undefined) {
-    const implied = (['bunny', 'cloudflare'] as const).filter((p) => parsed[LEGACY_URL[p]])
+    // A legacy URL of another provider than the default names it.
+    const implied = LEGACY.filter(
+      ([p, setting, variable]) =>
+        setting === 'url' && p !== DEFAULT_CDN_PROVIDER && parsed[variable],
+    )
     if (implied.length > 1) {
-      throw new ConfigError(
-        { CDN_PROVIDER: 'is required: both BUNNY_CDN_URL and CLOUDFLARE_CDN_URL are set' },
-        HEADING,
-      )
+      const names = implied.map(([, , variable]) => variable).join(' and ')
+      throw new ConfigError({ CDN_PROVIDER: `is required: both ${names} are set` }, HEADING)
     }
-    provider = implied[0] ?? 'digitalocean'
-    if (implied[0]) used.add(LEGACY_URL[implied[0]])
+    provider = implied[0]?.[0] ?? DEFAULT_CDN_PROVIDER
+    if (implied[0]) used.add(implied[0][2])
   }
 
   let url = parsed.CDN_URL
-  if (url === undefined) {
-    const candidates: LegacyName[] =
-      provider === 'none'
-        ? ['DIGITALOCEAN_CDN_URL', 'BUNNY_CDN_URL', 'CLOUDFLARE_CDN_URL']
-        : [LEGACY_URL[provider]]
-    const found = candidates.find((name) => parsed[name])
+  if (url === undefined && provider === 'none') {
+    // Without a provider, any provider's legacy URL still sets the base of `cdnUrl()`.
+    const found = LEGACY.find(([, setting, variable]) => setting === 'url' && parsed[variable])
     if (found) {
-      url = parsed[found]
-      used.add(found)
+      url = parsed[found[2]]
+      used.add(found[2])
     }
+  } else if (url === undefined) {
+    url = read(provider, 'url')
   }
+  const token = read(provider, 'token')
+  const zone = read(provider, 'zone')
 
-  let token = parsed.CDN_PURGE_TOKEN
-  if (token === undefined && provider !== 'none' && parsed[LEGACY_TOKEN[provider]]) {
-    token = parsed[LEGACY_TOKEN[provider]]
-    used.add(LEGACY_TOKEN[provider])
-  }
-
-  let zone = parsed.CDN_PURGE_ZONE
-  const legacyZone = LEGACY_ZONE[provider]
-  if (zone === undefined && legacyZone && parsed[legacyZone]) {
-    zone = parsed[legacyZone]
-    used.add(legacyZone)
-  }
-
-  const problems: Record<string, string> = {}
-  if (provider === 'bunny' || provider === 'cloudflare') {
-    if (!url) problems.CDN_URL = `is required for CDN_PROVIDER=${provider}`
-    if (!token) problems.CDN_PURGE_TOKEN = `is required for CDN_PROVIDER=${provider}`
-  }
-  if (provider === 'cloudflare' && !zone) {
-    problems.CDN_PURGE_ZONE = 'is required for CDN_PROVIDER=cloudflare (the zone id)'
-  }
-  if (provider === 'digitalocean' && zone && !token) {
-    problems.CDN_PURGE_TOKEN = 'is required when CDN_PURGE_ZONE is set'
-  }
+  const problems = descriptorOf(provider).problems?.({ url, token, zone }) ?? {}
   if (Object.keys(problems).length > 0) throw new ConfigError(problems, HEADING)
 
   for (const name of used) {

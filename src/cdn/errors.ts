@@ -1,11 +1,11 @@
 import { KilnError } from '../core/errors.ts'
 
 /** A purge path that no adapter can send (empty, a control character, a misplaced `*`…). */
-export class InvalidPurgePath extends KilnError {
+export class InvalidPurgePathError extends KilnError {
   override readonly code = 'invalid_purge_path'
 }
 
-/** One purge request that failed, as `PurgeFailed` reports it. */
+/** One purge request that failed, as `PurgeFailedError` reports it. */
 export interface FailedBatch {
   /** The paths this request was purging. */
   paths: string[]
@@ -18,7 +18,7 @@ export interface FailedBatch {
  * Some purge requests failed (after retries). `failures` lists each failed batch with its
  * paths; every other batch was purged.
  */
-export class PurgeFailed extends KilnError {
+export class PurgeFailedError extends KilnError {
   override readonly code = 'cdn_purge_failed'
   readonly failures: FailedBatch[]
   readonly batches: number
@@ -35,3 +35,12 @@ export class PurgeFailed extends KilnError {
     this.batches = batches
   }
 }
+
+/** @deprecated Renamed `InvalidPurgePathError`; this name goes in the next minor version. */
+export const InvalidPurgePath = InvalidPurgePathError
+/** @deprecated Renamed `InvalidPurgePathError`. */
+export type InvalidPurgePath = InvalidPurgePathError
+/** @deprecated Renamed `PurgeFailedError`; this name goes in the next minor version. */
+export const PurgeFailed = PurgeFailedError
+/** @deprecated Renamed `PurgeFailedError`. */
+export type PurgeFailed = PurgeFailedError

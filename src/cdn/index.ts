@@ -8,7 +8,13 @@ export {
   loadCdnConfig,
 } from './config.ts'
 export { type PurgeAfterDeployOptions, purgeAfterDeploy } from './deploy.ts'
-export { type FailedBatch, InvalidPurgePath, PurgeFailed } from './errors.ts'
+export {
+  type FailedBatch,
+  InvalidPurgePath,
+  InvalidPurgePathError,
+  PurgeFailed,
+  PurgeFailedError,
+} from './errors.ts'
 export { type BunnyPurgeOptions, bunnyPurge } from './purge/bunny.ts'
 export { type CloudflarePurgeOptions, cloudflarePurge } from './purge/cloudflare.ts'
 export { type DigitalOceanPurgeOptions, digitalOceanPurge } from './purge/digitalocean.ts'

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import type { Env } from '../core/config/index.ts'
+import { firstLineOf } from '../core/first-line.ts'
 import { MissingPackageError } from '../core/optional-package.ts'
 import {
   DATABASE_URL_FORMS,
@@ -176,9 +177,8 @@ function describeUrl(url: string): string {
 function reason(error: unknown): string {
   let current = error
   while (current instanceof Error && current.cause instanceof Error) current = current.cause
-  const message = current instanceof Error ? current.message : String(current)
   const code = (current as { code?: unknown } | undefined)?.code
-  return message.split('\n')[0] || (typeof code === 'string' ? code : 'unknown error')
+  return firstLineOf(current) || (typeof code === 'string' ? code : 'unknown error')
 }
 
 interface SharedDatabase {

@@ -13,7 +13,7 @@ const corked = new WeakSet<Corkable>()
  * turn) leave in one socket write, as a pipeline's would, and the server answers them in one
  * read. A command waits at most for the rest of the turn; a lone one leaves at its end.
  * Used for Redis's rate-limit counts, BullMQ's batched adds and PostgreSQL's pipelined
- * queries; measured in docs/performance.md.
+ * queries; measured in docs/performance-archive.md ("PostgreSQL pipelining", "The show path").
  */
 export function corkUntilTheLoopTurns(stream: Corkable | undefined): void {
   if (!stream || corked.has(stream)) return

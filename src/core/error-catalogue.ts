@@ -305,16 +305,26 @@ export function messageOf(code: KilnErrorCode): string {
 }
 
 /**
- * The code whose message answers a bare status (a Hono `HTTPException` thrown without a
- * message); any other status answers `Error`.
+ * The code that answers a bare status (a Hono `HTTPException`, a response kiln did not make
+ * itself): its message when the exception has none, and the body's `code`.
  */
 const GENERIC_BY_STATUS: Record<number, KilnErrorCode> = {
   400: 'bad_request',
   401: 'unauthenticated',
   403: 'forbidden',
   404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  412: 'precondition_failed',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
+  429: 'too_many_requests',
+  500: 'internal_error',
+}
+
+/** The code of a bare status: its generic code, else `bad_request` or `internal_error`. */
+export function codeOfStatus(status: number): KilnErrorCode {
+  return GENERIC_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'bad_request')
 }
 
 /** The message answering a bare status: its generic code's, else `Error`. */

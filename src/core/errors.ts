@@ -51,9 +51,13 @@ export class KilnError extends Error {
     return statusOf(this.code)
   }
 
-  /** The JSON body: `{ error, ...details }`; a server error's details stay in the log. */
+  /**
+   * The JSON body: `{ error, code, ...details }`, the catalogue's `code` beside the message so
+   * that a client branches on it; a server error's details stay in the log.
+   */
   body(): Record<string, unknown> {
-    return this.status >= 500 ? { error: this.message } : { error: this.message, ...this.details }
+    const body = { error: this.message, code: this.code }
+    return this.status >= 500 ? body : { ...body, ...this.details }
   }
 
   /** Headers the answer carries whoever renders it (`Retry-After`, `Allow`). */

@@ -1,6 +1,6 @@
 import type { Context, ErrorHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
-import { messageOfStatus } from './error-catalogue.ts'
+import { codeOfStatus, type KilnErrorCode, messageOfStatus } from './error-catalogue.ts'
 import { isKilnError, messageOf } from './errors.ts'
 import { hasResponseHeader } from './http/plain-response.ts'
 import { NO_SNIFF } from './http/security-headers.ts'
@@ -15,8 +15,12 @@ export interface ErrorHandlerOptions {
 /**
  * The one table from errors to responses, installed with `app.onError(errorHandler(...))`.
  * A `KilnError` (of any copy of kiln) renders itself: its catalogue status, `{ error,
- * ...details }` and its own headers; anything else is logged and answers a generic 500
- * `{ error }` without a stack. @see ./error-catalogue.ts
+ * code, ...details }` and its own headers; anything else is logged and answers a generic 500
+ * `{ error, code }` without a stack. @see ./error-catalogue.ts
+ * @example
+ * ```ts
+ * app.onError(errorHandler({ logger }))
+ * ```
  */
 export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
   /** Tables already reported missing: the operator reads it once, not once per request. */
@@ -39,7 +43,10 @@ export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
     if (err instanceof HTTPException) {
       const status = err.status
       if (status >= 500) logger.error({ err, path: c.req.path }, 'HTTP exception')
-      return c.json({ error: err.message || messageOfStatus(status) }, status)
+      return c.json(
+        { error: err.message || messageOfStatus(status), code: codeOfStatus(status) },
+        status,
+      )
     }
     const table = missingTable(err)
     if (table !== undefined) {
@@ -47,9 +54,12 @@ export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
         reportedTables.add(table)
         logger.error({ table }, `The database has no table "${table}": ${MIGRATE_HINT}`)
       }
-      return c.json({ error: messageOf('database_not_migrated') }, 503)
+      return c.json(catalogueBody('database_not_migrated'), 503)
     }
     logger.error({ err, path: c.req.path }, 'Unhandled error')
-    return c.json({ error: messageOf('internal_error') }, 500)
+    return c.json(catalogueBody('internal_error'), 500)
   }
 }
+
+/** The body of a code with its public message: `{ error, code }`. */
+const catalogueBody = (code: KilnErrorCode) => ({ error: messageOf(code), code })

@@ -87,6 +87,7 @@ export {
   type TrustProxy,
   throttle,
   type WindowLimit,
+  type WindowLimitOption,
 } from './http/index.ts'
 export { type ErrorHandlerOptions, errorHandler } from './http-errors.ts'
 export {

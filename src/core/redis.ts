@@ -1,4 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis'
+import { firstLineOf } from './first-line.ts'
 import { requireOptional } from './optional-package.ts'
 
 /** An ioredis client, as `RedisConnections` and `SharedState` hand them out. */
@@ -119,15 +120,11 @@ export async function pingRedis(redis: Redis, url: string, timeoutMs = 5_000): P
     // The connection's own error (refused, unknown host, wrong password) says more than the
     // command's ("max retries", "stream isn't writeable").
     const known = lastErrors.get(redis)?.message ?? (error as Error).message
-    const reason = withoutPassword(oneLine(known), url)
+    const reason = withoutPassword(firstLineOf(known), url)
     throw new Error(`Redis at ${redisAddress(url)} is unreachable (${reason})`, { cause: error })
   } finally {
     clearTimeout(timer)
   }
-}
-
-function oneLine(text: string): string {
-  return text.split('\n')[0] ?? text
 }
 
 function withoutPassword(text: string, url: string): string {

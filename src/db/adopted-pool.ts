@@ -1,14 +1,12 @@
 import { sql } from 'drizzle-orm'
 import type pg from 'pg'
-import { importOptional } from '../core/optional-package.ts'
-import type { CreateDatabaseOptions, Database, PostgresDatabase } from './database.ts'
 import {
   DEFAULT_SLOW_QUERY_WAIT_MS,
   DEFAULT_STATEMENT_TIMEOUT_MS,
-  defaultSlowQueryConcurrency,
-  QueryGate,
-  setPoolBudget,
-} from './query-budget.ts'
+} from '../core/config/query-budget-defaults.ts'
+import { importOptional } from '../core/optional-package.ts'
+import type { CreateDatabaseOptions, Database, PostgresDatabase } from './database-types.ts'
+import { defaultSlowQueryConcurrency, QueryGate, setPoolBudget } from './query-budget.ts'
 
 /** Whether `createDatabase` was handed a pg pool rather than a URL. */
 export function isPgPool(given: unknown): given is pg.Pool {

@@ -39,7 +39,7 @@ export function pipelinedSockets(pool: pg.Pool): object[] {
  * connection with the fewest unanswered queries; the queries of one loop turn leave in one
  * socket write per connection. Each query keeps its own `Sync`: one that fails fails alone.
  * On a loaded server this spends far less CPU than a connection per query (one write and one
- * read for many queries, no checkout): measured in docs/performance.md.
+ * read for many queries, no checkout): measured in docs/performance-archive.md, "PostgreSQL pipelining".
  *
  * The cost of pipelining is head-of-line blocking: a query waits for the ones written before
  * it on its connection. So no query is added behind a stalled one (unanswered for

@@ -70,7 +70,7 @@ const MAX_TEXT_LENGTH = 4096
  * with exponential backoff and jitter; other provider errors become typed errors at once.
  * @example
  * ```ts
- * const client = createMessagingClient({ config, logger })
+ * const client = createMessagingClient({ config: messagingConfig, logger })
  * ```
  */
 export function createMessagingClient(options: MessagingClientOptions): MessagingClient {

@@ -6,6 +6,7 @@ import {
   KilnError,
   messageOf,
 } from '../core/errors.ts'
+import { firstLineOf } from '../core/first-line.ts'
 import { readBodyBytes } from '../core/http/body-limit.ts'
 import type { Logger, Redactor } from '../core/logger.ts'
 import type { Queue } from '../core/queue/queue.ts'
@@ -62,7 +63,7 @@ export class WebhookQueueError extends KilnError {
  * error handler, so the host app's JSON handler does not apply here.
  * @example
  * ```ts
- * app.route('/', messagingWebhook({ config, queue, dedup }))
+ * app.route('/', messagingWebhook({ config: messagingConfig, queue, dedup }))
  * ```
  */
 export function messagingWebhook(options: MessagingWebhookOptions): Hono {
@@ -204,7 +205,7 @@ function safeDetail(
   config: MessagingConfig,
   redactor: Redactor | undefined,
 ): string {
-  let detail = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
+  let detail = firstLineOf(error)
   detail = redactSecrets(detail, config.secrets())
   detail = detail.replace(/(\w+:\/\/)[^/@\s]+@/g, '$1<redacted>@')
   if (redactor) detail = redactor.scrub(detail)

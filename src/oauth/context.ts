@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.ts'
 import type { TrustProxy } from '../core/http/client-ip.ts'
-import type { LegacyWindowLimit, RateLimiters, WindowLimit } from '../core/http/rate-limiters.ts'
+import type { RateLimiters, WindowLimitOption } from '../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import type { Logger } from '../core/logger.ts'
 import type { Secret } from '../core/secret.ts'
@@ -29,10 +29,10 @@ export interface OAuthSession {
 export type SessionResolver = (request: Request) => Promise<OAuthSession | undefined>
 
 /**
- * A throttle of the OAuth server: `{ points, durationSeconds }` (kiln/core's `WindowLimit`);
- * `{ max, windowMs }` is still read (deprecated).
+ * A throttle of the OAuth server.
+ * @deprecated kiln/core's `WindowLimitOption`, the one type of the OAuth and MCP limits.
  */
-export type Limit = WindowLimit | LegacyWindowLimit
+export type Limit = WindowLimitOption
 
 /** Everything the handlers share, built once by `oauthServer`. */
 export interface OAuthContext {

@@ -18,7 +18,7 @@ export interface OAuthCorsOptions {
  * An actual request's two headers are added to the answer once the handler has made it. Hono's
  * `cors` sets them on `c.res` before the handler runs instead, and the handler's own `Response`
  * is then copied into a new one: on Node that turns a plain string answer into a web stream
- * and a `Headers` object, the largest saving of a `/mcp` call in docs/performance/mcp.md.
+ * and a `Headers` object, the largest saving of a `/mcp` call in docs/performance-archive.md's MCP notes.
  */
 export function oauthCors(options: OAuthCorsOptions = {}): MiddlewareHandler {
   const exposeHeaders = ['WWW-Authenticate', 'Mcp-Session-Id', ...(options.exposeHeaders ?? [])]

@@ -3,7 +3,12 @@ import { type Clock, systemClock } from '../core/clock.ts'
 import { bodyLimit } from '../core/http/body-limit.ts'
 import type { TrustProxy } from '../core/http/client-ip.ts'
 import { type OriginGuardOptions, originGuard } from '../core/http/origin-guard.ts'
-import { createRateLimiters, type RateLimiters, windowLimit } from '../core/http/rate-limiters.ts'
+import {
+  createRateLimiters,
+  type RateLimiters,
+  type WindowLimitOption,
+  windowLimit,
+} from '../core/http/rate-limiters.ts'
 import { noSniff } from '../core/http/security-headers.ts'
 import type { KeyValueStore } from '../core/kv/key-value-store.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
@@ -16,7 +21,7 @@ import {
   DOCUMENT_FETCH_LIMIT,
 } from './cimd/metadata-documents.ts'
 import { normalizeIssuer } from './config.ts'
-import type { Limit, OAuthContext, SessionResolver } from './context.ts'
+import type { OAuthContext, SessionResolver } from './context.ts'
 import { oauthCors } from './cors.ts'
 import { authorizeDecisionHandler, authorizeHandler } from './handlers/authorize.ts'
 import { connectedAppsHandler, disconnectAppHandler } from './handlers/connected-apps.ts'
@@ -81,7 +86,7 @@ export interface OAuthServerOptions {
   /** Which proxies' `X-Forwarded-For` the throttles believe, without `rateLimiters`. */
   trustProxy?: TrustProxy
   /** Client registrations per IP. Default 20 per hour. */
-  registrationLimit?: Limit
+  registrationLimit?: WindowLimitOption
   /**
    * Registered (DCR) clients that never got a token, kept at most. A registration past it
    * removes the oldest of them first: what registration stores is bounded, what is asked is
@@ -97,9 +102,9 @@ export interface OAuthServerOptions {
    * Device authorizations per IP, and polls with an unknown device code per IP.
    * Defaults 30 and 60 per 15 minutes.
    */
-  deviceLimits?: { authorizationPerIp?: Limit; unknownCodePerIp?: Limit }
+  deviceLimits?: { authorizationPerIp?: WindowLimitOption; unknownCodePerIp?: WindowLimitOption }
   /** Wrong device codes per signed-in user and per IP. Defaults 10 and 30 per 15 minutes. */
-  userCodeLimits?: { perSession?: Limit; perIp?: Limit }
+  userCodeLimits?: { perSession?: WindowLimitOption; perIp?: WindowLimitOption }
   /**
    * The browser pages (/authorize, /device, /connected-apps) refuse, with 403, a form post
    * whose `Origin` and any request whose `Host` is not APP_URL's. Add more here (kiln/core

@@ -2,7 +2,18 @@ import '../core/check-peers.ts'
 
 export { createStorageFromEnv, loadStorageConfig, type StorageConfig } from './config.ts'
 export type { Content, Disk, FileMetadata, PutOptions, Visibility } from './disk.ts'
-export { FileNotFound, InvalidPath, StorageIo, UnknownDisk, Unsupported } from './errors.ts'
+export {
+  FileNotFound,
+  FileNotFoundError,
+  InvalidPath,
+  InvalidPathError,
+  StorageIo,
+  StorageIoError,
+  StorageUnsupportedError,
+  UnknownDisk,
+  UnknownDiskError,
+  Unsupported,
+} from './errors.ts'
 export { local } from './local.ts'
 export { type MemoryDiskOptions, memory } from './memory.ts'
 export { type PublicDiskRoutesOptions, publicDiskRoutes } from './public-routes.ts'

@@ -13,7 +13,7 @@ import {
   toBuffer,
   toReadable,
 } from './disk.ts'
-import { FileNotFound, InvalidPath, StorageIo } from './errors.ts'
+import { FileNotFoundError, InvalidPathError, StorageIoError } from './errors.ts'
 import { mimeTypeOf } from './mime.ts'
 
 /** Temporary files of in-flight writes: hidden from listings, renamed over the target when complete. */
@@ -61,9 +61,9 @@ class LocalDisk implements Disk {
     } catch (error) {
       await fs.rm(temp, { force: true }).catch(() => {})
       if (code(error) === 'EISDIR' || code(error) === 'ENOTEMPTY') {
-        throw new InvalidPath(`${path} is a directory`)
+        throw new InvalidPathError(`${path} is a directory`)
       }
-      if (code(error) === 'ENOTDIR') throw new InvalidPath(`a parent of ${path} is a file`)
+      if (code(error) === 'ENOTDIR') throw new InvalidPathError(`a parent of ${path} is a file`)
       throw ioError('write', path, error)
     }
   }
@@ -82,7 +82,7 @@ class LocalDisk implements Disk {
   async getStream(path: string): Promise<Readable> {
     const handle = await this.#open(path)
     try {
-      if (!(await handle.stat()).isFile()) throw new FileNotFound(path)
+      if (!(await handle.stat()).isFile()) throw new FileNotFoundError(path)
     } catch (error) {
       await handle.close()
       throw readError(path, error)
@@ -95,8 +95,8 @@ class LocalDisk implements Disk {
       const real = await this.#existing(path)
       return (await fs.stat(real)).isFile()
     } catch (error) {
-      if (error instanceof FileNotFound) return false
-      if (error instanceof InvalidPath) throw error
+      if (error instanceof FileNotFoundError) return false
+      if (error instanceof InvalidPathError) throw error
       throw readError(path, error)
     }
   }
@@ -123,23 +123,23 @@ class LocalDisk implements Disk {
       await fs.rename(temp, join(dir, basename(to)))
     } catch (error) {
       await fs.rm(temp, { force: true }).catch(() => {})
-      if (code(error) === 'EISDIR') throw new InvalidPath(`${to} is a directory`)
-      if (code(error) === 'ENOTDIR') throw new InvalidPath(`a parent of ${to} is a file`)
+      if (code(error) === 'EISDIR') throw new InvalidPathError(`${to} is a directory`)
+      if (code(error) === 'ENOTDIR') throw new InvalidPathError(`a parent of ${to} is a file`)
       throw readError(from, error)
     }
   }
 
   async rename(from: string, to: string): Promise<void> {
     const sourceDir = await this.#existingParent(from)
-    if (sourceDir === undefined) throw new FileNotFound(from)
+    if (sourceDir === undefined) throw new FileNotFoundError(from)
     const source = join(sourceDir, basename(from))
     await this.#assertFile(source, from)
     const dir = await this.#directoryForWrite(to)
     try {
       await fs.rename(source, join(dir, basename(to)))
     } catch (error) {
-      if (code(error) === 'EISDIR') throw new InvalidPath(`${to} is a directory`)
-      if (code(error) === 'ENOTDIR') throw new InvalidPath(`a parent of ${to} is a file`)
+      if (code(error) === 'EISDIR') throw new InvalidPathError(`${to} is a directory`)
+      if (code(error) === 'ENOTDIR') throw new InvalidPathError(`a parent of ${to} is a file`)
       throw readError(from, error)
     }
   }
@@ -154,7 +154,7 @@ class LocalDisk implements Disk {
     } finally {
       await handle.close()
     }
-    if (!stats.isFile()) throw new FileNotFound(path)
+    if (!stats.isFile()) throw new FileNotFoundError(path)
     return {
       path,
       size: stats.size,
@@ -199,7 +199,7 @@ class LocalDisk implements Disk {
 
   async makeDirectory(path: string): Promise<void> {
     const real = await this.#ensureDirectory(path)
-    if (!(await isDirectory(real))) throw new InvalidPath(`${path} is a file, not a directory`)
+    if (!(await isDirectory(real))) throw new InvalidPathError(`${path} is a file, not a directory`)
   }
 
   async deleteDirectory(path: string): Promise<void> {
@@ -223,7 +223,7 @@ class LocalDisk implements Disk {
       .then(() => fs.realpath(this.#root))
       .catch((error: unknown) => {
         this.#realRoot = undefined
-        throw new StorageIo('The local disk root cannot be created', { cause: error })
+        throw new StorageIoError('The local disk root cannot be created', { cause: error })
       })
     return this.#realRoot
   }
@@ -232,7 +232,7 @@ class LocalDisk implements Disk {
   async #confine(real: string, path: string): Promise<string> {
     const root = await this.#rootReal()
     if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) {
-      throw new InvalidPath(`${path || '(root)'} resolves outside the disk root`)
+      throw new InvalidPathError(`${path || '(root)'} resolves outside the disk root`)
     }
     return real
   }
@@ -265,7 +265,7 @@ class LocalDisk implements Disk {
       }
       if (!procFd || real === undefined) real = await fs.realpath(abs)
       if (!real.startsWith(root.endsWith(sep) ? root : root + sep)) {
-        throw new InvalidPath(`${path} resolves outside the disk root`)
+        throw new InvalidPathError(`${path} resolves outside the disk root`)
       }
       return handle
     } catch (error) {
@@ -274,7 +274,7 @@ class LocalDisk implements Disk {
     }
   }
 
-  /** The real path of an existing entry: FileNotFound when missing, InvalidPath when outside. */
+  /** The real path of an existing entry: FileNotFoundError when missing, InvalidPathError when outside. */
   async #existing(path: string): Promise<string> {
     await this.#rootReal()
     let real: string
@@ -291,7 +291,7 @@ class LocalDisk implements Disk {
       const real = await this.#existing(path)
       return (await fs.stat(real)).isDirectory() ? real : undefined
     } catch (error) {
-      if (error instanceof FileNotFound) return undefined
+      if (error instanceof FileNotFoundError) return undefined
       throw error
     }
   }
@@ -302,7 +302,7 @@ class LocalDisk implements Disk {
     try {
       return await this.#existing(parent === '.' ? '' : parent)
     } catch (error) {
-      if (error instanceof FileNotFound) return undefined
+      if (error instanceof FileNotFoundError) return undefined
       throw error
     }
   }
@@ -310,7 +310,7 @@ class LocalDisk implements Disk {
   async #assertFile(real: string, path: string) {
     try {
       const stats = await fs.stat(real)
-      if (!stats.isFile()) throw new FileNotFound(path)
+      if (!stats.isFile()) throw new FileNotFoundError(path)
       return stats
     } catch (error) {
       throw readError(path, error)
@@ -327,7 +327,7 @@ class LocalDisk implements Disk {
     try {
       return await this.#existing(path)
     } catch (error) {
-      if (!(error instanceof FileNotFound)) throw error
+      if (!(error instanceof FileNotFoundError)) throw error
     }
     // Confine the nearest existing ancestor first, so a symbolic link never makes mkdir
     // create directories outside the root.
@@ -336,11 +336,11 @@ class LocalDisk implements Disk {
     try {
       await fs.mkdir(join(this.#root, path))
     } catch (error) {
-      if (code(error) === 'ENOTDIR') throw new InvalidPath(`a parent of ${path} is a file`)
+      if (code(error) === 'ENOTDIR') throw new InvalidPathError(`a parent of ${path} is a file`)
       if (code(error) !== 'EEXIST') throw ioError('create directory', path, error)
     }
     const real = await this.#existing(path)
-    if (!(await isDirectory(real))) throw new InvalidPath(`${path} is a file, not a directory`)
+    if (!(await isDirectory(real))) throw new InvalidPathError(`${path} is a file, not a directory`)
     return real
   }
 }
@@ -362,16 +362,20 @@ async function isDirectory(abs: string): Promise<boolean> {
 }
 
 function readError(path: string, error: unknown): Error {
-  if (error instanceof FileNotFound || error instanceof InvalidPath) return error
+  if (error instanceof FileNotFoundError || error instanceof InvalidPathError) return error
   if (['ENOENT', 'ENOTDIR', 'EISDIR'].includes(code(error) ?? '')) {
-    return new FileNotFound(path, { cause: error })
+    return new FileNotFoundError(path, { cause: error })
   }
   return ioError('read', path, error)
 }
 
 function ioError(operation: string, path: string, error: unknown): Error {
-  if (error instanceof FileNotFound || error instanceof InvalidPath || error instanceof StorageIo) {
+  if (
+    error instanceof FileNotFoundError ||
+    error instanceof InvalidPathError ||
+    error instanceof StorageIoError
+  ) {
     return error
   }
-  return new StorageIo(`Could not ${operation} ${path || '(root)'}`, { cause: error })
+  return new StorageIoError(`Could not ${operation} ${path || '(root)'}`, { cause: error })
 }

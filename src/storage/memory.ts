@@ -11,7 +11,7 @@ import {
   toReadable,
   type Visibility,
 } from './disk.ts'
-import { FileNotFound } from './errors.ts'
+import { FileNotFoundError } from './errors.ts'
 import { mimeTypeOf } from './mime.ts'
 import { parentOf } from './path.ts'
 
@@ -137,7 +137,7 @@ class MemoryDisk implements Disk {
 
   #file(path: string): StoredFile {
     const file = this.#files.get(path)
-    if (!file) throw new FileNotFound(path)
+    if (!file) throw new FileNotFoundError(path)
     return file
   }
 }

@@ -3,7 +3,7 @@ import { Hono } from 'hono'
 import { FILE_SECURITY_HEADERS } from '../core/http/security-headers.ts'
 import { errorHandler } from '../core/http-errors.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
-import { FileNotFound, InvalidPath } from './errors.ts'
+import { FileNotFoundError, InvalidPathError } from './errors.ts'
 import { normalizePath } from './path.ts'
 import type { Storage } from './storage.ts'
 
@@ -38,7 +38,7 @@ export function publicDiskRoutes(options: PublicDiskRoutesOptions): Hono {
   app.onError(errorHandler({ logger }))
   app.get('/:path{.+}', async function servePublicFile(c) {
     const path = await notFoundIfInvalid(async () => normalizePath(c.req.param('path')))
-    // The disk refuses a symlink out of its root with InvalidPath: to a visitor, no such file.
+    // The disk refuses a symlink out of its root with InvalidPathError: to a visitor, no such file.
     const meta = await notFoundIfInvalid(() => disk.metadata(path))
     const etag = `W/"${meta.size.toString(16)}-${Math.floor(meta.lastModified.getTime()).toString(16)}"`
     const headers: Record<string, string> = {
@@ -63,7 +63,7 @@ async function notFoundIfInvalid<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run()
   } catch (error) {
-    if (error instanceof InvalidPath) throw new FileNotFound('')
+    if (error instanceof InvalidPathError) throw new FileNotFoundError('')
     throw error
   }
 }

@@ -4,7 +4,7 @@ import { ForbiddenError } from '../core/errors.ts'
 import { FILE_SECURITY_HEADERS } from '../core/http/security-headers.ts'
 import { errorHandler } from '../core/http-errors.ts'
 import { type Logger, silentLogger } from '../core/logger.ts'
-import { FileNotFound, UnknownDisk } from './errors.ts'
+import { FileNotFoundError, UnknownDiskError } from './errors.ts'
 import { normalizePath } from './path.ts'
 import type { Storage } from './storage.ts'
 
@@ -43,7 +43,7 @@ export function storageRoutes({ storage, logger = silentLogger() }: StorageRoute
     try {
       disk = storage.disk(diskName)
     } catch (error) {
-      if (error instanceof UnknownDisk) throw new FileNotFound(path)
+      if (error instanceof UnknownDiskError) throw new FileNotFoundError(path)
       throw error
     }
     const meta = await disk.metadata(path)

@@ -11,7 +11,7 @@ import {
   toReadable,
   type Visibility,
 } from './disk.ts'
-import { FileNotFound, StorageIo, Unsupported } from './errors.ts'
+import { FileNotFoundError, StorageIoError, StorageUnsupportedError } from './errors.ts'
 import { mimeTypeOf } from './mime.ts'
 import { encodePath, joinUrl } from './path.ts'
 
@@ -97,7 +97,7 @@ class S3Disk implements Disk {
     try {
       for await (const chunk of stream) chunks.push(chunk as Buffer)
     } catch (error) {
-      throw new StorageIo(`Could not read ${path}`, { cause: error })
+      throw new StorageIoError(`Could not read ${path}`, { cause: error })
     }
     return Buffer.concat(chunks)
   }
@@ -115,7 +115,7 @@ class S3Disk implements Disk {
       await this.#head(path)
       return true
     } catch (error) {
-      if (error instanceof FileNotFound) return false
+      if (error instanceof FileNotFoundError) return false
       throw error
     }
   }
@@ -204,7 +204,7 @@ class S3Disk implements Disk {
         ),
       )
       if (result.Errors && result.Errors.length > 0) {
-        throw new StorageIo(`Could not delete directory ${path}`, { cause: result.Errors })
+        throw new StorageIoError(`Could not delete directory ${path}`, { cause: result.Errors })
       }
     }
   }
@@ -313,7 +313,7 @@ class S3Disk implements Disk {
     try {
       part = await nextPart()
     } catch (error) {
-      throw new StorageIo(`Could not read the content for ${path}`, { cause: error })
+      throw new StorageIoError(`Could not read the content for ${path}`, { cause: error })
     }
     if (part === undefined || part.length < partSize) {
       const body = part ?? Buffer.alloc(0)
@@ -363,7 +363,7 @@ class S3Disk implements Disk {
           }),
         )
         .catch(() => {})
-      throw new StorageIo(`Could not write ${path}`, { cause: error })
+      throw new StorageIoError(`Could not write ${path}`, { cause: error })
     }
   }
 
@@ -375,9 +375,9 @@ class S3Disk implements Disk {
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata
         ?.httpStatusCode
       if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) {
-        throw new FileNotFound(path, { cause: error })
+        throw new FileNotFoundError(path, { cause: error })
       }
-      throw new StorageIo(`Object store request failed: ${operation} ${path || '(root)'}`, {
+      throw new StorageIoError(`Object store request failed: ${operation} ${path || '(root)'}`, {
         cause: error,
       })
     }
@@ -422,7 +422,8 @@ async function loadSdk(): Promise<{ sdk: S3Sdk; presigner: Presigner }> {
     return { sdk, presigner }
   } catch (error) {
     // Loaded on first use, inside a request: storage's own error answers there.
-    if (error instanceof MissingPackageError) throw new Unsupported(error.message, { cause: error })
+    if (error instanceof MissingPackageError)
+      throw new StorageUnsupportedError(error.message, { cause: error })
     throw error
   }
 }

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream'
 import type { Clock } from '../core/clock.ts'
 import type { Secret } from '../core/secret.ts'
 import type { Content, Disk, FileMetadata, PutOptions, Visibility } from './disk.ts'
-import { InvalidPath, UnknownDisk, Unsupported } from './errors.ts'
+import { InvalidPathError, StorageUnsupportedError, UnknownDiskError } from './errors.ts'
 import { encodePath, joinUrl, normalizePath } from './path.ts'
 import { UrlSigner } from './signing.ts'
 
@@ -41,7 +41,7 @@ export type Expiration = number | Date
 
 /**
  * One disk with every storage operation. Paths are disk-relative (`avatars/1.png`); absolute
- * paths, `..` escapes and NUL bytes are refused with `InvalidPath` before the driver runs.
+ * paths, `..` escapes and NUL bytes are refused with `InvalidPathError` before the driver runs.
  */
 export class DiskHandle {
   readonly name: string
@@ -146,7 +146,7 @@ export class DiskHandle {
     const normalized = urlPath(path)
     if (this.#config.url) return joinUrl(this.#config.url, encodePath(normalized))
     if (this.driver.url) return this.driver.url(normalized)
-    throw new Unsupported(`The disk "${this.name}" has no URL base`)
+    throw new StorageUnsupportedError(`The disk "${this.name}" has no URL base`)
   }
 
   /** The CDN edge URL when the disk has a CDN base, otherwise `url()`. String composition only. */
@@ -172,7 +172,7 @@ export class DiskHandle {
     }
     if (this.driver.temporaryUrl) return this.driver.temporaryUrl(normalized, seconds)
     if (!this.#signer) {
-      throw new Unsupported(
+      throw new StorageUnsupportedError(
         `The disk "${this.name}" cannot make temporary URLs: configure temporaryUrls in createStorage`,
       )
     }
@@ -220,10 +220,10 @@ export class Storage extends DiskHandle {
     this.#signer = signer?.signer
   }
 
-  /** The named disk; `UnknownDisk` when none has that name. */
+  /** The named disk; `UnknownDiskError` when none has that name. */
   disk(name: string): DiskHandle {
     const handle = this.#disks.get(name)
-    if (!handle) throw new UnknownDisk(name, [...this.#disks.keys()])
+    if (!handle) throw new UnknownDiskError(name, [...this.#disks.keys()])
     return handle
   }
 
@@ -270,11 +270,11 @@ function file(path: string): string {
 
 /** A file path for URL composition: leading slashes collapse; `..`, NUL and `\` still fail. */
 function urlPath(path: string): string {
-  if (typeof path !== 'string') throw new InvalidPath('expected a string')
+  if (typeof path !== 'string') throw new InvalidPathError('expected a string')
   return normalizePath(path.replace(/^\/+/, ''))
 }
 
 function dir(path: string): string {
-  if (typeof path !== 'string') throw new InvalidPath('expected a string')
+  if (typeof path !== 'string') throw new InvalidPathError('expected a string')
   return normalizePath(path, { allowRoot: true })
 }

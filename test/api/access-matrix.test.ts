@@ -147,7 +147,7 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
     expect(direct.status).toBe(403)
     expect(included.status).toBe(403)
     const body = await included.json()
-    expect(body).toEqual({ error: 'This API key lacks the scope users:read' })
+    expect(body).toEqual({ error: 'This API key lacks the scope users:read', code: 'forbidden' })
     expect(body).toEqual(await direct.json())
     // The reverse relation needs the other resource's scope as well.
     const reverse = await api.request(
@@ -157,7 +157,10 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
       as('usersRead'),
     )
     expect(reverse.status).toBe(403)
-    expect(await reverse.json()).toEqual({ error: 'This API key lacks the scope posts:read' })
+    expect(await reverse.json()).toEqual({
+      error: 'This API key lacks the scope posts:read',
+      code: 'forbidden',
+    })
   })
 
   it('reproduction: a key that reads one resource includes none other (comments:read and include=post)', async () => {
@@ -190,7 +193,10 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
       )
       expect(included.status, `${name}:read GET /${name}?include=${relation}`).toBe(403)
       const body = await included.json()
-      expect(body).toEqual({ error: `This API key lacks the scope ${related}:read` })
+      expect(body).toEqual({
+        error: `This API key lacks the scope ${related}:read`,
+        code: 'forbidden',
+      })
       expect(direct.status).toBe(403)
       expect(body).toEqual(await direct.json())
     }
@@ -244,7 +250,10 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
           )
           const body = await page.json()
           if (read && !allowed)
-            expect(body).toEqual({ error: `This API key lacks the scope ${related}:read` })
+            expect(body).toEqual({
+              error: `This API key lacks the scope ${related}:read`,
+              code: 'forbidden',
+            })
           expect(credentialKeys(body)).toEqual([])
         }
         // Writes: a key without the write scope changes nothing (403 before the body is read).
@@ -258,6 +267,7 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
             expect(response.status, `${keyName} ${method} ${path}`).toBe(403)
             expect(await response.json()).toEqual({
               error: `This API key lacks the scope ${name}:write`,
+              code: 'forbidden',
             })
           }
         }

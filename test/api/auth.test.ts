@@ -75,7 +75,7 @@ describeEachDatabase('apiKeyAuth', (backend) => {
 
   async function expectRefused(response: Response, reason: string) {
     expect(response.status).toBe(401)
-    expect(await response.json()).toEqual({ error: 'Unauthenticated' })
+    expect(await response.json()).toEqual({ error: 'Unauthenticated', code: 'unauthenticated' })
     expect(response.headers.get('WWW-Authenticate')).toBe('Bearer')
     const entry = log.entries().find((e) => e.msg === 'API key refused')
     expect(entry?.reason).toBe(reason)
@@ -221,7 +221,10 @@ describeEachDatabase('apiKeyAuth', (backend) => {
       headers: { Authorization: `Bearer ${created.rawKey}` },
     })
     expect(response.status).toBe(500)
-    expect(await response.json()).toEqual({ error: 'Internal Server Error' })
+    expect(await response.json()).toEqual({
+      error: 'Internal Server Error',
+      code: 'dependency_failed',
+    })
     const entry = log.entries().find((e) => e.level === 50)
     expect(entry?.code).toBe('dependency_failed')
     expect(log.text()).not.toContain('"stack":"DependencyError')
@@ -233,7 +236,10 @@ describeEachDatabase('apiKeyAuth', (backend) => {
     const created = await createApiKey(database, { name: 'ci', scopes: ['posts:read'] })
     const response = await get('/api/admin', `Bearer ${created.rawKey}`)
     expect(response.status).toBe(403)
-    expect(await response.json()).toEqual({ error: 'This API key lacks the scope admin' })
+    expect(await response.json()).toEqual({
+      error: 'This API key lacks the scope admin',
+      code: 'forbidden',
+    })
   })
 
   it('lets a key with the scope, or with *, into a scoped group', async () => {
@@ -251,7 +257,10 @@ describeEachDatabase('apiKeyAuth', (backend) => {
       app.request('/api/users/1', { method: 'DELETE', headers: { Authorization: `Bearer ${key}` } })
     const refused = await del(reader.rawKey)
     expect(refused.status).toBe(403)
-    expect(await refused.json()).toEqual({ error: 'This API key lacks the scope users:delete' })
+    expect(await refused.json()).toEqual({
+      error: 'This API key lacks the scope users:delete',
+      code: 'forbidden',
+    })
     expect((await del(deleter.rawKey)).status).toBe(200)
     expect(await (await del(all.rawKey)).json()).toEqual({ message: 'Deleted' })
   })
@@ -259,7 +268,7 @@ describeEachDatabase('apiKeyAuth', (backend) => {
   it('401 when a handler asks for ApiKeyInfo on a route without apiKeyAuth', async () => {
     const response = await get('/unprotected')
     expect(response.status).toBe(401)
-    expect(await response.json()).toEqual({ error: 'Unauthenticated' })
+    expect(await response.json()).toEqual({ error: 'Unauthenticated', code: 'unauthenticated' })
   })
 })
 

@@ -86,7 +86,10 @@ for (const store of stores) {
       }
       const refused = await app.request('/records/1')
       expect(refused.status).toBe(429)
-      expect(await refused.json()).toEqual({ error: 'Too Many Requests' })
+      expect(await refused.json()).toEqual({
+        error: 'Too Many Requests',
+        code: 'too_many_requests',
+      })
       const retryAfter = Number(refused.headers.get('Retry-After'))
       expect(retryAfter).toBeGreaterThanOrEqual(1)
       expect(retryAfter).toBeLessThanOrEqual(60)

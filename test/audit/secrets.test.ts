@@ -612,12 +612,23 @@ describe('secrets audit: one run of the demo exercising every capability', () =>
   })
 
   it('configuration objects print without their secrets', async () => {
-    const oauth = demoOAuth(demo.ctx)
-    record('OAuthConfig', oauth.config)
     const messaging = await demoMessaging(demo.ctx)
-    record('MessagingConfig', messaging?.config)
-    record('AppConfig', demo.ctx.config)
-    record('Storage', demoStorage(demo.ctx))
+    expect(messaging?.config, 'the demo configures messaging from SECRETS').toBeDefined()
+    const printed = {
+      OAuthConfig: demoOAuth(demo.ctx).config,
+      MessagingConfig: messaging?.config,
+      AppConfig: demo.ctx.config,
+      Storage: demoStorage(demo.ctx),
+    }
+    for (const [label, value] of Object.entries(printed)) {
+      record(label, value)
+      const text = outputs.at(-1)?.text ?? ''
+      // inspect, JSON and String() of the object: each printed, none with a secret in it.
+      expect(text.length, label).toBeGreaterThan(100)
+      for (const [name, secret] of Object.entries(SECRETS)) {
+        expect(text.includes(secret), `${label} prints ${name}`).toBe(false)
+      }
+    }
   })
 
   it('a database failure answers 500 without a secret', async () => {
@@ -627,7 +638,7 @@ describe('secrets audit: one run of the demo exercising every capability', () =>
       headers: { authorization: `Bearer ${key}` },
     })
     expect(res.status).toBe(500)
-    expect(JSON.parse(res.body)).toEqual({ error: expect.any(String) })
+    expect(JSON.parse(res.body)).toEqual({ error: expect.any(String), code: expect.any(String) })
     expect(res.body).not.toMatch(/select|\bat .+:\d+/i)
   })
 

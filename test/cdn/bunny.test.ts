@@ -1,4 +1,4 @@
-import { bunnyPurge, PurgeFailed, Secret } from 'kilnjs/cdn'
+import { bunnyPurge, PurgeFailedError, Secret } from 'kilnjs/cdn'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeTime } from './support/clock.ts'
 import { loadFixture, relativeTo } from './support/fixtures.ts'
@@ -57,8 +57,8 @@ describe('Bunny purge adapter', () => {
     )
     const error = (await adapter()
       .purge(['a.html', 'b.html', 'c.html'])
-      .catch((e: unknown) => e)) as PurgeFailed
-    expect(error).toBeInstanceOf(PurgeFailed)
+      .catch((e: unknown) => e)) as PurgeFailedError
+    expect(error).toBeInstanceOf(PurgeFailedError)
     expect(standIn.requests).toHaveLength(3)
     expect(error.failures).toEqual([
       {

@@ -1,4 +1,4 @@
-import { cloudflarePurge, PurgeFailed, Secret } from 'kilnjs/cdn'
+import { cloudflarePurge, PurgeFailedError, Secret } from 'kilnjs/cdn'
 import { afterEach, describe, expect, it } from 'vitest'
 import { fakeTime } from './support/clock.ts'
 import { loadFixture } from './support/fixtures.ts'
@@ -70,8 +70,8 @@ describe('Cloudflare purge adapter', () => {
     }))
     const error = (await adapter()
       .purge(['a.html'])
-      .catch((e: unknown) => e)) as PurgeFailed
-    expect(error).toBeInstanceOf(PurgeFailed)
+      .catch((e: unknown) => e)) as PurgeFailedError
+    expect(error).toBeInstanceOf(PurgeFailedError)
     expect(error.failures).toEqual([
       { paths: ['a.html'], status: 200, reason: 'Request must contain one of "files"' },
     ])
@@ -82,7 +82,7 @@ describe('Cloudflare purge adapter', () => {
     standIn = await startStandIn(() => ({ status: 403, body: JSON.stringify(denied.body) }))
     const error = (await adapter()
       .purge(['a.html', 'assets/*'])
-      .catch((e: unknown) => e)) as PurgeFailed
+      .catch((e: unknown) => e)) as PurgeFailedError
     expect(error.failures.map((f) => [f.paths, f.status, f.reason])).toEqual([
       [['a.html'], 403, 'Authentication error'],
       [['assets/*'], 403, 'Authentication error'],

@@ -1,5 +1,5 @@
 import { inspect } from 'node:util'
-import { cdnUrl, createPurgeApi, InvalidPurgePath, loadCdnConfig } from 'kilnjs/cdn'
+import { cdnUrl, createPurgeApi, InvalidPurgePathError, loadCdnConfig } from 'kilnjs/cdn'
 import { ConfigError, Redactor } from 'kilnjs/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { LEGACY_CDN_VARIABLES } from '../../src/cdn/config.ts'
@@ -281,7 +281,9 @@ describe('purge paths', () => {
       ['a\nb'],
       ['https://other.example.com/x'],
     ]) {
-      expect(() => normalizePurgePaths(bad, 'https://cdn.example.com')).toThrow(InvalidPurgePath)
+      expect(() => normalizePurgePaths(bad, 'https://cdn.example.com')).toThrow(
+        InvalidPurgePathError,
+      )
     }
   })
 })

@@ -1,4 +1,4 @@
-import { digitalOceanPurge, PurgeFailed, Secret } from 'kilnjs/cdn'
+import { digitalOceanPurge, PurgeFailedError, Secret } from 'kilnjs/cdn'
 import type { Logger } from 'kilnjs/core'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestRedis, describeWithRedis, type TestRedis } from '../support/redis.ts'
@@ -113,8 +113,8 @@ describe('DigitalOcean purge adapter', () => {
     standIn = await startStandIn(() => ({ status: 429, headers: { 'Retry-After': '1' } }))
     const error = (await adapter(time)
       .purge(['index.html'])
-      .catch((e: unknown) => e)) as PurgeFailed
-    expect(error).toBeInstanceOf(PurgeFailed)
+      .catch((e: unknown) => e)) as PurgeFailedError
+    expect(error).toBeInstanceOf(PurgeFailedError)
     expect(standIn.requests).toHaveLength(4)
     expect(error.failures).toEqual([
       { paths: ['index.html'], status: 429, reason: 'unexpected status 429' },
@@ -124,7 +124,7 @@ describe('DigitalOcean purge adapter', () => {
   it('does not wait for a Retry-After beyond the bound', async () => {
     const time = fakeTime()
     standIn = await startStandIn(() => ({ status: 429, headers: { 'Retry-After': '3600' } }))
-    await expect(adapter(time).purge(['index.html'])).rejects.toBeInstanceOf(PurgeFailed)
+    await expect(adapter(time).purge(['index.html'])).rejects.toBeInstanceOf(PurgeFailedError)
     expect(standIn.requests).toHaveLength(1)
     expect(time.sleeps).toEqual([])
   })
@@ -137,9 +137,9 @@ describe('DigitalOcean purge adapter', () => {
     const paths = Array.from({ length: 120 }, (_, i) => `f${i}.html`)
     const error = (await adapter()
       .purge(paths)
-      .catch((e: unknown) => e)) as PurgeFailed
+      .catch((e: unknown) => e)) as PurgeFailedError
     expect(standIn.requests).toHaveLength(3)
-    expect(error).toBeInstanceOf(PurgeFailed)
+    expect(error).toBeInstanceOf(PurgeFailedError)
     expect(error.status).toBe(502)
     expect(error.batches).toBe(3)
     expect(error.failures).toEqual([
@@ -153,7 +153,7 @@ describe('DigitalOcean purge adapter', () => {
     standIn = await startStandIn(() => ({ status: 400, body: `bad token ${TOKEN}` }))
     const error = (await adapter()
       .purge(['a.html'])
-      .catch((e: unknown) => e)) as PurgeFailed
+      .catch((e: unknown) => e)) as PurgeFailedError
     expect(error.failures[0]!.reason).toBe('bad token <redacted>')
     expect(error.message).not.toContain(TOKEN)
   })
@@ -171,8 +171,8 @@ describe('DigitalOcean purge adapter', () => {
     await standIn.close()
     const error = (await adapter()
       .purge(['index.html'])
-      .catch((e: unknown) => e)) as PurgeFailed
-    expect(error).toBeInstanceOf(PurgeFailed)
+      .catch((e: unknown) => e)) as PurgeFailedError
+    expect(error).toBeInstanceOf(PurgeFailedError)
     expect(error.failures[0]!.reason).toMatch(/^request failed/)
   })
 })

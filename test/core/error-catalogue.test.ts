@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { ApiKeyRejectedError } from '../../src/api/errors.ts'
 import { ConflictError } from '../../src/api/rest/db-errors.ts'
 import { PreconditionFailedError } from '../../src/api/rest/preconditions.ts'
-import { InvalidPurgePath, PurgeFailed } from '../../src/cdn/errors.ts'
+import { InvalidPurgePathError, PurgeFailedError } from '../../src/cdn/errors.ts'
 import { ConfigError } from '../../src/core/config/parse-env.ts'
 import { ERROR_CATALOGUE, type KilnErrorCode } from '../../src/core/error-catalogue.ts'
 import {
@@ -34,11 +34,11 @@ import {
 import { InvalidSignatureError, WebhookQueueError } from '../../src/messaging/webhook.ts'
 import { OAuthError, OAuthPageError, OAuthRedirectError } from '../../src/oauth/errors.ts'
 import {
-  FileNotFound,
-  InvalidPath,
-  StorageIo,
-  UnknownDisk,
-  Unsupported,
+  FileNotFoundError,
+  InvalidPathError,
+  StorageIoError,
+  StorageUnsupportedError,
+  UnknownDiskError,
 } from '../../src/storage/errors.ts'
 
 const provider = {
@@ -86,13 +86,13 @@ const EVERY_CLASS: KilnError[] = [
   new ReengagementRequiredError('x', provider),
   new AccessTokenExpiredError('x', provider),
   new MessagingTimeoutError('x'),
-  new FileNotFound('a.txt'),
-  new InvalidPath('absolute'),
-  new UnknownDisk('s3', ['local']),
-  new Unsupported('x'),
-  new StorageIo('x'),
-  new InvalidPurgePath('x'),
-  new PurgeFailed('cloudflare', [{ paths: ['/a'], reason: 'refused' }], 1),
+  new FileNotFoundError('a.txt'),
+  new InvalidPathError('absolute'),
+  new UnknownDiskError('s3', ['local']),
+  new StorageUnsupportedError('x'),
+  new StorageIoError('x'),
+  new InvalidPurgePathError('x'),
+  new PurgeFailedError('cloudflare', [{ paths: ['/a'], reason: 'refused' }], 1),
 ]
 
 describe('the error catalogue', () => {
@@ -130,16 +130,18 @@ describe('the error catalogue', () => {
     const response = new TooManyRequestsError(7).toResponse()
     expect(response.status).toBe(429)
     expect(response.headers.get('Retry-After')).toBe('7')
-    expect(await response.json()).toEqual({ error: 'Too Many Requests' })
+    expect(await response.json()).toEqual({ error: 'Too Many Requests', code: 'too_many_requests' })
     const invalid = new ValidationError({ name: ['is required'] })
     expect(invalid.body()).toEqual({
       error: 'Validation failed',
+      code: 'validation_failed',
       errors: { name: ['is required'] },
     })
     expect(new MethodNotAllowedError(['GET', 'POST']).headers()).toEqual({ Allow: 'GET, POST' })
     // A server error's details and a configuration's variable names stay in the log.
     expect(new ConfigError({ SECRET: 'expected 32 bytes' }).body()).toEqual({
       error: 'Internal Server Error',
+      code: 'internal_error',
     })
   })
 })

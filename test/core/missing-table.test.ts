@@ -41,7 +41,10 @@ function capturedLogger(): { logger: Logger; lines: string[] } {
 
 const MIGRATE_ADVICE =
   'run `npx drizzle-kit generate` (if its migration is not written yet), then `npx kilnjs migrate`'
-const NOT_MIGRATED = { error: 'Service Unavailable: the database is not migrated' }
+const NOT_MIGRATED = {
+  error: 'Service Unavailable: the database is not migrated',
+  code: 'database_not_migrated',
+}
 
 describeEachDatabase('an app started before its migrations ran', (backend: DatabaseBackend) => {
   let opened: TestDatabase | undefined
@@ -147,6 +150,7 @@ describeEachDatabase('an app started before its migrations ran', (backend: Datab
       expect(response.status).toBe(503)
       expect(await response.json()).toEqual({
         error: 'Service Unavailable: the database is not migrated',
+        code: 'database_not_migrated',
       })
     }
     expect(lines).toHaveLength(1)

@@ -134,7 +134,10 @@ describeEachDatabase(
       const response = await app.request(`/docs/aggregate?count=*&filter[body][contains]=${NEEDLE}`)
       expect(response.status).toBe(503)
       const body = (await response.json()) as { error: string }
-      expect(body).toEqual({ error: expect.stringContaining(`${BUDGET_MS} ms budget`) })
+      expect(body).toEqual({
+        error: expect.stringContaining(`${BUDGET_MS} ms budget`),
+        code: 'query_timeout',
+      })
       const entry = lines
         .map((line) => JSON.parse(line) as Record<string, unknown>)
         .find((line) => line.code === 'query_timeout')
@@ -154,7 +157,10 @@ describeEachDatabase(
       const elapsed = performance.now() - started
       expect(response.status).toBe(503)
       const body = (await response.json()) as { error: string }
-      expect(body).toEqual({ error: expect.stringContaining(`${BUDGET_MS} ms budget`) })
+      expect(body).toEqual({
+        error: expect.stringContaining(`${BUDGET_MS} ms budget`),
+        code: 'query_timeout',
+      })
       expect(JSON.stringify(body)).not.toContain('aaaa')
       // The server cancelled it at the budget (plus a connection, a few round trips, and the
       // slack a loaded machine needs), not after the scan's tens of seconds.

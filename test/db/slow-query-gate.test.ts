@@ -186,6 +186,7 @@ describeEachDatabase(
       expect(response.status).toBe(503)
       expect(await response.json()).toEqual({
         error: expect.stringContaining('waited 200 ms for its turn'),
+        code: 'query_timeout',
       })
       const entry = lines.find((line) => line.includes('query_timeout'))
       expect(entry, lines.join('\n')).toContain('gate_slow')

@@ -58,7 +58,10 @@ describe('the demo API: scoped keys and credential fields', () => {
     for (const body of [{ password_hash: chosen }, { password: 'attacker chosen password' }]) {
       const response = await put(reader, body)
       expect(response.status).toBe(403)
-      expect(await response.json()).toEqual({ error: 'This API key lacks the scope users:write' })
+      expect(await response.json()).toEqual({
+        error: 'This API key lacks the scope users:write',
+        code: 'forbidden',
+      })
     }
     expect(await storedHash()).toBe(before)
     const posts = await demo.app.request('/api/v1/posts', {

@@ -9,8 +9,8 @@ import { generateApiClient } from '../../src/api/index.ts'
 import { silentLogger } from '../../src/core/index.ts'
 
 /**
- * Every `ts` block of README.md and docs/ is type-checked against kiln's sources, so that a
- * snippet cannot drift from the API it shows. A block may use the names of the entry point
+ * Every `ts` block of README.md and docs/, and every `@example` of src/'s doc comments, is
+ * type-checked against kiln's sources, so that a snippet cannot drift from the API it shows. A block may use the names of the entry point
  * (test/docs/snippet-context.ts), import the app's `./schema.ts` (the demo's tables),
  * `./api/index.js` (its generated API) and `./api-client.ts` (the typed client `kilnjs
  * make:client` writes from the demo's OpenAPI document), and must import or define everything else. A block that is
@@ -53,10 +53,55 @@ function docSnippets(): Snippet[] {
   return snippets
 }
 
+/** Each entry point's names (test/package/surface/), by name: `createPurgeApi` → `kilnjs/cdn`. */
+function entryOfName(): Map<string, string> {
+  const entries = new Map<string, string>()
+  for (const list of readdirSync(join(repo, 'test/package/surface'))) {
+    const entry = list === 'kilnjs.txt' ? 'kilnjs' : `kilnjs/${list.replace(/\.txt$/, '')}`
+    for (const line of readFileSync(join(repo, 'test/package/surface', list), 'utf8').split('\n')) {
+      const name = line.trim().split(' ')[0]
+      if (name && !name.startsWith('#') && !entries.has(name)) entries.set(name, entry)
+    }
+  }
+  return entries
+}
+
+/**
+ * The `@example` blocks of src/'s doc comments. An example shows a call as an app writes it, so
+ * it is checked with the names a page may use; the kiln functions and classes it calls or
+ * constructs are imported from their entry point, as the app would.
+ */
+function sourceExamples(): Snippet[] {
+  const entries = entryOfName()
+  const files = readdirSync(join(repo, 'src'), { recursive: true })
+    .map(String)
+    .filter((name) => name.endsWith('.ts'))
+  const snippets: Snippet[] = []
+  for (const file of files) {
+    const text = readFileSync(join(repo, 'src', file), 'utf8')
+    for (const match of text.matchAll(/^ \* @example\n \* ```ts\n([\s\S]*?)^ \* ```/gm)) {
+      const code = (match[1] ?? '').replace(/^ \* ?/gm, '')
+      const called = [...code.matchAll(/(?:new )?\b([A-Za-z_$][\w$]*)(?=\()/g)]
+        .map((m) => m[1] as string)
+        .filter((name) => entries.has(name))
+      const imports = [...new Set(called)].map(
+        (name) => `import { ${name} } from '${entries.get(name)}'`,
+      )
+      snippets.push({
+        doc: `src/${file}`,
+        line: text.slice(0, match.index).split('\n').length + 1 - imports.length,
+        code: `${imports.join('\n')}\n${code}`,
+        skipReason: undefined,
+      })
+    }
+  }
+  return snippets
+}
+
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
-describe('the code blocks of README.md and docs/', () => {
-  const snippets = docSnippets()
+describe('the code blocks of README.md and docs/, and the @example blocks of src/', () => {
+  const snippets = [...docSnippets(), ...sourceExamples()]
 
   it('each skipped block says why', () => {
     for (const snippet of snippets) {
@@ -75,6 +120,7 @@ describe('the code blocks of README.md and docs/', () => {
       files.set(name, snippet)
     }
     const context = relative(work, join(repo, 'test/docs/snippet-context.ts'))
+    const exampleContext = relative(work, join(repo, 'test/docs/example-context.ts'))
     // The app's own modules a block may import: the demo's tables and its generated API.
     mkdirSync(join(work, 'api'), { recursive: true })
     const demo = (path: string) => relative(work, join(repo, 'examples/demo/src', path))
@@ -101,7 +147,7 @@ describe('the code blocks of README.md and docs/', () => {
       JSON.stringify({
         extends: relative(work, join(repo, 'tsconfig.json')),
         compilerOptions: { noUnusedLocals: false, allowUnusedLabels: false },
-        include: ['./*.ts', './api/*.ts', context],
+        include: ['./*.ts', './api/*.ts', context, exampleContext],
         exclude: [],
       }),
     )

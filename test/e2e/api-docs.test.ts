@@ -1,15 +1,13 @@
-import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDemoApp } from '../../examples/demo/src/app.ts'
 import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
 import { silentLogger } from '../../src/core/index.ts'
+import { executablePath, hasChromium, launchChromium } from '../support/chromium.ts'
 import { isCI } from '../support/env.ts'
 
-const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'
-const hasChromium = existsSync(executablePath)
 if (!hasChromium && !isCI) {
   console.warn(
     `kiln tests: no chromium at ${executablePath}; the API docs browser test is skipped.`,
@@ -33,10 +31,7 @@ describe.skipIf(!hasChromium && !isCI)('API docs (ReDoc) in a headless browser (
     server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
     await new Promise<void>((resolve) => server.once('listening', () => resolve()))
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    })
+    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import {
@@ -7,7 +6,7 @@ import {
 } from '@modelcontextprotocol/client'
 import { eq } from 'drizzle-orm'
 import type { Hono } from 'hono'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDemoApp } from '../../examples/demo/src/app.ts'
 import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
@@ -16,10 +15,8 @@ import { silentLogger } from '../../src/core/index.ts'
 import { type AuditRecord, createAuditLog } from '../../src/db/index.ts'
 import { s256Challenge } from '../../src/oauth/protocol/pkce.ts'
 import { call, ok } from '../mcp/support/client.ts'
+import { executablePath, hasChromium, launchChromium } from '../support/chromium.ts'
 import { isCI } from '../support/env.ts'
-
-const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'
-const hasChromium = existsSync(executablePath)
 
 const EMAIL = 'demo@example.com'
 const PASSWORD = 'correct horse battery'
@@ -54,10 +51,7 @@ describe.skipIf(!hasChromium && !isCI)(
         },
       })
       app = await createDemoApp(ctx)
-      browser = await chromium.launch({
-        executablePath,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-      })
+      browser = await launchChromium()
     }, 120_000)
 
     afterAll(async () => {

@@ -1,20 +1,18 @@
-import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { eq } from 'drizzle-orm'
 import type { Hono } from 'hono'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDemoApp } from '../../examples/demo/src/app.ts'
 import { passwords } from '../../examples/demo/src/auth.ts'
 import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
 import { users } from '../../examples/demo/src/schema.ts'
 import { silentLogger } from '../../src/core/index.ts'
+import { executablePath, hasChromium, launchChromium } from '../support/chromium.ts'
 import { isCI } from '../support/env.ts'
 
-const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'
-const hasChromium = existsSync(executablePath)
 if (!hasChromium && !isCI) {
   console.warn(`kiln tests: no chromium at ${executablePath}; the login CSRF test is skipped.`)
 }
@@ -88,10 +86,7 @@ describe.skipIf(!hasChromium && !isCI)('login CSRF from a same-site origin (Chro
     })
     await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve))
     attackerOrigin = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    })
+    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {

@@ -1,13 +1,10 @@
-import { existsSync } from 'node:fs'
 import * as client from 'openid-client'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { documentRoute, serveClientSite } from '../oauth/cimd-support.ts'
 import { type Harness, serveHarness } from '../oauth/support.ts'
+import { executablePath, hasChromium, launchChromium } from '../support/chromium.ts'
 import { isCI } from '../support/env.ts'
-
-const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'
-const hasChromium = existsSync(executablePath)
 
 /**
  * An OAuth client that identifies itself by the URL of its metadata document (CIMD) and never
@@ -39,10 +36,7 @@ describe.skipIf(!hasChromium && !isCI)('CIMD client through the code flow in Chr
       clock: null,
       clientIdMetadataDocuments: { allowLoopback: true },
     })
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    })
+    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {

@@ -1,72 +1,25 @@
-import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js'
 import type { Hono } from 'hono'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDemoApp } from '../../examples/demo/src/app.ts'
 import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
 import { silentLogger } from '../../src/core/index.ts'
 import { call, ok } from '../mcp/support/client.ts'
+import { executablePath, hasChromium, launchChromium } from '../support/chromium.ts'
 import { isCI } from '../support/env.ts'
+import { MemoryOAuthProvider } from '../support/memory-oauth-provider.ts'
 
-const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'
-const hasChromium = existsSync(executablePath)
 if (!hasChromium && !isCI) {
   console.warn(`kiln tests: no chromium at ${executablePath}; the grant browser test is skipped.`)
 }
 
 const EMAIL = 'demo@example.com'
 const PASSWORD = 'correct horse battery'
-
-/** The SDK's provider, whose authorization URL the test opens in Chromium. */
-class BrowserProvider implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined
-  saved: OAuthTokens | undefined
-  verifier = ''
-  authorizationUrl: URL | undefined
-  constructor(readonly redirectUrl: string) {}
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'Grant Test Assistant',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-      scope: 'mcp:read mcp:write',
-    }
-  }
-  clientInformation() {
-    return this.client
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info
-  }
-  tokens() {
-    return this.saved
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier
-  }
-  codeVerifier() {
-    return this.verifier
-  }
-}
 
 describe.skipIf(!hasChromium && !isCI)('granting an assistant less than it asked for', () => {
   let browser: Browser
@@ -95,10 +48,7 @@ describe.skipIf(!hasChromium && !isCI)('granting an assistant less than it asked
       },
     })
     app = await createDemoApp(ctx)
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    })
+    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {
@@ -111,7 +61,10 @@ describe.skipIf(!hasChromium && !isCI)('granting an assistant less than it asked
   })
 
   it('approves posts for reading only: tools/list holds the read tools alone and a write is refused', async () => {
-    const provider = new BrowserProvider(`${origin}/oauth-test-callback`)
+    const provider = new MemoryOAuthProvider(`${origin}/oauth-test-callback`, {
+      client_name: 'Grant Test Assistant',
+      scope: 'mcp:read mcp:write',
+    })
     const url = new URL(`${origin}/mcp`)
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider })
     await expect(new Client({ name: 't', version: '1' }).connect(first)).rejects.toBeInstanceOf(

@@ -1,52 +1,16 @@
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js'
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Harness, serveHarness } from '../oauth/support.ts'
 import { consentChoices } from '../support/consent-choices.ts'
+import { MemoryOAuthProvider } from '../support/memory-oauth-provider.ts'
 
-/** An in-memory provider, as an MCP client application keeps one. */
-class MemoryProvider implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined
-  saved: OAuthTokens | undefined
-  verifier = ''
-  authorizationUrl: URL | undefined
-  readonly redirectUrl = 'http://127.0.0.1:7777/oauth/callback'
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'MCP SDK client',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    }
+/** The provider of an MCP client application, with a fixed `state` the test can look for. */
+class MemoryProvider extends MemoryOAuthProvider {
+  constructor() {
+    super('http://127.0.0.1:7777/oauth/callback')
   }
   state() {
     return 'sdk-state'
-  }
-  clientInformation() {
-    return this.client
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info
-  }
-  tokens() {
-    return this.saved
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier
-  }
-  codeVerifier() {
-    return this.verifier
   }
 }
 

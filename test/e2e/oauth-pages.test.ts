@@ -1,17 +1,15 @@
-import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import type { Hono } from 'hono'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createDemoApp } from '../../examples/demo/src/app.ts'
 import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
 import { silentLogger } from '../../src/core/index.ts'
 import { s256Challenge } from '../../src/oauth/protocol/pkce.ts'
+import { executablePath, hasChromium, launchChromium } from '../support/chromium.ts'
 import { isCI } from '../support/env.ts'
 
-const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'
-const hasChromium = existsSync(executablePath)
 if (!hasChromium && !isCI) {
   console.warn(`kiln tests: no chromium at ${executablePath}; the OAuth browser test is skipped.`)
 }
@@ -61,10 +59,7 @@ describe.skipIf(!hasChromium && !isCI)('OAuth pages in a headless browser (demo 
     })
     expect(registered.status).toBe(201)
     clientId = ((await registered.json()) as { client_id: string }).client_id
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    })
+    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {

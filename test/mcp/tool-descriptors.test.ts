@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { silentLogger } from '../../src/core/index.ts'
 import { createModelRegistry, type Database } from '../../src/db/index.ts'
 import { describeChange } from '../../src/mcp/approvals/index.ts'
-import type { WriteToolName } from '../../src/mcp/data/access.ts'
+import { accessOf, type WriteToolName } from '../../src/mcp/data/access.ts'
 import { DATA_TOOLS } from '../../src/mcp/data/tools.ts'
 import {
   createDataTools,
@@ -33,6 +33,10 @@ describe('each data tool is one descriptor', () => {
     const names = DATA_TOOLS.map((tool) => tool.name)
     expect(new Set(names).size).toBe(names.length)
     expect(Object.keys(SAMPLE_CALLS).sort()).toEqual([...names].sort())
+  })
+
+  it('a descriptor reads or writes as the allow-list entry it runs under grants', () => {
+    for (const tool of DATA_TOOLS) expect(tool.access, tool.name).toBe(accessOf(tool.allowedBy))
   })
 
   it('the read-only hint follows the descriptor: read tools read, write tools do not', () => {

@@ -212,7 +212,7 @@ describe('bearerAuth', () => {
     const res = await app.request('/mcp', { method: 'POST' })
     expect(res.status).toBe(401)
     expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`)
-    expect(await res.json()).toEqual({ error: 'Unauthenticated' })
+    expect(await res.json()).toEqual({ error: 'Unauthenticated', code: 'unauthenticated' })
   })
 
   it('answers 401 invalid_token with the reason', async () => {

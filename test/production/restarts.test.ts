@@ -186,7 +186,10 @@ describe.skipIf(!serversAvailable)('restarts under load: nothing lost', () => {
       }
       expect([500, 503]).toContain(outcome.status)
       expect(outcome.contentType).toMatch(/application\/json/)
-      expect(JSON.parse(outcome.body)).toEqual({ error: expect.any(String) })
+      expect(JSON.parse(outcome.body)).toEqual({
+        error: expect.any(String),
+        code: expect.any(String),
+      })
     }
   }
 

@@ -6,8 +6,8 @@ import { Readable } from 'node:stream'
 import {
   createStorage,
   type Disk,
-  FileNotFound,
-  InvalidPath,
+  FileNotFoundError,
+  InvalidPathError,
   local,
   memory,
   type Storage,
@@ -149,17 +149,17 @@ describe.each(backends)('storage contract on the $name disk', (backend) => {
     expect(await storage.exists('x.txt')).toBe(false)
   })
 
-  it('answers FileNotFound for every read of a missing file', async () => {
-    await expect(storage.get('missing.txt')).rejects.toBeInstanceOf(FileNotFound)
-    await expect(storage.getString('missing.txt')).rejects.toBeInstanceOf(FileNotFound)
-    await expect(storage.getStream('missing.txt')).rejects.toBeInstanceOf(FileNotFound)
-    await expect(storage.metadata('missing.txt')).rejects.toBeInstanceOf(FileNotFound)
-    await expect(storage.size('missing.txt')).rejects.toBeInstanceOf(FileNotFound)
-    await expect(storage.copy('missing.txt', 'b.txt')).rejects.toBeInstanceOf(FileNotFound)
-    await expect(storage.rename('missing.txt', 'b.txt')).rejects.toBeInstanceOf(FileNotFound)
-    await expect(storage.get('missing-dir/missing.txt')).rejects.toBeInstanceOf(FileNotFound)
+  it('answers FileNotFoundError for every read of a missing file', async () => {
+    await expect(storage.get('missing.txt')).rejects.toBeInstanceOf(FileNotFoundError)
+    await expect(storage.getString('missing.txt')).rejects.toBeInstanceOf(FileNotFoundError)
+    await expect(storage.getStream('missing.txt')).rejects.toBeInstanceOf(FileNotFoundError)
+    await expect(storage.metadata('missing.txt')).rejects.toBeInstanceOf(FileNotFoundError)
+    await expect(storage.size('missing.txt')).rejects.toBeInstanceOf(FileNotFoundError)
+    await expect(storage.copy('missing.txt', 'b.txt')).rejects.toBeInstanceOf(FileNotFoundError)
+    await expect(storage.rename('missing.txt', 'b.txt')).rejects.toBeInstanceOf(FileNotFoundError)
+    await expect(storage.get('missing-dir/missing.txt')).rejects.toBeInstanceOf(FileNotFoundError)
     expect(await storage.exists('b.txt')).toBe(false)
-    const error = (await storage.get('missing.txt').catch((e: unknown) => e)) as FileNotFound
+    const error = (await storage.get('missing.txt').catch((e: unknown) => e)) as FileNotFoundError
     expect(error.status).toBe(404)
     expect(error.code).toBe('file_not_found')
   })
@@ -174,17 +174,17 @@ describe.each(backends)('storage contract on the $name disk', (backend) => {
     '',
     '.',
     'a/..',
-  ])('refuses the path %j with InvalidPath and changes nothing', async (path) => {
+  ])('refuses the path %j with InvalidPathError and changes nothing', async (path) => {
     await storage.put('keep.txt', 'k')
-    await expect(storage.put(path, 'x')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.get(path)).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.exists(path)).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.delete(path)).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.copy('keep.txt', path)).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.rename('keep.txt', path)).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.putWithOptions(path, 'x', {})).rejects.toBeInstanceOf(InvalidPath)
+    await expect(storage.put(path, 'x')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.get(path)).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.exists(path)).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.delete(path)).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.copy('keep.txt', path)).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.rename('keep.txt', path)).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.putWithOptions(path, 'x', {})).rejects.toBeInstanceOf(InvalidPathError)
     expect(await storage.allFiles()).toEqual(['keep.txt'])
-    const error = (await storage.get(path).catch((e: unknown) => e)) as InvalidPath
+    const error = (await storage.get(path).catch((e: unknown) => e)) as InvalidPathError
     expect(error.status).toBe(400)
   })
 
@@ -223,9 +223,9 @@ describe.each(backends)('storage contract on the $name disk', (backend) => {
     await storage.deleteDirectory('empty')
     expect(await storage.directories()).toEqual(['c'])
     await expect(storage.deleteDirectory('never-there')).resolves.toBeUndefined()
-    await expect(storage.deleteDirectory('')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.deleteDirectory('../x')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.files('../')).rejects.toBeInstanceOf(InvalidPath)
+    await expect(storage.deleteDirectory('')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.deleteDirectory('../x')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.files('../')).rejects.toBeInstanceOf(InvalidPathError)
   })
 
   if (backend.atomicSamePathPuts) {

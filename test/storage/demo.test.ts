@@ -97,6 +97,7 @@ describe('demo storage feature', () => {
     expect(missing.status).toBe(422)
     expect(await missing.json()).toEqual({
       error: 'Validation failed',
+      code: 'validation_failed',
       errors: { file: ['Choose a non-empty file'] },
     })
 

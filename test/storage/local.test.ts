@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { Hono } from 'hono'
 import { ManualClock } from 'kilnjs/core'
-import { createStorage, InvalidPath, local, type Storage, storageRoutes } from 'kilnjs/storage'
+import { createStorage, InvalidPathError, local, type Storage, storageRoutes } from 'kilnjs/storage'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
 describe('local disk', () => {
@@ -32,20 +32,22 @@ describe('local disk', () => {
     await storage.makeDirectory('inside')
     await symlink(outside, join(root, 'escape'))
     await symlink(join(outside, 'secret.txt'), join(root, 'secret-link.txt'))
-    await expect(storage.get('escape/secret.txt')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.get('secret-link.txt')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.getStream('secret-link.txt')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.metadata('escape/secret.txt')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.exists('escape/secret.txt')).rejects.toBeInstanceOf(InvalidPath)
+    await expect(storage.get('escape/secret.txt')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.get('secret-link.txt')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.getStream('secret-link.txt')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.metadata('escape/secret.txt')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.exists('escape/secret.txt')).rejects.toBeInstanceOf(InvalidPathError)
     await expect(storage.copy('secret-link.txt', 'inside/copy.txt')).rejects.toBeInstanceOf(
-      InvalidPath,
+      InvalidPathError,
     )
-    await expect(storage.put('escape/planted.txt', 'x')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.put('escape/new-dir/planted.txt', 'x')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.makeDirectory('escape/new-dir')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.files('escape')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.delete('escape/secret.txt')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.deleteDirectory('escape/x')).rejects.toBeInstanceOf(InvalidPath)
+    await expect(storage.put('escape/planted.txt', 'x')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.put('escape/new-dir/planted.txt', 'x')).rejects.toBeInstanceOf(
+      InvalidPathError,
+    )
+    await expect(storage.makeDirectory('escape/new-dir')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.files('escape')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.delete('escape/secret.txt')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.deleteDirectory('escape/x')).rejects.toBeInstanceOf(InvalidPathError)
     expect((await readdir(outside)).sort()).toEqual(['secret.txt'])
     // Deleting the link itself removes the link, never the target.
     await storage.deleteDirectory('escape')
@@ -82,12 +84,12 @@ describe('local disk', () => {
     expect((await stat(join(root, 'priv.txt'))).mode & 0o777).toBe(0o600)
   })
 
-  it('answers InvalidPath when a parent is a file, or the target is a directory', async () => {
+  it('answers InvalidPathError when a parent is a file, or the target is a directory', async () => {
     await storage.put('file.txt', 'x')
     await storage.makeDirectory('dir')
-    await expect(storage.put('file.txt/child.txt', 'x')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.put('dir', 'x')).rejects.toBeInstanceOf(InvalidPath)
-    await expect(storage.makeDirectory('file.txt')).rejects.toBeInstanceOf(InvalidPath)
+    await expect(storage.put('file.txt/child.txt', 'x')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.put('dir', 'x')).rejects.toBeInstanceOf(InvalidPathError)
+    await expect(storage.makeDirectory('file.txt')).rejects.toBeInstanceOf(InvalidPathError)
     expect(await storage.getString('file.txt')).toBe('x')
   })
 

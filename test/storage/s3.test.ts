@@ -165,7 +165,7 @@ describe('S3 disk', () => {
     expect((await storage.metadata('big.bin')).mimeType).toBe('application/octet-stream')
   })
 
-  it('turns an unreachable store into StorageIo, not a crash', async () => {
+  it('turns an unreachable store into StorageIoError, not a crash', async () => {
     const storage = createStorage({
       default: 's3',
       disks: {

@@ -7,9 +7,9 @@ import {
   loadStorageConfig,
   local,
   memory,
+  StorageUnsupportedError,
   storageRoutes,
-  UnknownDisk,
-  Unsupported,
+  UnknownDiskError,
 } from 'kilnjs/storage'
 import { describe, expect, it } from 'vitest'
 
@@ -27,7 +27,7 @@ describe('the Storage facade', () => {
     expect(await storage.disk('main').getString('a.txt')).toBe('main')
     expect(await storage.disk('archive').getString('a.txt')).toBe('archive')
     expect(storage.diskNames()).toEqual(['main', 'archive'])
-    expect(() => storage.disk('nope')).toThrow(UnknownDisk)
+    expect(() => storage.disk('nope')).toThrow(UnknownDiskError)
     expect(() => storage.disk('nope')).toThrow('Unknown disk "nope" (configured: main, archive)')
   })
 
@@ -66,14 +66,14 @@ describe('the Storage facade', () => {
       expect(() => storage.cdnUrl(bad), bad).toThrow('Invalid path')
     }
     expect(storage.disk('origin').cdnUrl('x.css')).toBe('https://app.example.com/files/x.css')
-    expect(() => storage.disk('bare').url('x.css')).toThrow(Unsupported)
-    expect(() => storage.disk('bare').cdnUrl('x.css')).toThrow(Unsupported)
+    expect(() => storage.disk('bare').url('x.css')).toThrow(StorageUnsupportedError)
+    expect(() => storage.disk('bare').cdnUrl('x.css')).toThrow(StorageUnsupportedError)
     expect(() => storage.url('../x')).toThrow('Invalid path')
   })
 
   it('cannot make temporary URLs on a local disk without temporaryUrls', async () => {
     const storage = createStorage({ default: 'm', disks: { m: { driver: memory() } } })
-    await expect(storage.temporaryUrl('a.txt', 60)).rejects.toBeInstanceOf(Unsupported)
+    await expect(storage.temporaryUrl('a.txt', 60)).rejects.toBeInstanceOf(StorageUnsupportedError)
   })
 })
 
@@ -114,7 +114,7 @@ describe('signed temporary URLs and storageRoutes', () => {
     clock.advance(1_000)
     const expired = await get(url)
     expect(expired.status).toBe(403)
-    expect(await expired.json()).toEqual({ error: 'This link has expired' })
+    expect(await expired.json()).toEqual({ error: 'This link has expired', code: 'forbidden' })
   })
 
   it('rejects altered paths, expiries, disks and signatures with 403', async () => {
@@ -138,7 +138,7 @@ describe('signed temporary URLs and storageRoutes', () => {
     for (const variant of variants) {
       const response = await get(variant)
       expect(response.status, variant).toBe(403)
-      expect(await response.json()).toEqual({ error: 'Invalid signature' })
+      expect(await response.json()).toEqual({ error: 'Invalid signature', code: 'forbidden' })
     }
   })
 
@@ -149,7 +149,10 @@ describe('signed temporary URLs and storageRoutes', () => {
     await storage.delete('gone.txt')
     const response = await get(url)
     expect(response.status).toBe(404)
-    expect(await response.json()).toEqual({ error: 'File not found: gone.txt' })
+    expect(await response.json()).toEqual({
+      error: 'File not found: gone.txt',
+      code: 'file_not_found',
+    })
     const traversal = await get('/files/signed/local/..%2F..%2Fetc%2Fpasswd?expires=1&signature=x')
     expect(traversal.status).toBe(400)
   })
@@ -247,7 +250,7 @@ describe('storage configuration from the environment', () => {
     expect(storage.cdnUrl('a.png')).toBe('https://cdn.example.com/a.png')
     expect(storage.disk('s3').url('a.png')).toBe('https://media.example.com/a.png')
     expect(storage.disk('s3').cdnUrl('a.png')).toBe('https://cdn.example.com/a.png')
-    expect(() => storage.disk('local').url('a.png')).toThrow(Unsupported)
+    expect(() => storage.disk('local').url('a.png')).toThrow(StorageUnsupportedError)
   })
 })
 

@@ -23,6 +23,10 @@ export interface ApiKeyAuthOptions {
  * and stores the key's `ApiKeyInfo` for `getApiKey(c)`. A refused key is a 401
  * `{ "error": "Unauthenticated" }` with `WWW-Authenticate: Bearer` whatever the reason; a
  * missing scope is a 403; a failing key store a 500. The app's `errorHandler` renders them.
+ * @example
+ * ```ts
+ * app.use('/api/admin/*', apiKeyAuth({ provider: apiKeys, scopes: ['admin'], logger }))
+ * ```
  */
 export function apiKeyAuth(options: ApiKeyAuthOptions): MiddlewareHandler<ApiEnv> {
   const check = keyCheck(options, 'apiKeyAuth')

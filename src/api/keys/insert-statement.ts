@@ -1,6 +1,6 @@
 import type { Dialect } from '../../db/database.ts'
 
-/** The column values of one `api_keys` row, for `apiKeyInsertSql`. */
+/** The column values of one `api_keys` row: what `apiKeyInsertSql` writes and the provider inserts. */
 export interface ApiKeyInsertValues {
   name: string
   prefix: string

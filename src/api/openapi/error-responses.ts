@@ -6,18 +6,27 @@ import type { JsonSchema } from './types.ts'
  * shared responses by status, and the references operations make to them.
  */
 
+/** The body's `code`: the error catalogue's, the field a client branches on. */
+const CODE: JsonSchema = {
+  type: 'string',
+  description:
+    'What went wrong, as a stable code from the error catalogue: branch on it, not on `error`.',
+  example: 'not_found',
+}
+
 /** `Error` and `ValidationError`, the bodies of every error answer. */
 export const errorSchemas: Record<string, JsonSchema> = {
   Error: {
     type: 'object',
-    required: ['error'],
-    properties: { error: { type: 'string' } },
+    required: ['error', 'code'],
+    properties: { error: { type: 'string' }, code: CODE },
   },
   ValidationError: {
     type: 'object',
-    required: ['error', 'errors'],
+    required: ['error', 'code', 'errors'],
     properties: {
       error: { type: 'string', example: 'Validation failed' },
+      code: { ...CODE, example: 'validation_failed' },
       errors: {
         type: 'object',
         description: 'Messages per field.',

@@ -2,6 +2,7 @@ import { and, asc, eq, inArray, isNull, lte, or } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import type { Database, PostgresDatabase } from '../../db/database.ts'
 import { apiKeysPg, apiKeysSqlite } from '../../db/tables/api-keys.ts'
+import type { ApiKeyInsertValues } from '../keys/insert-statement.ts'
 
 /** An `api_keys` row without its hash: what listings and management functions return. */
 export interface ApiKeyRecord {
@@ -19,15 +20,6 @@ export interface ApiKeyRecord {
 /** A row as verification reads it. */
 export interface StoredApiKey extends ApiKeyRecord {
   hashedKey: string
-}
-
-export interface NewApiKeyRow {
-  name: string
-  prefix: string
-  hashedKey: string
-  scopes: string | null
-  expiresAt: Date | null
-  createdAt: Date
 }
 
 /** Both Postgres drivers (pg, PGlite) share this query surface. */
@@ -105,7 +97,10 @@ export async function selectKeys(database: Database): Promise<ApiKeyRecord[]> {
     .all()
 }
 
-export async function insertKeyRow(database: Database, row: NewApiKeyRow): Promise<ApiKeyRecord> {
+export async function insertKeyRow(
+  database: Database,
+  row: ApiKeyInsertValues,
+): Promise<ApiKeyRecord> {
   if (database.dialect === 'postgres') {
     const [inserted] = await pg(database).insert(apiKeysPg).values(row).returning(recordColumnsPg)
     if (!inserted) throw new Error('INSERT INTO api_keys returned no row')

@@ -21,7 +21,8 @@ interface MappableStatement {
  * Gives a prepared page statement a row mapper compiled once from its selection, in place of
  * Drizzle's generic one. For every row, Drizzle's `mapResultRow` asks each field what kind it
  * is (column, SQL, alias) and walks its result path with an iterator; a page of 20 rows of 8
- * columns asked 160 times per request, about 5% of a list request's CPU (docs/performance.md).
+ * columns asked 160 times per request, about 5% of a list request's CPU
+ * (docs/performance-archive.md, "Query grammar at 10^6 rows").
  * The compiled mapper keeps the answers: one decoder and one key per field, then a plain loop.
  * Values are decoded by the same `mapFromDriverValue` as before, so rows are identical.
  *

@@ -28,7 +28,7 @@ export interface ApiGuardOptions {
  * The guard of an API group, in one middleware: what `privateCache()`, the two stages of
  * `twoStageThrottle(limiters, limiter)` around `apiKeyAuth`, and `bodyLimit()` do in that order,
  * for the dispatch of one middleware instead of five (each costs about as much again as the
- * work it does on a cached request; docs/performance.md).
+ * work it does on a cached request; docs/performance-archive.md, "The show path").
  *
  * - Answers are built by `c.json()` with `Cache-Control: private, no-cache`,
  *   `Vary: Authorization`, and on 200s to GET a weak `ETag` (304 on `If-None-Match`).
@@ -43,6 +43,10 @@ export interface ApiGuardOptions {
  * - Bodies are read up to `maxBodyBytes` (413 past it) before the handler sees them.
  *
  * Errors are thrown for the group's error handler to answer, as the separate middlewares do.
+ * @example
+ * ```ts
+ * app.use('/api/v1/*', apiGuard({ apiKeys, limiters, logger }))
+ * ```
  */
 export function apiGuard(options: ApiGuardOptions): MiddlewareHandler<ApiEnv> {
   const { apiKeys, limiters, limiter = 'api', scopes, logger } = options

@@ -30,17 +30,7 @@ export {
   parseTextId,
   parseUuid,
 } from './ids.ts'
-export {
-  DEFAULT_PER_PAGE,
-  MAX_PER_PAGE,
-  type PageLinks,
-  type PageMeta,
-  type PageQuery,
-  type PageQueryOptions,
-  type Paginated,
-  paginated,
-  parsePageQuery,
-} from './pagination.ts'
+export { DEFAULT_PER_PAGE, MAX_PER_PAGE } from './pagination.ts'
 export { checkIfMatch, PreconditionFailedError } from './preconditions.ts'
 export {
   createRecordCounter,

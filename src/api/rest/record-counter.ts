@@ -1,6 +1,5 @@
 import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
 import { MemoryKeyValueStore } from '../../core/kv/memory-store.ts'
-import type { PageQuery } from './pagination.ts'
 
 /**
  * Keeps the list envelope's exact `total` affordable. `count(*)` reads the whole table (on
@@ -20,7 +19,7 @@ export interface RecordCounter {
    */
   total(
     table: string,
-    page: PageQuery,
+    page: { page: number; perPage: number; offset: number },
     rowsOnPage: number,
     count: PromiseLike<number> | (() => PromiseLike<number>),
   ): Promise<number>

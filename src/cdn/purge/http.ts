@@ -2,7 +2,7 @@ import { type Clock, systemClock } from '../../core/clock.ts'
 import { type Logger, silentLogger } from '../../core/logger.ts'
 import { backoffDelayMs, retry } from '../../core/retry.ts'
 import { redactSecrets, type Secret } from '../../core/secret.ts'
-import { type FailedBatch, PurgeFailed } from '../errors.ts'
+import { type FailedBatch, PurgeFailedError } from '../errors.ts'
 import type { PurgeHttpOptions } from './types.ts'
 
 export interface PurgeRequest {
@@ -37,7 +37,7 @@ export interface BatchRunnerOptions extends PurgeHttpOptions {
 /**
  * Sends the batches one after another. A 429 is retried after its `Retry-After` (bounded);
  * any other failure is recorded and the remaining batches still run. Rejects with
- * `PurgeFailed` listing the failed batches.
+ * `PurgeFailedError` listing the failed batches.
  */
 export async function runBatches(batches: Batch[], options: BatchRunnerOptions): Promise<void> {
   const logger: Logger = options.logger ?? silentLogger()
@@ -111,7 +111,7 @@ export async function runBatches(batches: Batch[], options: BatchRunnerOptions):
       )
     }
   }
-  if (failures.length > 0) throw new PurgeFailed(options.provider, failures, batches.length)
+  if (failures.length > 0) throw new PurgeFailedError(options.provider, failures, batches.length)
   logger.info(
     {
       provider: options.provider,

@@ -5,7 +5,7 @@ import type { Redis } from '../../core/redis.ts'
 /** Purges CDN cache entries by relative path (`index.html`, `assets/*`, `*`). */
 export interface PurgeApi {
   readonly provider: string
-  /** Resolves when every path is purged; rejects with `PurgeFailed` naming the failed batches. */
+  /** Resolves when every path is purged; rejects with `PurgeFailedError` naming the failed batches. */
   purge(paths: string[]): Promise<void>
 }
 

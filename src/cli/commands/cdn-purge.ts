@@ -1,7 +1,12 @@
 import type { Command } from 'commander'
 import pc from 'picocolors'
 import type { PurgeHttpOptions } from '../../cdn/index.ts'
-import { createPurgeApi, InvalidPurgePath, loadCdnConfig, PurgeFailed } from '../../cdn/index.ts'
+import {
+  createPurgeApi,
+  InvalidPurgePathError,
+  loadCdnConfig,
+  PurgeFailedError,
+} from '../../cdn/index.ts'
 import type { Env } from '../../core/config/index.ts'
 import { createLogger, type Logger, Redactor } from '../../core/logger.ts'
 import { RedisConnections } from '../../core/redis.ts'
@@ -52,7 +57,7 @@ export async function runCdnPurge(
   try {
     await api.purge(targets)
   } catch (error) {
-    if (error instanceof PurgeFailed || error instanceof InvalidPurgePath) {
+    if (error instanceof PurgeFailedError || error instanceof InvalidPurgePathError) {
       throw new CliError(redactor.scrub(error.message), { cause: error })
     }
     throw error

@@ -4,6 +4,7 @@ import type { Command } from 'commander'
 import { z } from 'zod'
 import { parseEnv } from '../../core/config/index.ts'
 import { isKilnError } from '../../core/errors.ts'
+import { firstLineOf } from '../../core/first-line.ts'
 import { createLogger, type Logger } from '../../core/logger.ts'
 import type { WorkerDefinition } from '../../core/queue/worker-definition.ts'
 import { CliError } from '../cli-error.ts'
@@ -77,7 +78,7 @@ async function loadWorkerDefinition(configOption: string | undefined): Promise<W
   try {
     module = await importAppModule(file)
   } catch (error) {
-    throw new CliError(`Could not load the worker module ${file}: ${firstLine(error)}`, {
+    throw new CliError(`Could not load the worker module ${file}: ${firstLineOf(error)}`, {
       cause: error,
     })
   }
@@ -94,7 +95,7 @@ async function loadWorkerDefinition(configOption: string | undefined): Promise<W
     // The module may have its own copy of kiln's classes: a ConfigError is recognised by the
     // brand and code, whichever copy threw it.
     const message =
-      isKilnError(error) && error.code === 'config_invalid' ? error.message : firstLine(error)
+      isKilnError(error) && error.code === 'config_invalid' ? error.message : firstLineOf(error)
     throw new CliError(`Could not start the worker: ${message}`, { cause: error })
   }
   if (!isWorkerDefinition(definition)) {
@@ -126,11 +127,6 @@ function configRoot(option: string | undefined): string {
     throw new CliError(`--config must name a kiln.config.ts file or the folder holding it`)
   }
   return dirname(target)
-}
-
-function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error)
-  return message.split('\n')[0] ?? message
 }
 
 function logLevel(): string {

@@ -1,9 +1,12 @@
 import { z } from 'zod'
-import { DEFAULT_SLOW_QUERY_WAIT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from '../../db/query-budget.ts'
 import { parseTrustedProxies, type TrustProxy } from '../http/client-ip.ts'
 import type { LogFormat } from '../logger.ts'
 import { Secret } from '../secret.ts'
 import { type Env, envBoolean, envUrl, parseEnv } from './parse-env.ts'
+import {
+  DEFAULT_SLOW_QUERY_WAIT_MS,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+} from './query-budget-defaults.ts'
 
 /**
  * `TRUST_PROXY`: `true`/`false` (one proxy or none), a number of proxies (`2`), or a comma

@@ -23,7 +23,7 @@ export class ConfigError extends KilnError {
 
   /** The variables' names are for the operator: a request that meets one answers a bare 500. */
   override body(): Record<string, unknown> {
-    return { error: messageOf('internal_error') }
+    return { error: messageOf('internal_error'), code: 'internal_error' }
   }
 }
 

@@ -79,6 +79,10 @@ export function checkBodyLimit(maxBytes: number | undefined, owner: string): num
  * The body limit of every kiln route that reads a body: reads it through `readBodyBytes`
  * (413 at the limit, while streaming) and hands the handler a request with those bytes, so
  * `c.req.json()`, `parseBody()` and `text()` never see more than `maxBytes`.
+ * @example
+ * ```ts
+ * app.use('/uploads/*', bodyLimit({ maxBytes: 10 * 1024 * 1024 }))
+ * ```
  */
 export function bodyLimit(options: BodyLimitOptions = {}): MiddlewareHandler {
   const maxBytes = checkBodyLimit(options.maxBytes, 'bodyLimit')

@@ -45,6 +45,7 @@ export {
   type RateLimiters,
   type RateLimitersOptions,
   type WindowLimit,
+  type WindowLimitOption,
   windowLimit,
 } from './rate-limiters.ts'
 export { type RequestLogOptions, requestLog, setRequestActor } from './request-log.ts'

@@ -64,7 +64,7 @@ export const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'Ra
  * once anything calls `c.header()` or touches `c.res.headers`, Hono and the Node adapter build
  * a web `Headers` object, copy into it and out of it again, and reading a body back means
  * teeing its stream. Behind an API key and a limiter that cost more CPU than the rest of a
- * cached show request (docs/performance.md). Inside this middleware `c.header()` and
+ * cached show request (docs/performance-archive.md, "The show path"). Inside this middleware `c.header()` and
  * `c.status()` only record, the throttle records its `RateLimit-*` headers, and `c.json()`
  * builds the response once. An answer made any other way (`c.text()`, a stream, a `Response`
  * of the handler's own) gets the recorded headers added afterwards.

@@ -57,14 +57,17 @@ export interface LegacyWindowLimit {
 }
 
 /**
+ * A limit as an option of the OAuth server or the MCP endpoint takes it: `{ points,
+ * durationSeconds }`, or the deprecated `{ max, windowMs }`.
+ */
+export type WindowLimitOption = WindowLimit | LegacyWindowLimit
+
+/**
  * A limit as an option takes it, in either spelling, as `{ points, durationSeconds }`: the one
  * place the deprecated `{ max, windowMs }` is read. `name` says which option, in the TypeError a
  * limit that is not a positive whole number of requests per at least a second throws.
  */
-export function windowLimit(
-  limit: WindowLimit | LegacyWindowLimit,
-  name: string,
-): Required<WindowLimit> {
+export function windowLimit(limit: WindowLimitOption, name: string): Required<WindowLimit> {
   const { points, durationSeconds } =
     'points' in limit
       ? { points: limit.points, durationSeconds: limit.durationSeconds ?? 60 }

@@ -56,7 +56,11 @@ export function securityHeaderValues(
   return headers
 }
 
-/** Middleware setting `securityHeaderValues(options)` on every response of its routes. */
+/** Middleware setting `securityHeaderValues(options)` on every response of its routes. * @example
+ * ```ts
+ * app.use('/account/*', securityHeaders())
+ * ```
+ */
 export function securityHeaders(options: SecurityHeadersOptions = {}): MiddlewareHandler {
   const values = Object.entries(securityHeaderValues(options))
   return async function securityHeadersMiddleware(c, next) {

@@ -13,6 +13,10 @@ import { editResponseHeaders } from './response-headers.ts'
  * refused with 429 `{ "error": "Too Many Requests" }` and `Retry-After`. When several
  * throttles apply, the headers describe the one with the fewest requests left.
  * Put it before `apiKeyAuth` to limit by address, after it to limit by key.
+ * @example
+ * ```ts
+ * app.use('/api/*', throttle(limiters, 'api'))
+ * ```
  */
 export function throttle(limiters: RateLimiters, name: string): MiddlewareHandler {
   if (!limiters || typeof limiters.consume !== 'function') {

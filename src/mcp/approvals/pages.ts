@@ -3,14 +3,17 @@ import { bodyLimit } from '../../core/http/body-limit.ts'
 import { type OriginGuardOptions, originGuard } from '../../core/http/origin-guard.ts'
 import { noSniff } from '../../core/http/security-headers.ts'
 import { type Logger, silentLogger } from '../../core/logger.ts'
-import type { Database } from '../../db/database.ts'
-import type { SessionResolver } from '../../oauth/context.ts'
-import { OAuthPageError } from '../../oauth/errors.ts'
-import { readSessionForm } from '../../oauth/handlers/session-form.ts'
-import { oauthErrorHandler } from '../../oauth/http/error-response.ts'
-import { htmlResponse, redirectResponse } from '../../oauth/http/page-response.ts'
-import { escapeHtml, layout } from '../../oauth/pages/layout.ts'
-import { type ClientStore, createDatabaseClientStore } from '../../oauth/store/client-store.ts'
+import type { Database } from '../../db/index.ts'
+import { type ClientStore, OAuthPageError, type SessionResolver } from '../../oauth/index.ts'
+import {
+  createDatabaseClientStore,
+  escapeHtml,
+  htmlResponse,
+  layout,
+  oauthErrorHandler,
+  readSessionForm,
+  redirectResponse,
+} from '../../oauth/internal.ts'
 import { describeChange } from './change.ts'
 import { fieldChanges } from './preview.ts'
 import type { Approval, ApprovalStore } from './store.ts'

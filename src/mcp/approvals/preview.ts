@@ -1,4 +1,4 @@
-import type { Crud } from '../data/crud.ts'
+import type { Crud } from '../data/crud-contract.ts'
 import { findModel, type McpModelSource, primaryKeyOf } from '../data/models.ts'
 
 /** The record a call would change, as its caller may read it; undefined when it cannot. */

@@ -1,6 +1,6 @@
 import type { SQL } from 'drizzle-orm'
 import type { ListQueryDefinition } from '../../api/index.ts'
-import { softDeleteColumn } from '../../api/rest/soft-delete.ts'
+import { softDeleteColumn } from '../../api/internal.ts'
 import type { CredentialOptions, PolicyCaller, RowFilter } from '../../db/index.ts'
 import {
   type ModelReadPolicy,
@@ -24,7 +24,6 @@ import {
   type RequestSchema,
   requestFields,
 } from './request-schemas.ts'
-import { accessOf } from './tools.ts'
 
 /**
  * The data tools an allow-list of a model may name (`crud_aggregate` goes with `crud_list`, under
@@ -59,6 +58,16 @@ export const GRANT_ACTION_OF: Readonly<Record<DataToolName, GrantAction>> = {
   crud_create: 'create',
   crud_update: 'update',
   crud_delete: 'delete',
+}
+
+/**
+ * Whether the allow-list entry `name` reads or writes, by what it grants: the scope a call needs
+ * (`mcp:read` or `mcp:write`). Each tool's descriptor names its entry (`allowedBy`), so a new
+ * tool under `crud_list`'s entry reads; test/mcp/tool-descriptors.test.ts holds each descriptor's
+ * own `access` to it.
+ */
+export function accessOf(name: DataToolName): 'read' | 'write' {
+  return GRANT_ACTION_OF[name] === 'read' ? 'read' : 'write'
 }
 
 /** What one model allows through the data tools. */

@@ -80,8 +80,8 @@ export function parseData(
   return values
 }
 
-export const MAX_PER_PAGE = 100
-export const DEFAULT_PER_PAGE = 15
+/** The REST list's page sizes: the tools page as the API does. */
+export { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '../../api/internal.ts'
 
 export interface TenantScope {
   column: McpColumn

@@ -11,9 +11,11 @@ import {
   describeFields,
   type QueryField,
   type ResolvedRelation,
-} from '../../api/query/definition.ts'
-import { recordMaker } from '../../api/query/record.ts'
-import { type SoftDelete, softDeleteColumn, softDeletes } from '../../api/rest/soft-delete.ts'
+  recordMaker,
+  type SoftDelete,
+  softDeleteColumn,
+  softDeletes,
+} from '../../api/internal.ts'
 import { ValidationError } from '../../core/errors.ts'
 import type { Database } from '../../db/index.ts'
 import { classifyColumn } from '../../db/models/columns.ts'

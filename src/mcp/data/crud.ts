@@ -2,7 +2,7 @@ import { and, type Column, getTableName, type SQL, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core'
 import type { SQLiteTable, SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
 import { createRecordCounter, type RecordCounter } from '../../api/index.ts'
-import { notTrashed, softDeleteColumn } from '../../api/rest/soft-delete.ts'
+import { notTrashed, softDeleteColumn } from '../../api/internal.ts'
 import type { Logger } from '../../core/index.ts'
 import type { Database, PostgresDatabase, SqliteDatabase } from '../../db/index.ts'
 import type { AuditTrail } from '../audit/audit-trail.ts'
@@ -18,7 +18,8 @@ import {
   resolveAccess,
   rowsOf,
 } from './access.ts'
-import { type AggregateInput, type AggregateResult, aggregateRecords } from './crud-aggregate.ts'
+import { aggregateRecords } from './crud-aggregate.ts'
+import type { Crud } from './crud-contract.ts'
 import {
   checkTenantValue,
   DEFAULT_PER_PAGE,
@@ -39,6 +40,7 @@ import { guardDatabase } from './database-errors.ts'
 import { type McpColumn, type McpModel, type McpModelSource, TIMESTAMP_FIELDS } from './models.ts'
 import { checkRequest, type McpRequests } from './request-schemas.ts'
 
+export type { Crud } from './crud-contract.ts'
 export type { FilterValue } from './crud-list.ts'
 export type { JsonRecord, ListInput, ListResult, McpCaller }
 export { DEFAULT_PER_PAGE, MAX_PER_PAGE, ToolError }
@@ -78,21 +80,6 @@ export interface CrudOptions {
    * duration) in the `kiln_mcp_audit` table: `createAuditTrail({ database })`.
    */
   audit?: AuditTrail | undefined
-}
-
-/** The data tools as plain functions, under the same policy, from `createCrud`. */
-export interface Crud {
-  create(input: { model: string; data: Record<string, unknown> }): Promise<JsonRecord>
-  /** `signal`: the call's; when the client cancels it, the running query is cancelled. */
-  list(input: ListInput, options?: { signal?: AbortSignal }): Promise<ListResult>
-  /** `crud_aggregate`: under crud_list's grant. */
-  aggregate(input: AggregateInput): Promise<AggregateResult>
-  update(input: {
-    model: string
-    id: string | number
-    data: Record<string, unknown>
-  }): Promise<JsonRecord>
-  delete(input: { model: string; id: string | number }): Promise<{ message: string; id: unknown }>
 }
 
 /** The access policy of the options, resolved once per options object. */

@@ -1,4 +1,4 @@
-import { validationMessage } from '../../api/rest/validation-messages.ts'
+import { validationMessage } from '../../api/internal.ts'
 import { ToolError } from '../tool-error.ts'
 import type { McpColumn, McpModel } from './models.ts'
 

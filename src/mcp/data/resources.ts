@@ -4,8 +4,7 @@ import {
   ResourceTemplate,
   type Variables,
 } from '@modelcontextprotocol/server'
-import { operatorsOf, valueSchema } from '../../api/openapi/list-parameters.ts'
-import type { QueryField } from '../../api/query/definition.ts'
+import { operatorsOf, type QueryField, valueSchema } from '../../api/internal.ts'
 import { type ColumnClass, classifyColumn } from '../../db/models/columns.ts'
 import type { AccessPolicy, McpCaller } from './access.ts'
 import { completeField, completeModel } from './completions.ts'

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { COUNT_STRATEGIES, DEFAULT_QUERY_LIMITS } from '../../api/index.ts'
 import { DATA_TOOL_ANNOTATIONS, READ_ONLY_TOOL_ANNOTATIONS } from '../annotations.ts'
 import type { DataToolName } from './access.ts'
-import type { Crud } from './crud.ts'
+import type { Crud } from './crud-contract.ts'
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from './crud-input.ts'
 import { filtersSchema } from './filter-schema.ts'
 
@@ -136,14 +136,6 @@ export const DATA_TOOLS: readonly DataToolDescriptor[] = Object.freeze([
 /** The tool named `name`, if kiln has one. */
 export function dataTool(name: string): DataToolDescriptor | undefined {
   return DATA_TOOLS.find((tool) => tool.name === name)
-}
-
-/**
- * Whether the allow-list entry `name` reads or writes: the scope a call needs. An entry no
- * descriptor declares counts as writing (the stricter scope).
- */
-export function accessOf(name: DataToolName): 'read' | 'write' {
-  return dataTool(name)?.access ?? 'write'
 }
 
 function listSchema(model: z.ZodString) {

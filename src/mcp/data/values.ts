@@ -1,7 +1,14 @@
 import type { z } from 'zod'
-import { decimal, int64, uuid } from '../../api/rest/column-values.ts'
-import { BODY_FIELD, fieldErrors } from '../../api/rest/validation.ts'
-import { mustBe, mustBeOneOf, validationMessage } from '../../api/rest/validation-messages.ts'
+import {
+  BODY_FIELD,
+  decimal,
+  fieldErrors,
+  int64,
+  mustBe,
+  mustBeOneOf,
+  uuid,
+  validationMessage,
+} from '../../api/internal.ts'
 import { FieldValueError } from '../../core/errors.ts'
 import type { Dialect } from '../../db/database.ts'
 import { type ColumnClass, classifyColumn } from '../../db/models/columns.ts'
@@ -144,4 +151,4 @@ function coerceDate(value: unknown): Date {
 }
 
 /** A database value as JSON: the list queries' own conversion, so both answer alike. */
-export { toJsonValue } from '../../api/query/values.ts'
+export { toJsonValue } from '../../api/internal.ts'

@@ -6,15 +6,15 @@ import {
   type RateLimiters,
   windowLimit,
 } from '../../core/http/index.ts'
-import type { LegacyWindowLimit, LimitResult, WindowLimit } from '../../core/http/rate-limiters.ts'
+import type { LimitResult, WindowLimitOption } from '../../core/http/rate-limiters.ts'
 import type { Logger } from '../../core/logger.ts'
 import type { McpCaller } from '../data/access.ts'
 
 /**
- * Requests per window: `{ points, durationSeconds }` (kiln/core's `WindowLimit`);
- * `{ max, windowMs }` is still read (deprecated).
+ * Requests per window.
+ * @deprecated kiln/core's `WindowLimitOption`, the one type of the OAuth and MCP limits.
  */
-export type McpLimit = WindowLimit | LegacyWindowLimit
+export type McpLimit = WindowLimitOption
 
 /** The limits of `/mcp`: `mcpEndpoint({ rateLimit })` takes them without `logger`. */
 export interface McpRateLimitOptions {
@@ -26,9 +26,9 @@ export interface McpRateLimitOptions {
    */
   rateLimiters?: RateLimiters | undefined
   /** Requests per OAuth client, all its users together. Default 600 per minute. */
-  perClient?: McpLimit | undefined
+  perClient?: WindowLimitOption | undefined
   /** Requests per user (within their tenant), all their clients together. Default 120 per minute. */
-  perUser?: McpLimit | undefined
+  perUser?: WindowLimitOption | undefined
   logger?: Logger | undefined
 }
 

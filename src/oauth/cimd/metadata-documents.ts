@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.ts'
+import type { WindowLimitOption } from '../../core/http/rate-limiters.ts'
 import type { KeyValueStore } from '../../core/kv/key-value-store.ts'
 import type { Logger } from '../../core/logger.ts'
-import type { Limit } from '../context.ts'
 import { OAuthError } from '../errors.ts'
 import { parseClientMetadata, type RegisteredClient } from '../protocol/client-metadata.ts'
 import { sha256Hex } from '../protocol/random.ts'
@@ -33,13 +33,13 @@ export interface ClientMetadataDocumentOptions {
    * Document fetches one client address may cause (limiter `oauth-cimd-fetch`); cached
    * documents and cached failures do not count. Default 30 per 15 minutes.
    */
-  fetchLimit?: Limit
+  fetchLimit?: WindowLimitOption
   /** How long a failed fetch or a refused document is remembered. Default 60 s; 0 never. */
   failureCacheSeconds?: number
 }
 
 /** The default of `fetchLimit`. */
-export const DOCUMENT_FETCH_LIMIT: Limit = { points: 30, durationSeconds: 15 * 60 }
+export const DOCUMENT_FETCH_LIMIT: WindowLimitOption = { points: 30, durationSeconds: 15 * 60 }
 
 /** The fields of RFC 7591 client metadata a document may carry; others are dropped. */
 const KNOWN_FIELDS = new Set([

@@ -36,7 +36,7 @@ export function hmacKey(secret: Secret | string): Uint8Array {
 /**
  * The WebCrypto key of an HMAC secret, imported once per key. Given raw bytes, jose imports
  * them into a `CryptoKey` on every sign and verify: that import was the largest single cost
- * of a bearer check (docs/performance/mcp.md). The bytes of a key are never changed after
+ * of a bearer check (docs/performance-archive.md, the MCP notes). The bytes of a key are never changed after
  * `hmacKey` makes them, so the import is kept beside them for as long as they live.
  */
 const imported = new WeakMap<Uint8Array, Promise<CryptoKey>>()

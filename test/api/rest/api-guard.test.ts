@@ -226,7 +226,10 @@ for (const backend of backends) {
         ['/api/v1/records/1', bearer(keys.all)],
       ])
       expect(answers.map((a) => a.status)).toEqual([200, 200, 429])
-      expect(JSON.parse(answers[2]?.body ?? '')).toEqual({ error: 'Too Many Requests' })
+      expect(JSON.parse(answers[2]?.body ?? '')).toEqual({
+        error: 'Too Many Requests',
+        code: 'too_many_requests',
+      })
       expect(answers[2]?.headers).toMatchObject({
         'retry-after': 'seconds',
         'ratelimit-remaining': '0',
@@ -250,7 +253,10 @@ for (const backend of backends) {
       const app = appWith(guarded, limiters)
       const refused = await answer(app, '/api/v1/records/1', bearer('kiln_nope'))
       expect(refused.status).toBe(401)
-      expect(JSON.parse(refused.body)).toEqual({ error: 'Unauthenticated' })
+      expect(JSON.parse(refused.body)).toEqual({
+        error: 'Unauthenticated',
+        code: 'unauthenticated',
+      })
       // Counted, and saying so, as every answer of a throttled route does.
       expect(refused.headers).toMatchObject({
         'www-authenticate': 'Bearer',

@@ -142,7 +142,11 @@ describeEachDatabase('generated REST API endpoints', (backend) => {
           ...fields,
         })
         expect(response.status, JSON.stringify(fields)).toBe(422)
-        expect(await response.json()).toEqual({ error: 'Validation failed', errors })
+        expect(await response.json()).toEqual({
+          error: 'Validation failed',
+          code: 'validation_failed',
+          errors,
+        })
       }
     })
 
@@ -165,6 +169,7 @@ describeEachDatabase('generated REST API endpoints', (backend) => {
       expect(duplicate.status).toBe(422)
       expect(await duplicate.json()).toEqual({
         error: 'Validation failed',
+        code: 'validation_failed',
         errors: { email: ['has already been taken'] },
       })
       const orphan = await api.request('POST', '/api/v1/posts', {
@@ -179,7 +184,7 @@ describeEachDatabase('generated REST API endpoints', (backend) => {
       const before = await count(api)
       const malformed = await api.request('POST', '/api/v1/posts', '{"title": ')
       expect(malformed.status).toBe(400)
-      expect(await malformed.json()).toEqual({ error: 'Malformed JSON body' })
+      expect(await malformed.json()).toEqual({ error: 'Malformed JSON body', code: 'bad_request' })
       const form = await api.app.request('/api/v1/posts', {
         method: 'POST',
         headers: { ...api.auth, 'content-type': 'application/x-www-form-urlencoded' },
@@ -224,7 +229,7 @@ describeEachDatabase('generated REST API endpoints', (backend) => {
       for (const id of ['999999', 'abc', '1.5', '-1', '99999999999999999999', '0x10']) {
         const response = await api.request('GET', `/api/v1/posts/${id}`)
         expect(response.status, id).toBe(404)
-        expect(await response.json()).toEqual({ error: 'Not Found' })
+        expect(await response.json()).toEqual({ error: 'Not Found', code: 'not_found' })
       }
     })
   })
@@ -412,7 +417,10 @@ describeEachDatabase('generated REST API endpoints', (backend) => {
             headers: authorization ? { authorization } : {},
           })
           expect(response.status, `${method} ${path} ${authorization}`).toBe(401)
-          expect(await response.json()).toEqual({ error: 'Unauthenticated' })
+          expect(await response.json()).toEqual({
+            error: 'Unauthenticated',
+            code: 'unauthenticated',
+          })
         }
       }
     })

@@ -102,6 +102,7 @@ describeEachDatabase('generated REST API: Idempotency-Key on POST', (backend) =>
     expect(other.status).toBe(422)
     expect(await other.json()).toEqual({
       error: 'Validation failed',
+      code: 'validation_failed',
       errors: { 'Idempotency-Key': ['was already used with another request'] },
     })
     expect(await postCount()).toBe(before)
@@ -121,6 +122,7 @@ describeEachDatabase('generated REST API: Idempotency-Key on POST', (backend) =>
     expect(duplicate.status).toBe(409)
     expect(await duplicate.json()).toEqual({
       error: 'A request with this Idempotency-Key is still in progress',
+      code: 'conflict',
     })
     release()
     expect((await first).status).toBe(201)

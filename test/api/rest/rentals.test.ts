@@ -138,7 +138,10 @@ describeEachDatabase('generated REST API on the rentals schema', (backend) => {
         for (const stale of ['"stale"', `W/${tag}`, '"a", "b"']) {
           const refused = await send(method, path, { name: 'Lost' }, { 'if-match': stale })
           expect(refused.status).toBe(412)
-          expect(refused.body).toEqual({ error: 'Precondition Failed' })
+          expect(refused.body).toEqual({
+            error: 'Precondition Failed',
+            code: 'precondition_failed',
+          })
         }
         expect(await nameOf(path)).toBe('Hammer')
         const first = await send(method, path, { name: 'Mallet' }, { 'if-match': `"x", ${tag}` })

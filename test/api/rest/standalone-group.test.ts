@@ -83,10 +83,13 @@ describe('the generated /api/v1 group, mounted as printed', () => {
     const unauthenticated = await send(app, 'GET', '/api/v1/posts')
     expect(unauthenticated.status).toBe(401)
     expect(unauthenticated.headers.get('www-authenticate')).toBe('Bearer')
-    expect(await unauthenticated.json()).toEqual({ error: 'Unauthenticated' })
+    expect(await unauthenticated.json()).toEqual({
+      error: 'Unauthenticated',
+      code: 'unauthenticated',
+    })
     const missing = await send(app, 'GET', '/api/v1/posts/424242', keys.all)
     expect(missing.status).toBe(404)
-    expect(await missing.json()).toEqual({ error: 'Not Found' })
+    expect(await missing.json()).toEqual({ error: 'Not Found', code: 'not_found' })
     const invalid = await send(app, 'POST', '/api/v1/posts', keys.all, { title: '' })
     expect(invalid.status).toBe(422)
     expect(invalid.headers.get('content-type')).toMatch(/application\/json/)
@@ -119,6 +122,7 @@ describe('the generated /api/v1 group, mounted as printed', () => {
       if (status === 403) {
         expect(await response.json()).toEqual({
           error: expect.stringMatching(/^This API key lacks the scope (posts|users):(read|write)$/),
+          code: 'forbidden',
         })
       }
     }

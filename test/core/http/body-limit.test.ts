@@ -64,7 +64,7 @@ describe('bodyLimit middleware', () => {
   it('answers 413 JSON for a declared large body', async () => {
     const response = await app.request(post('x'.repeat(17)))
     expect(response.status).toBe(413)
-    expect(await response.json()).toEqual({ error: 'Payload Too Large' })
+    expect(await response.json()).toEqual({ error: 'Payload Too Large', code: 'payload_too_large' })
   })
 
   it('answers 413 for a chunked body as it streams past the limit', async () => {

@@ -30,14 +30,14 @@ describe('originGuard', () => {
     for (const origin of ['https://evil.example', 'null', 'http://app.example.com']) {
       const response = await call(app, { origin })
       expect(response.status).toBe(403)
-      expect(await response.json()).toEqual({ error: 'Origin not allowed' })
+      expect(await response.json()).toEqual({ error: 'Origin not allowed', code: 'forbidden' })
     }
   })
 
   it('answers 403 to a rebinding Host (a page on another name resolving to this server)', async () => {
     const response = await call(app, { host: 'attacker.example:3000' })
     expect(response.status).toBe(403)
-    expect(await response.json()).toEqual({ error: 'Host not allowed' })
+    expect(await response.json()).toEqual({ error: 'Host not allowed', code: 'forbidden' })
   })
 
   it('with a loopback APP_URL, allows its loopback aliases on the same port only', async () => {
@@ -64,7 +64,7 @@ describe('originGuard', () => {
     for (const site of ['same-site', 'cross-site']) {
       const response = await call(app, { 'sec-fetch-site': site })
       expect(response.status).toBe(403)
-      expect(await response.json()).toEqual({ error: 'Origin not allowed' })
+      expect(await response.json()).toEqual({ error: 'Origin not allowed', code: 'forbidden' })
     }
     for (const site of ['same-origin', 'none']) {
       expect((await call(app, { 'sec-fetch-site': site })).status).toBe(200)

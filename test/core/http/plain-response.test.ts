@@ -62,7 +62,7 @@ describe('plainResponses', () => {
     await limited.request('/json')
     const refused = await limited.request('/json')
     expect(refused.status).toBe(429)
-    expect(await refused.json()).toEqual({ error: 'Too Many Requests' })
+    expect(await refused.json()).toEqual({ error: 'Too Many Requests', code: 'too_many_requests' })
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
     expect(refused.headers.get('ratelimit-remaining')).toBe('0')
     expect(refused.headers.get('cache-control')).toBe('private, no-cache')

@@ -1,17 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js'
 import { Hono } from 'hono'
 import { MemoryKeyValueStore, silentLogger } from '../../../src/core/index.ts'
 import { type Database, type ModelRegistry, migrate } from '../../../src/db/index.ts'
 import { createMcpServer, type McpAccessOptions, mcpEndpoint } from '../../../src/mcp/index.ts'
 import { createBearerValidator, type OAuthSession, oauthServer } from '../../../src/oauth/index.ts'
+import { MemoryOAuthProvider } from '../../support/memory-oauth-provider.ts'
 
 export const SECRET = 'mcp-test-secret-0123456789-abcdefghijkl'
 
@@ -101,45 +96,15 @@ export async function serveMcpTestApp(
  * session cookie: it opens the authorization URL, approves on the consent page and keeps the
  * code the redirect carries.
  */
-export class HeadlessOAuthProvider implements OAuthClientProvider {
-  readonly redirectUrl = 'http://127.0.0.1:9/callback'
-  #client: OAuthClientInformationMixed | undefined
-  #tokens: OAuthTokens | undefined
-  #verifier = ''
+export class HeadlessOAuthProvider extends MemoryOAuthProvider {
   /** The code of the last approval, for `transport.finishAuth`. */
   code: string | undefined
 
-  constructor(private readonly cookie: string) {}
-
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'kiln MCP test client',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    }
-  }
-  clientInformation() {
-    return this.#client
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.#client = info
-  }
-  tokens() {
-    return this.#tokens
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.#tokens = tokens
-  }
-  saveCodeVerifier(verifier: string) {
-    this.#verifier = verifier
-  }
-  codeVerifier() {
-    return this.#verifier
+  constructor(private readonly cookie: string) {
+    super('http://127.0.0.1:9/callback', { client_name: 'kiln MCP test client' })
   }
 
-  async redirectToAuthorization(url: URL): Promise<void> {
+  override async redirectToAuthorization(url: URL): Promise<void> {
     const location = await approveConsent(url, this.cookie)
     const code = new URL(location).searchParams.get('code')
     if (!code) throw new Error(`no code in ${location}`)

@@ -1,67 +1,11 @@
-import { existsSync } from 'node:fs'
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import { auth } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { expect } from 'vitest'
-import { isCI } from '../../support/env.ts'
+import { MemoryOAuthProvider } from '../../support/memory-oauth-provider.ts'
 
-const executablePath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium'
-export const hasChromium = existsSync(executablePath)
-/** Without Chromium the browser tests are skipped on a laptop, and fail in CI. */
-export const skipBrowser = !hasChromium && !isCI
-
-export async function launchChromium(): Promise<Browser> {
-  if (!hasChromium) throw new Error(`CI=true needs chromium at ${executablePath}`)
-  return chromium.launch({
-    executablePath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  })
-}
-
-/** What an MCP client application keeps: its registration, tokens and PKCE verifier. */
-class MemoryProvider implements OAuthClientProvider {
-  client: OAuthClientInformationMixed | undefined
-  saved: OAuthTokens | undefined
-  verifier = ''
-  authorizationUrl: URL | undefined
-  constructor(readonly redirectUrl: string) {}
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'MCP SDK client',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    }
-  }
-  clientInformation() {
-    return this.client
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info
-  }
-  tokens() {
-    return this.saved
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier
-  }
-  codeVerifier() {
-    return this.verifier
-  }
-}
+export { hasChromium, launchChromium, skipBrowser } from '../../support/chromium.ts'
 
 /**
  * The MCP SDK client connecting to `{issuer}/mcp` as an assistant does: it discovers the
@@ -74,7 +18,7 @@ export async function connectThroughConsent(
   person: { email: string; password: string },
 ): Promise<Client> {
   const serverUrl = `${issuer}/mcp`
-  const provider = new MemoryProvider(`${issuer}/oauth-callback`)
+  const provider = new MemoryOAuthProvider(`${issuer}/oauth-callback`)
   expect(await auth(provider, { serverUrl })).toBe('REDIRECT')
 
   const page = await browser.newPage()

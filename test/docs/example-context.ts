@@ -1,0 +1,36 @@
+/**
+ * The names an `@example` of src/ takes as given beside those of snippet-context.ts: what the
+ * app made on an earlier line of its own (a table, a request schema, a store, the request's
+ * context), so that an example shows one call and still type-checks.
+ */
+import type { Context } from 'hono'
+import type { Queue } from 'kilnjs/core'
+import type { DataTools, McpCaller } from 'kilnjs/mcp'
+import type { DeduplicationStore, MessagingConfig } from 'kilnjs/messaging'
+import type { createBearerValidator } from 'kilnjs/oauth'
+import type { PasswordUsers, SessionStore } from 'kilnjs/session'
+import type {
+  CreatePostRequest as CreatePost,
+  UpdatePostRequest as UpdatePost,
+} from '../../examples/demo/src/api/requests/post.ts'
+import type { posts as postsTable } from '../../examples/demo/src/schema.ts'
+
+declare global {
+  // The demo's table and its request schemas.
+  const posts: typeof postsTable
+  const CreatePostRequest: typeof CreatePost
+  const UpdatePostRequest: typeof UpdatePost
+  // The stores and services an app builds at start-up.
+  const validator: ReturnType<typeof createBearerValidator>
+  const tools: DataTools
+  const caller: McpCaller
+  const sessions: SessionStore
+  const accounts: PasswordUsers
+  const queue: Queue
+  const dedup: DeduplicationStore
+  const messagingConfig: MessagingConfig
+  const loadOwnerPhones: () => Promise<string[]>
+  // Inside a handler: the request's context and its user.
+  const c: Context
+  const userId: string
+}
