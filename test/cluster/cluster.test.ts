@@ -201,7 +201,17 @@ describe.skipIf(!postgresUrl || !redisUrl)('two instances and a worker', () => {
       headers: { cookie: jar.header() },
     })
     expect(page.status).toBe(200)
-    const html = await page.text()
+    const entry = await page.text()
+    // The code typed on the entry page opens the consent page, whose choices the approval sends.
+    const consent = await fetch(`${b.url}/device`, {
+      ...form({
+        user_code: hiddenField(entry, 'user_code'),
+        csrf_token: hiddenField(entry, 'csrf_token'),
+      }),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+    })
+    expect(consent.status).toBe(200)
+    const html = await consent.text()
     const approve = await fetch(`${b.url}/device`, {
       ...form({
         user_code: hiddenField(html, 'user_code'),
