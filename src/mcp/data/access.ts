@@ -94,7 +94,7 @@ export interface McpModelAccess {
   expose?: readonly string[]
   /**
    * The writing tools whose calls on this model run only once the signed-in user approved that
-   * exact change (docs/mcp.md, Approvals). Default: the access options' `approval`, itself
+   * exact change (docs/mcp/approvals.md). Default: the access options' `approval`, itself
    * `['crud_delete']` by default; `[]` for none.
    */
   approval?: readonly WriteToolName[]
