@@ -10,8 +10,8 @@ import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/type
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { createMcpServer, type McpServer, mcpHttpHandler } from '../../src/mcp/index.ts'
-import { INITIALIZE } from './support/client.ts'
+import { createMcpServer, type McpServer, mcpHttpHandler } from '../../../src/mcp/index.ts'
+import { INITIALIZE } from '../support/client.ts'
 
 /** An app's own tool: counts down, reporting progress and logging each step. */
 function registerCountdown(server: McpServer): void {

@@ -8,14 +8,14 @@ import {
   MemoryKeyValueStore,
   RedisKeyValueStore,
   silentLogger,
-} from '../../src/core/index.ts'
+} from '../../../src/core/index.ts'
 import {
   createAuditLog,
   createDatabase,
   createModelRegistry,
   migrate,
   type SqliteDatabase,
-} from '../../src/db/index.ts'
+} from '../../../src/db/index.ts'
 import {
   type ApprovalOptions,
   approvalPages,
@@ -25,10 +25,10 @@ import {
   type McpAccessOptions,
   type McpCaller,
   type McpModelSource,
-} from '../../src/mcp/index.ts'
-import { createTestRedis, describeWithRedis, type TestRedis } from '../support/redis.ts'
-import { call, connectInMemory } from './support/client.ts'
-import { createTestTables, schemaFor } from './support/schema.ts'
+} from '../../../src/mcp/index.ts'
+import { createTestRedis, describeWithRedis, type TestRedis } from '../../support/redis.ts'
+import { call, connectInMemory } from '../support/client.ts'
+import { createTestTables, schemaFor } from '../support/schema.ts'
 
 const APP_URL = 'https://app.example'
 const ACCESS: McpAccessOptions = {

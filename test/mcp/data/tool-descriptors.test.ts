@@ -1,20 +1,20 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { silentLogger } from '../../src/core/index.ts'
-import { createModelRegistry, type Database } from '../../src/db/index.ts'
-import { describeChange } from '../../src/mcp/approvals/index.ts'
-import { accessOf, type WriteToolName } from '../../src/mcp/data/access.ts'
-import { DATA_TOOLS } from '../../src/mcp/data/tools.ts'
+import { silentLogger } from '../../../src/core/index.ts'
+import { createModelRegistry, type Database } from '../../../src/db/index.ts'
+import { describeChange } from '../../../src/mcp/approvals/index.ts'
+import { accessOf, type WriteToolName } from '../../../src/mcp/data/access.ts'
+import { DATA_TOOLS } from '../../../src/mcp/data/tools.ts'
 import {
   createDataTools,
   createMcpServer,
   type McpAccessOptions,
   type McpCaller,
   type McpModelSource,
-} from '../../src/mcp/index.ts'
-import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
-import { call, connectInMemory } from './support/client.ts'
-import { createTestTables, insertUser, resetTestTables, schemaFor } from './support/schema.ts'
+} from '../../../src/mcp/index.ts'
+import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
+import { call, connectInMemory } from '../support/client.ts'
+import { createTestTables, insertUser, resetTestTables, schemaFor } from '../support/schema.ts'
 
 /**
  * One call of each data tool that its policy allows. A tool added without a line here fails

@@ -7,17 +7,17 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createModelRegistry, type Database } from '../../src/db/index.ts'
-import { hmacKey, signAccessToken } from '../../src/oauth/protocol/access-token.ts'
-import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
-import { call, INITIALIZE, ok, snapshot } from './support/client.ts'
+import { createModelRegistry, type Database } from '../../../src/db/index.ts'
+import { hmacKey, signAccessToken } from '../../../src/oauth/protocol/access-token.ts'
+import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
+import { call, INITIALIZE, ok, snapshot } from '../support/client.ts'
 import {
   HeadlessOAuthProvider,
   type McpTestApp,
   SECRET,
   serveMcpTestApp,
-} from './support/http-app.ts'
-import { createTestTables, schemaFor } from './support/schema.ts'
+} from '../support/http-app.ts'
+import { createTestTables, schemaFor } from '../support/schema.ts'
 
 type Page = { records: Array<Record<string, unknown>>; total: number }
 

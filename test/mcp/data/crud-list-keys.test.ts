@@ -9,11 +9,11 @@ import {
 } from 'drizzle-orm/pg-core'
 import { integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { silentLogger } from '../../src/core/index.ts'
-import { createModelRegistry, type Database } from '../../src/db/index.ts'
-import { createDataTools, createMcpServer } from '../../src/mcp/index.ts'
-import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
-import { call, connectInMemory, ok } from './support/client.ts'
+import { silentLogger } from '../../../src/core/index.ts'
+import { createModelRegistry, type Database } from '../../../src/db/index.ts'
+import { createDataTools, createMcpServer } from '../../../src/mcp/index.ts'
+import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
+import { call, connectInMemory, ok } from '../support/client.ts'
 
 type Row = Record<string, unknown>
 interface Page {

@@ -9,9 +9,9 @@ import {
 } from '@modelcontextprotocol/server'
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MemoryKeyValueStore, MemoryPubSub } from '../../src/core/index.ts'
-import { seedClientCapabilities } from '../../src/mcp/http/elicitation-relay.ts'
-import { mcpHttpHandler } from '../../src/mcp/index.ts'
+import { MemoryKeyValueStore, MemoryPubSub } from '../../../src/core/index.ts'
+import { seedClientCapabilities } from '../../../src/mcp/http/elicitation-relay.ts'
+import { mcpHttpHandler } from '../../../src/mcp/index.ts'
 
 const TIMEOUT_MS = 300
 

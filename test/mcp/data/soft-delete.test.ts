@@ -3,16 +3,16 @@ import { join, resolve } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { silentLogger } from '../../src/core/index.ts'
-import { createModelRegistry, type Database } from '../../src/db/index.ts'
-import { createDataTools, createMcpServer } from '../../src/mcp/index.ts'
-import * as pgSchema from '../fixtures/trash/postgres/schema.ts'
-import * as sqliteSchema from '../fixtures/trash/sqlite/schema.ts'
-import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
-import { call, connectInMemory, ok } from './support/client.ts'
+import { silentLogger } from '../../../src/core/index.ts'
+import { createModelRegistry, type Database } from '../../../src/db/index.ts'
+import { createDataTools, createMcpServer } from '../../../src/mcp/index.ts'
+import * as pgSchema from '../../fixtures/trash/postgres/schema.ts'
+import * as sqliteSchema from '../../fixtures/trash/sqlite/schema.ts'
+import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
+import { call, connectInMemory, ok } from '../support/client.ts'
 
 type Row = Record<string, unknown>
-const fixtures = resolve(import.meta.dirname, '../fixtures/trash')
+const fixtures = resolve(import.meta.dirname, '../../fixtures/trash')
 
 describeEachDatabase('MCP data tools on a model with deleted_at (soft delete)', (backend) => {
   let test: TestDatabase

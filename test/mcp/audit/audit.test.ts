@@ -1,13 +1,13 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
-import { silentLogger } from '../../src/core/index.ts'
+import { silentLogger } from '../../../src/core/index.ts'
 import {
   type AuditLog,
   createAuditLog,
   createModelRegistry,
   type Database,
   migrate,
-} from '../../src/db/index.ts'
+} from '../../../src/db/index.ts'
 import {
   AUDIT_OUTCOME,
   type AuditTrail,
@@ -17,11 +17,11 @@ import {
   type McpAccessOptions,
   type McpCaller,
   type McpModelSource,
-} from '../../src/mcp/index.ts'
-import { execSql } from '../api/support.ts'
-import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
-import { call, connectInMemory, ok } from './support/client.ts'
-import { createTestTables, resetTestTables, schemaFor } from './support/schema.ts'
+} from '../../../src/mcp/index.ts'
+import { execSql } from '../../api/support.ts'
+import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
+import { call, connectInMemory, ok } from '../support/client.ts'
+import { createTestTables, resetTestTables, schemaFor } from '../support/schema.ts'
 
 /** What an approval flow throws while a person has not approved the call yet. */
 class PendingApproval extends Error {

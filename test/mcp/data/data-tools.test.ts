@@ -1,11 +1,11 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { silentLogger } from '../../src/core/index.ts'
-import { createModelRegistry, type Database } from '../../src/db/index.ts'
-import { createMcpServer, type McpCaller, type McpModelSource } from '../../src/mcp/index.ts'
-import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
-import { call, connectInMemory, ok, snapshot } from './support/client.ts'
-import { createTestTables, insertUser, resetTestTables, schemaFor } from './support/schema.ts'
+import { silentLogger } from '../../../src/core/index.ts'
+import { createModelRegistry, type Database } from '../../../src/db/index.ts'
+import { createMcpServer, type McpCaller, type McpModelSource } from '../../../src/mcp/index.ts'
+import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
+import { call, connectInMemory, ok, snapshot } from '../support/client.ts'
+import { createTestTables, insertUser, resetTestTables, schemaFor } from '../support/schema.ts'
 
 type Row = Record<string, unknown>
 type Page = { records: Row[]; total: number; page: number; per_page: number }

@@ -7,15 +7,15 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { Hono } from 'hono'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { buildOpenApiDocument } from '../../src/api/index.ts'
+import { buildOpenApiDocument } from '../../../src/api/index.ts'
 import {
   createOpenApiBridgeServer,
   fetchOpenApiDocument,
   operationsFromDocument,
   toolName,
-} from '../../src/mcp/bridge/openapi-bridge.ts'
-import { freePort, repoRoot } from '../support/processes.ts'
-import { call, connectInMemory } from './support/client.ts'
+} from '../../../src/mcp/bridge/openapi-bridge.ts'
+import { freePort, repoRoot } from '../../support/processes.ts'
+import { call, connectInMemory } from '../support/client.ts'
 
 const API_KEY = 'kl_test_bridgeKey0123456789abcdefghijklmnopqrstuvw'
 

@@ -4,10 +4,10 @@ import { pgTable, text as pgText, serial } from 'drizzle-orm/pg-core'
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { declareRequests, defineListQuery } from '../../src/api/index.ts'
-import { createLogger, silentLogger } from '../../src/core/index.ts'
-import { createModelRegistry, type Database } from '../../src/db/index.ts'
-import { resolveAccess } from '../../src/mcp/data/access.ts'
+import { declareRequests, defineListQuery } from '../../../src/api/index.ts'
+import { createLogger, silentLogger } from '../../../src/core/index.ts'
+import { createModelRegistry, type Database } from '../../../src/db/index.ts'
+import { resolveAccess } from '../../../src/mcp/data/access.ts'
 import {
   type AuthorizeRequest,
   createDataTools,
@@ -15,10 +15,10 @@ import {
   type McpAccessOptions,
   type McpCaller,
   type McpModelSource,
-} from '../../src/mcp/index.ts'
-import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
-import { call, connectInMemory, ok, snapshot } from './support/client.ts'
-import { createTestTables, insertUser, resetTestTables, schemaFor } from './support/schema.ts'
+} from '../../../src/mcp/index.ts'
+import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
+import { call, connectInMemory, ok, snapshot } from '../support/client.ts'
+import { createTestTables, insertUser, resetTestTables, schemaFor } from '../support/schema.ts'
 
 describeEachDatabase('the access policy of the data tools', (backend) => {
   let test: TestDatabase

@@ -1,19 +1,19 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { silentLogger } from '../../src/core/index.ts'
-import { createModelRegistry, type Database } from '../../src/db/index.ts'
+import { silentLogger } from '../../../src/core/index.ts'
+import { createModelRegistry, type Database } from '../../../src/db/index.ts'
 import {
   createDataTools,
   createMcpServer,
   type McpAccessOptions,
   type McpCaller,
   type McpModelSource,
-} from '../../src/mcp/index.ts'
-import { type QueryApp, startQueryApp } from '../api/query/support.ts'
-import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
-import { call, connectInMemory, ok } from './support/client.ts'
-import { createTestTables, schemaFor } from './support/schema.ts'
+} from '../../../src/mcp/index.ts'
+import { type QueryApp, startQueryApp } from '../../api/query/support.ts'
+import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
+import { call, connectInMemory, ok } from '../support/client.ts'
+import { createTestTables, schemaFor } from '../support/schema.ts'
 
 type Row = Record<string, unknown>
 interface Page {

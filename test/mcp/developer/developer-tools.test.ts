@@ -6,13 +6,13 @@ import { fileURLToPath } from 'node:url'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import ts from 'typescript'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { runMakeMessaging } from '../../src/cli/commands/make-messaging.ts'
-import type { KilnConfig } from '../../src/db/index.ts'
-import { registerDeveloperTools } from '../../src/mcp/developer/developer-tools.ts'
-import { findListenerImplementations } from '../../src/mcp/developer/listeners.ts'
-import { CODE_TEMPLATES } from '../../src/mcp/developer/templates.ts'
-import { createMcpServer } from '../../src/mcp/index.ts'
-import { call, connectInMemory, ok } from './support/client.ts'
+import { runMakeMessaging } from '../../../src/cli/commands/make-messaging.ts'
+import type { KilnConfig } from '../../../src/db/index.ts'
+import { registerDeveloperTools } from '../../../src/mcp/developer/developer-tools.ts'
+import { findListenerImplementations } from '../../../src/mcp/developer/listeners.ts'
+import { CODE_TEMPLATES } from '../../../src/mcp/developer/templates.ts'
+import { createMcpServer } from '../../../src/mcp/index.ts'
+import { call, connectInMemory, ok } from '../support/client.ts'
 
 const config: KilnConfig = {
   dialect: 'sqlite',
@@ -221,14 +221,14 @@ class Sub extends Base implements Listener<Fourth> { async handle() {} }
 
     it('compiles every template against kiln with the project compiler settings', () => {
       const here = fileURLToPath(new URL('.', import.meta.url))
-      const configPath = join(here, '../../tsconfig.json')
+      const configPath = join(here, '../../../tsconfig.json')
       const parsed = ts.parseJsonConfigFileContent(
         ts.readConfigFile(configPath, ts.sys.readFile).config,
         ts.sys,
-        join(here, '../..'),
+        join(here, '../../..'),
       )
       const files = CODE_TEMPLATES.map((t) =>
-        join(here, `../../src/mcp/developer/templates/${t.category}/${t.name}.ts`),
+        join(here, `../../../src/mcp/developer/templates/${t.category}/${t.name}.ts`),
       )
       const program = ts.createProgram(files, { ...parsed.options, noEmit: true })
       const diagnostics = ts

@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { stripVTControlCharacters } from 'node:util'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { CliError } from '../../src/cli/cli-error.ts'
-import { auditQueryOf, parseSince, runAudit } from '../../src/cli/commands/audit.ts'
-import { ManualClock } from '../../src/core/index.ts'
-import { type AuditEntry, createAuditLog, createDatabase, migrate } from '../../src/db/index.ts'
-import { execSql, migratedDatabase } from '../api/support.ts'
-import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
+import { CliError } from '../../../src/cli/cli-error.ts'
+import { auditQueryOf, parseSince, runAudit } from '../../../src/cli/commands/audit.ts'
+import { ManualClock } from '../../../src/core/index.ts'
+import { type AuditEntry, createAuditLog, createDatabase, migrate } from '../../../src/db/index.ts'
+import { execSql, migratedDatabase } from '../../api/support.ts'
+import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
 
-const root = resolve(import.meta.dirname, '../..')
+const root = resolve(import.meta.dirname, '../../..')
 const sqliteFixture = join(root, 'test/fixtures/sqlite-app')
 const NOW = Date.UTC(2026, 2, 10, 12)
 const HOUR = 3_600_000

@@ -4,14 +4,14 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { sql } from 'drizzle-orm'
 import { Hono } from 'hono'
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest'
-import { MemoryKeyValueStore, silentLogger } from '../../src/core/index.ts'
+import { MemoryKeyValueStore, silentLogger } from '../../../src/core/index.ts'
 import {
   type AuditLog,
   createAuditLog,
   createModelRegistry,
   type Database,
   migrate,
-} from '../../src/db/index.ts'
+} from '../../../src/db/index.ts'
 import {
   type ApprovalOptions,
   createAuditTrail,
@@ -20,10 +20,10 @@ import {
   type DataTools,
   type McpCaller,
   mcpHttpHandler,
-} from '../../src/mcp/index.ts'
-import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
-import { call } from './support/client.ts'
-import { createTestTables, schemaFor } from './support/schema.ts'
+} from '../../../src/mcp/index.ts'
+import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
+import { call } from '../support/client.ts'
+import { createTestTables, schemaFor } from '../support/schema.ts'
 
 type Era = { pin: '2026-07-28' } | 'legacy'
 const ERAS: ReadonlyArray<[string, Era]> = [

@@ -1,17 +1,17 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
-import { silentLogger } from '../../src/core/index.ts'
-import { createModelRegistry, type Database } from '../../src/db/index.ts'
+import { silentLogger } from '../../../src/core/index.ts'
+import { createModelRegistry, type Database } from '../../../src/db/index.ts'
 import {
   createDataTools,
   createMcpServer,
   type McpAccessOptions,
   type McpCaller,
   type McpModelSource,
-} from '../../src/mcp/index.ts'
-import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
-import { connectInMemory } from './support/client.ts'
-import { createTestTables, schemaFor } from './support/schema.ts'
+} from '../../../src/mcp/index.ts'
+import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
+import { connectInMemory } from '../support/client.ts'
+import { createTestTables, schemaFor } from '../support/schema.ts'
 
 const ACCESS: McpAccessOptions = {
   models: {

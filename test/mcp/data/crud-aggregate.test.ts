@@ -1,16 +1,16 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { silentLogger } from '../../src/core/index.ts'
-import { createModelRegistry } from '../../src/db/index.ts'
+import { silentLogger } from '../../../src/core/index.ts'
+import { createModelRegistry } from '../../../src/db/index.ts'
 import {
   createDataTools,
   createMcpServer,
   type McpAccessOptions,
   type McpModelSource,
-} from '../../src/mcp/index.ts'
-import { items, pgItems, seedItems, sqliteItems } from '../api/query/structured-schema.ts'
-import { describeEachDatabase, type TestDatabase } from '../support/databases.ts'
-import { call, connectInMemory, ok } from './support/client.ts'
+} from '../../../src/mcp/index.ts'
+import { items, pgItems, seedItems, sqliteItems } from '../../api/query/structured-schema.ts'
+import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
+import { call, connectInMemory, ok } from '../support/client.ts'
 
 type Row = Record<string, unknown>
 

@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm'
 import { sqliteTable, text } from 'drizzle-orm/sqlite-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { silentLogger } from '../../src/core/index.ts'
-import { createDatabase, createModelRegistry, type SqliteDatabase } from '../../src/db/index.ts'
-import { createCrud } from '../../src/mcp/index.ts'
+import { silentLogger } from '../../../src/core/index.ts'
+import { createDatabase, createModelRegistry, type SqliteDatabase } from '../../../src/db/index.ts'
+import { createCrud } from '../../../src/mcp/index.ts'
 
 // WITHOUT ROWID is a SQLite table option: PostgreSQL has no row ids to read back by.
 const settings = sqliteTable('settings', {

@@ -1,25 +1,25 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { type SQL, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createRecordCounter, type RecordCounter } from '../../src/api/index.ts'
+import { createRecordCounter, type RecordCounter } from '../../../src/api/index.ts'
 import {
   ManualClock,
   MemoryKeyValueStore,
   RedisKeyValueStore,
   silentLogger,
-} from '../../src/core/index.ts'
-import { createModelRegistry } from '../../src/db/index.ts'
-import { createDataTools, createMcpServer } from '../../src/mcp/index.ts'
+} from '../../../src/core/index.ts'
+import { createModelRegistry } from '../../../src/db/index.ts'
+import { createDataTools, createMcpServer } from '../../../src/mcp/index.ts'
 import {
   RENTALS,
   type RunningApi,
   type ScaffoldedApp,
   scaffoldApp,
   startGeneratedApi,
-} from '../api/rest/generated-app.ts'
-import { describeEachDatabase } from '../support/databases.ts'
-import { createTestRedis, type TestRedis } from '../support/redis.ts'
-import { call, connectInMemory, ok } from './support/client.ts'
+} from '../../api/rest/generated-app.ts'
+import { describeEachDatabase } from '../../support/databases.ts'
+import { createTestRedis, type TestRedis } from '../../support/redis.ts'
+import { call, connectInMemory, ok } from '../support/client.ts'
 
 type Json = Record<string, unknown>
 

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createMcpServer, mcpHttpHandler } from '../../src/mcp/index.ts'
+import { createMcpServer, mcpHttpHandler } from '../../../src/mcp/index.ts'
 
 const LIMIT = 2048
 
