@@ -1,8 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { serve } from '@hono/node-server'
 import {
   Client as ClientV2,
   StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
@@ -11,15 +9,14 @@ import { eq } from 'drizzle-orm'
 import type { Hono } from 'hono'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDemoApp } from '../../../examples/demo/src/app.ts'
 import { hashPassword } from '../../../examples/demo/src/auth.ts'
-import { createDemoContext, type DemoContext } from '../../../examples/demo/src/context.ts'
+import type { DemoContext } from '../../../examples/demo/src/context.ts'
 import { posts, users } from '../../../examples/demo/src/schema.ts'
-import { silentLogger } from '../../../src/core/index.ts'
 import { createAuditLog } from '../../../src/db/index.ts'
 import { hiddenInput, signIn } from '../../demo/support.ts'
-import { launchChromium, skipBrowser } from '../../scaffold/support/consent.ts'
+import { skipBrowser } from '../../scaffold/support/consent.ts'
 import { demoAccessToken } from '../../support/demo-oauth.ts'
+import { type DemoServer, startDemoServer } from '../../support/demo-server.ts'
 import { call } from '../support/client.ts'
 
 const EMAIL = 'demo@example.com'
@@ -46,7 +43,7 @@ interface ApprovalLink {
 describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => {
   let ctx: DemoContext
   let app: Hono
-  let server: ReturnType<typeof serve>
+  let demo: DemoServer | undefined
   let origin: string
   let browser: Browser
   let token: string
@@ -54,26 +51,12 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
   let otherId: number
 
   beforeAll(async () => {
-    let handler: Hono | undefined
-    server = serve({
-      fetch: (request) => (handler ? handler.fetch(request) : new Response(null, { status: 503 })),
-      port: 0,
-      hostname: '127.0.0.1',
+    demo = await startDemoServer({
+      MCP_TOKEN_SECRET: 'demo-approvals-test-secret-0123456789-ab',
+      DEMO_EMAIL: EMAIL,
+      DEMO_PASSWORD: PASSWORD,
     })
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    ctx = await createDemoContext({
-      databaseUrl: 'pglite:',
-      logger: silentLogger(),
-      env: {
-        APP_URL: origin,
-        MCP_TOKEN_SECRET: 'demo-approvals-test-secret-0123456789-ab',
-        DEMO_EMAIL: EMAIL,
-        DEMO_PASSWORD: PASSWORD,
-      },
-    })
-    app = await createDemoApp(ctx)
-    handler = app
+    ;({ origin, ctx, app, browser } = demo)
     const [author] = await ctx.database.db
       .select({ id: users.id })
       .from(users)
@@ -90,17 +73,9 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
     otherId = other!.id
     // The author's assistant: registered, consented and holding a token, as an MCP client.
     token = await demoAccessToken(app, origin, EMAIL, PASSWORD)
-    browser = await launchChromium()
   }, 120_000)
 
-  afterAll(async () => {
-    await browser?.close()
-    await new Promise<void>((resolve) => {
-      ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
-      server.close(() => resolve())
-    })
-    await ctx?.close()
-  })
+  afterAll(async () => demo?.close())
 
   /**
    * The author's assistant in `era`. With `onUrl` it declares URL-mode elicitation: each
