@@ -582,7 +582,7 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
       const queries = Object.fromEntries(resources.map(({ name, query }) => [name, query]))
       const access: McpAccessOptions = {
         // The rows a call reaches; approval (which asks before the row is looked up, and so
-        // tells nothing of it) is tested in test/mcp/approvals*.test.ts.
+        // tells nothing of it) is tested in test/mcp/approvals/.
         approval: [],
         models: {
           posts: { tools: ['crud_list', 'crud_update', 'crud_delete'] },

@@ -25,7 +25,7 @@ declare global {
   const redactor: Redactor
   // docs/oauth.md, Configuration: loadOAuthConfig(process.env, …).
   const oauthConfig: OAuthConfig
-  // docs/mcp.md: createModelRegistry(schema, 'postgres') and the app's access policy.
+  // docs/models.md and docs/mcp/: createModelRegistry(schema, 'postgres') and the app's access policy.
   const models: ModelRegistry
   const access: McpAccessOptions
   // docs/storage.md, first block: createStorage({ … }).

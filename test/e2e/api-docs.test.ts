@@ -1,11 +1,7 @@
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDemoApp } from '../../examples/demo/src/app.ts'
-import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
-import { silentLogger } from '../../src/core/index.ts'
-import { executablePath, hasChromium, launchChromium } from '../support/chromium.ts'
+import { executablePath, hasChromium } from '../support/chromium.ts'
+import { type DemoServer, startDemoServer } from '../support/demo-server.ts'
 import { isCI } from '../support/env.ts'
 
 if (!hasChromium && !isCI) {
@@ -16,29 +12,18 @@ if (!hasChromium && !isCI) {
 
 describe.skipIf(!hasChromium && !isCI)('API docs (ReDoc) in a headless browser (demo app)', () => {
   let browser: Browser
-  let ctx: DemoContext
   let base: string
-  let server: ReturnType<typeof serve>
+  let demo: DemoServer | undefined
 
   beforeAll(async () => {
-    if (!hasChromium) throw new Error(`CI=true needs chromium at ${executablePath}`)
-    ctx = await createDemoContext({
-      databaseUrl: 'pglite:',
-      logger: silentLogger(),
-      env: { APP_NAME: 'Kiln Demo Docs', MCP_TOKEN_SECRET: 'docs-test-secret-0123456789-abcdefgh' },
+    demo = await startDemoServer({
+      APP_NAME: 'Kiln Demo Docs',
+      MCP_TOKEN_SECRET: 'docs-test-secret-0123456789-abcdefgh',
     })
-    const app = await createDemoApp(ctx)
-    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' })
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    browser = await launchChromium()
+    ;({ origin: base, browser } = demo)
   }, 120_000)
 
-  afterAll(async () => {
-    await browser?.close()
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
-    await ctx?.close()
-  })
+  afterAll(async () => demo?.close())
 
   it('renders offline: title and every resource tag, with no request to another host', async () => {
     const page = await browser.newPage()

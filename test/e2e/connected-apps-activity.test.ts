@@ -1,21 +1,17 @@
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
 import {
   Client as ClientV2,
   StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
 } from '@modelcontextprotocol/client'
 import { eq } from 'drizzle-orm'
-import type { Hono } from 'hono'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDemoApp } from '../../examples/demo/src/app.ts'
-import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
+import type { DemoContext } from '../../examples/demo/src/context.ts'
 import { users } from '../../examples/demo/src/schema.ts'
-import { silentLogger } from '../../src/core/index.ts'
 import { type AuditRecord, createAuditLog } from '../../src/db/index.ts'
 import { s256Challenge } from '../../src/oauth/protocol/pkce.ts'
 import { call, ok } from '../mcp/support/client.ts'
-import { executablePath, hasChromium, launchChromium } from '../support/chromium.ts'
+import { hasChromium } from '../support/chromium.ts'
+import { type DemoServer, startDemoServer } from '../support/demo-server.ts'
 import { isCI } from '../support/env.ts'
 
 const EMAIL = 'demo@example.com'
@@ -28,37 +24,18 @@ describe.skipIf(!hasChromium && !isCI)(
     let browser: Browser
     let ctx: DemoContext
     let issuer: string
-    let server: ReturnType<typeof serve>
+    let demo: DemoServer | undefined
 
     beforeAll(async () => {
-      if (!hasChromium) throw new Error(`CI=true needs chromium at ${executablePath}`)
-      let app: Hono | undefined
-      server = serve({
-        fetch: (request) => (app ? app.fetch(request) : new Response(null, { status: 503 })),
-        port: 0,
-        hostname: '127.0.0.1',
+      demo = await startDemoServer({
+        MCP_TOKEN_SECRET: 'activity-test-secret-0123456789-abcdefgh',
+        DEMO_EMAIL: EMAIL,
+        DEMO_PASSWORD: PASSWORD,
       })
-      await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-      issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-      ctx = await createDemoContext({
-        databaseUrl: 'pglite:',
-        logger: silentLogger(),
-        env: {
-          APP_URL: issuer,
-          MCP_TOKEN_SECRET: 'activity-test-secret-0123456789-abcdefgh',
-          DEMO_EMAIL: EMAIL,
-          DEMO_PASSWORD: PASSWORD,
-        },
-      })
-      app = await createDemoApp(ctx)
-      browser = await launchChromium()
+      ;({ origin: issuer, ctx, browser } = demo)
     }, 120_000)
 
-    afterAll(async () => {
-      await browser?.close()
-      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
-      await ctx?.close()
-    })
+    afterAll(async () => demo?.close())
 
     async function connect(token: string, era: 'modern' | 'legacy'): Promise<ClientV2> {
       const client = new ClientV2(

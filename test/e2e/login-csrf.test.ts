@@ -1,16 +1,13 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
 import { eq } from 'drizzle-orm'
-import type { Hono } from 'hono'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDemoApp } from '../../examples/demo/src/app.ts'
 import { passwords } from '../../examples/demo/src/auth.ts'
-import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
+import type { DemoContext } from '../../examples/demo/src/context.ts'
 import { users } from '../../examples/demo/src/schema.ts'
-import { silentLogger } from '../../src/core/index.ts'
-import { executablePath, hasChromium, launchChromium } from '../support/chromium.ts'
+import { executablePath, hasChromium } from '../support/chromium.ts'
+import { type DemoServer, startDemoServer } from '../support/demo-server.ts'
 import { isCI } from '../support/env.ts'
 
 if (!hasChromium && !isCI) {
@@ -44,33 +41,19 @@ function attackerPage(appOrigin: string): string {
 describe.skipIf(!hasChromium && !isCI)('login CSRF from a same-site origin (Chromium)', () => {
   let browser: Browser
   let ctx: DemoContext
-  let app: Hono | undefined
-  let appServer: ReturnType<typeof serve>
+  let demo: DemoServer | undefined
   let attacker: Server
   let appOrigin: string
   let attackerOrigin: string
   let attackerId: number
 
   beforeAll(async () => {
-    if (!hasChromium) throw new Error(`CI=true needs chromium at ${executablePath}`)
-    appServer = serve({
-      fetch: (request) => (app ? app.fetch(request) : new Response(null, { status: 503 })),
-      port: 0,
-      hostname: '127.0.0.1',
+    demo = await startDemoServer({
+      MCP_TOKEN_SECRET: 'browser-test-secret-0123456789-abcdefgh',
+      DEMO_EMAIL: 'demo@example.com',
+      DEMO_PASSWORD: 'correct horse battery',
     })
-    await new Promise<void>((resolve) => appServer.once('listening', () => resolve()))
-    appOrigin = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}`
-    ctx = await createDemoContext({
-      databaseUrl: 'pglite:',
-      logger: silentLogger(),
-      env: {
-        APP_URL: appOrigin,
-        MCP_TOKEN_SECRET: 'browser-test-secret-0123456789-abcdefgh',
-        DEMO_EMAIL: 'demo@example.com',
-        DEMO_PASSWORD: 'correct horse battery',
-      },
-    })
-    app = await createDemoApp(ctx)
+    ;({ origin: appOrigin, ctx, browser } = demo)
     await ctx.database.db.insert(users).values({
       email: ATTACKER_EMAIL,
       name: 'Attacker',
@@ -86,14 +69,11 @@ describe.skipIf(!hasChromium && !isCI)('login CSRF from a same-site origin (Chro
     })
     await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve))
     attackerOrigin = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`
-    browser = await launchChromium()
   }, 120_000)
 
   afterAll(async () => {
-    await browser?.close()
     await new Promise<void>((resolve) => (attacker ? attacker.close(() => resolve()) : resolve()))
-    await new Promise<void>((resolve) => (appServer ? appServer.close(() => resolve()) : resolve()))
-    await ctx?.close()
+    await demo?.close()
   })
 
   it('a page on another port cannot sign the victim in as the attacker', async () => {

@@ -1,16 +1,11 @@
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import type { Hono } from 'hono'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDemoApp } from '../../examples/demo/src/app.ts'
-import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
-import { silentLogger } from '../../src/core/index.ts'
 import { call, ok } from '../mcp/support/client.ts'
-import { executablePath, hasChromium, launchChromium } from '../support/chromium.ts'
+import { executablePath, hasChromium } from '../support/chromium.ts'
+import { type DemoServer, startDemoServer } from '../support/demo-server.ts'
 import { isCI } from '../support/env.ts'
 import { MemoryOAuthProvider } from '../support/memory-oauth-provider.ts'
 
@@ -23,42 +18,19 @@ const PASSWORD = 'correct horse battery'
 
 describe.skipIf(!hasChromium && !isCI)('granting an assistant less than it asked for', () => {
   let browser: Browser
-  let ctx: DemoContext
   let origin: string
-  let server: ReturnType<typeof serve>
+  let demo: DemoServer | undefined
 
   beforeAll(async () => {
-    if (!hasChromium) throw new Error(`CI=true needs chromium at ${executablePath}`)
-    let app: Hono | undefined
-    server = serve({
-      fetch: (request) => (app ? app.fetch(request) : new Response(null, { status: 503 })),
-      port: 0,
-      hostname: '127.0.0.1',
+    demo = await startDemoServer({
+      MCP_TOKEN_SECRET: 'grant-browser-secret-0123456789-abcdefgh',
+      DEMO_EMAIL: EMAIL,
+      DEMO_PASSWORD: PASSWORD,
     })
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    ctx = await createDemoContext({
-      databaseUrl: 'pglite:',
-      logger: silentLogger(),
-      env: {
-        APP_URL: origin,
-        MCP_TOKEN_SECRET: 'grant-browser-secret-0123456789-abcdefgh',
-        DEMO_EMAIL: EMAIL,
-        DEMO_PASSWORD: PASSWORD,
-      },
-    })
-    app = await createDemoApp(ctx)
-    browser = await launchChromium()
+    ;({ origin, browser } = demo)
   }, 120_000)
 
-  afterAll(async () => {
-    await browser?.close()
-    await new Promise<void>((resolve) => {
-      ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
-      server ? server.close(() => resolve()) : resolve()
-    })
-    await ctx?.close()
-  })
+  afterAll(async () => demo?.close())
 
   it('approves posts for reading only: tools/list holds the read tools alone and a write is refused', async () => {
     const provider = new MemoryOAuthProvider(`${origin}/oauth-test-callback`, {

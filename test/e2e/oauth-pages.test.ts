@@ -1,13 +1,8 @@
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
-import type { Hono } from 'hono'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDemoApp } from '../../examples/demo/src/app.ts'
-import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
-import { silentLogger } from '../../src/core/index.ts'
 import { s256Challenge } from '../../src/oauth/protocol/pkce.ts'
-import { executablePath, hasChromium, launchChromium } from '../support/chromium.ts'
+import { executablePath, hasChromium } from '../support/chromium.ts'
+import { type DemoServer, startDemoServer } from '../support/demo-server.ts'
 import { isCI } from '../support/env.ts'
 
 if (!hasChromium && !isCI) {
@@ -20,33 +15,18 @@ const VERIFIER = 'browser-test-verifier-0123456789-abcdefghijklmnop'
 
 describe.skipIf(!hasChromium && !isCI)('OAuth pages in a headless browser (demo app)', () => {
   let browser: Browser
-  let ctx: DemoContext
   let issuer: string
-  let server: ReturnType<typeof serve>
+  let demo: DemoServer | undefined
   let clientId: string
   let redirectUri: string
 
   beforeAll(async () => {
-    if (!hasChromium) throw new Error(`CI=true needs chromium at ${executablePath}`)
-    let app: Hono | undefined
-    server = serve({
-      fetch: (request) => (app ? app.fetch(request) : new Response(null, { status: 503 })),
-      port: 0,
-      hostname: '127.0.0.1',
+    demo = await startDemoServer({
+      MCP_TOKEN_SECRET: 'browser-test-secret-0123456789-abcdefgh',
+      DEMO_EMAIL: EMAIL,
+      DEMO_PASSWORD: PASSWORD,
     })
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-    issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    ctx = await createDemoContext({
-      databaseUrl: 'pglite:',
-      logger: silentLogger(),
-      env: {
-        APP_URL: issuer,
-        MCP_TOKEN_SECRET: 'browser-test-secret-0123456789-abcdefgh',
-        DEMO_EMAIL: EMAIL,
-        DEMO_PASSWORD: PASSWORD,
-      },
-    })
-    app = await createDemoApp(ctx)
+    ;({ origin: issuer, browser } = demo)
     redirectUri = `${issuer}/oauth-test-callback`
     const registered = await fetch(`${issuer}/register`, {
       method: 'POST',
@@ -59,14 +39,9 @@ describe.skipIf(!hasChromium && !isCI)('OAuth pages in a headless browser (demo 
     })
     expect(registered.status).toBe(201)
     clientId = ((await registered.json()) as { client_id: string }).client_id
-    browser = await launchChromium()
   }, 120_000)
 
-  afterAll(async () => {
-    await browser?.close()
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
-    await ctx?.close()
-  })
+  afterAll(async () => demo?.close())
 
   function authorizeUrl(state: string): string {
     const query = new URLSearchParams({

@@ -1,16 +1,13 @@
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { eq } from 'drizzle-orm'
 import type { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDemoApp } from '../../examples/demo/src/app.ts'
-import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
+import type { DemoContext } from '../../examples/demo/src/context.ts'
 import { posts, users } from '../../examples/demo/src/schema.ts'
-import { silentLogger } from '../../src/core/index.ts'
 import { signIn } from '../demo/support.ts'
+import { type ServedDemo, serveDemo } from '../support/demo-server.ts'
 import { call, ok } from './support/client.ts'
 import { HeadlessOAuthProvider } from './support/http-app.ts'
 
@@ -20,39 +17,19 @@ const PASSWORD = 'correct horse battery'
 describe('the demo app /mcp endpoint', () => {
   let ctx: DemoContext
   let app: Hono
-  let server: ReturnType<typeof serve>
+  let demo: ServedDemo | undefined
   let origin: string
 
   beforeAll(async () => {
-    let handler: Hono | undefined
-    server = serve({
-      fetch: (request) => (handler ? handler.fetch(request) : new Response(null, { status: 503 })),
-      port: 0,
-      hostname: '127.0.0.1',
+    demo = await serveDemo({
+      MCP_TOKEN_SECRET: 'demo-mcp-test-secret-0123456789-abcdef',
+      DEMO_EMAIL: EMAIL,
+      DEMO_PASSWORD: PASSWORD,
     })
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    ctx = await createDemoContext({
-      databaseUrl: 'pglite:',
-      logger: silentLogger(),
-      env: {
-        APP_URL: origin,
-        MCP_TOKEN_SECRET: 'demo-mcp-test-secret-0123456789-abcdef',
-        DEMO_EMAIL: EMAIL,
-        DEMO_PASSWORD: PASSWORD,
-      },
-    })
-    app = await createDemoApp(ctx)
-    handler = app
+    ;({ origin, ctx, app } = demo)
   }, 120_000)
 
-  afterAll(async () => {
-    await new Promise<void>((resolve) => {
-      ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
-      server.close(() => resolve())
-    })
-    await ctx?.close()
-  })
+  afterAll(async () => demo?.close())
 
   it('answers 401 with the resource metadata, and preflights without a token', async () => {
     const response = await fetch(`${origin}/mcp`, {

@@ -1,12 +1,8 @@
-import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import type { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createDemoApp } from '../../examples/demo/src/app.ts'
-import { createDemoContext, type DemoContext } from '../../examples/demo/src/context.ts'
-import { silentLogger } from '../../src/core/index.ts'
 import { demoAccessToken } from '../support/demo-oauth.ts'
+import { type ServedDemo, serveDemo } from '../support/demo-server.ts'
 
 const EMAIL = 'demo@example.com'
 const PASSWORD = 'correct horse battery'
@@ -24,43 +20,22 @@ interface Schema {
  * SDK.
  */
 describe('the demo /mcp: model resources and completions', () => {
-  let ctx: DemoContext
   let app: Hono
-  let server: ReturnType<typeof serve>
+  let demo: ServedDemo | undefined
   let origin: string
   let token: string
 
   beforeAll(async () => {
-    let handler: Hono | undefined
-    server = serve({
-      fetch: (request) => (handler ? handler.fetch(request) : new Response(null, { status: 503 })),
-      port: 0,
-      hostname: '127.0.0.1',
+    demo = await serveDemo({
+      MCP_TOKEN_SECRET: 'demo-mcp-resources-secret-0123456789-abc',
+      DEMO_EMAIL: EMAIL,
+      DEMO_PASSWORD: PASSWORD,
     })
-    await new Promise<void>((resolve) => server.once('listening', () => resolve()))
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    ctx = await createDemoContext({
-      databaseUrl: 'pglite:',
-      logger: silentLogger(),
-      env: {
-        APP_URL: origin,
-        MCP_TOKEN_SECRET: 'demo-mcp-resources-secret-0123456789-abc',
-        DEMO_EMAIL: EMAIL,
-        DEMO_PASSWORD: PASSWORD,
-      },
-    })
-    app = await createDemoApp(ctx)
-    handler = app
+    ;({ origin, app } = demo)
     token = await demoAccessToken(app, origin, EMAIL, PASSWORD)
   }, 120_000)
 
-  afterAll(async () => {
-    await new Promise<void>((resolve) => {
-      ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
-      server.close(() => resolve())
-    })
-    await ctx?.close()
-  })
+  afterAll(async () => demo?.close())
 
   for (const mode of [{ pin: '2026-07-28' }, 'legacy'] as const) {
     const era = mode === 'legacy' ? '2025-11-25' : '2026-07-28'

@@ -33,7 +33,7 @@ export interface QueryLimits {
 
 /**
  * The caps every list and aggregate has unless its definition lowers or raises one
- * (`defineListQuery(table, { limits: { maxFilters: 5 } })`); docs/rest-api.md lists them.
+ * (`defineListQuery(table, { limits: { maxFilters: 5 } })`); docs/rest-api/lists.md ("Caps") lists them.
  */
 export const DEFAULT_QUERY_LIMITS: QueryLimits = {
   maxFilters: 20,

@@ -92,7 +92,7 @@ export interface ListLinks {
 
 /**
  * What `runListQuery` answers and a list route sends as is: `{ data, meta, links }`, the
- * envelope of docs/rest-api.md.
+ * envelope of docs/rest-api/endpoints.md.
  */
 export interface ListEnvelope {
   /** The page's records, with their included relations. */

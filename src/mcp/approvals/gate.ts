@@ -35,7 +35,7 @@ export { APPROVAL_ID_ARGUMENT, APPROVAL_INPUT_KEY }
 /**
  * Options of the approval gate, given as `createDataTools({ approvals })`: where approvals
  * are kept, the page a person decides them on, and where a client may confirm a call itself
- * (docs/mcp.md, Approvals).
+ * (docs/mcp/approvals.md).
  */
 export interface ApprovalOptions {
   /**

@@ -63,8 +63,8 @@ export const GRANT_ACTION_OF: Readonly<Record<DataToolName, GrantAction>> = {
 /**
  * Whether the allow-list entry `name` reads or writes, by what it grants: the scope a call needs
  * (`mcp:read` or `mcp:write`). Each tool's descriptor names its entry (`allowedBy`), so a new
- * tool under `crud_list`'s entry reads; test/mcp/tool-descriptors.test.ts holds each descriptor's
- * own `access` to it.
+ * tool under `crud_list`'s entry reads; test/mcp/data/tool-descriptors.test.ts holds each
+ * descriptor's own `access` to it.
  */
 export function accessOf(name: DataToolName): 'read' | 'write' {
   return GRANT_ACTION_OF[name] === 'read' ? 'read' : 'write'
@@ -94,7 +94,7 @@ export interface McpModelAccess {
   expose?: readonly string[]
   /**
    * The writing tools whose calls on this model run only once the signed-in user approved that
-   * exact change (docs/mcp.md, Approvals). Default: the access options' `approval`, itself
+   * exact change (docs/mcp/approvals.md). Default: the access options' `approval`, itself
    * `['crud_delete']` by default; `[]` for none.
    */
   approval?: readonly WriteToolName[]

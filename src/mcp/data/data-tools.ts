@@ -32,7 +32,7 @@ export { DATA_TOOL_NAMES }
 export interface DataToolsOptions extends CrudOptions {
   /**
    * Where calls that need the user's approval (the policy's `approval`) are kept, and the page
-   * that approves them (docs/mcp.md, Approvals).
+   * that approves them (docs/mcp/approvals.md).
    */
   approvals?: ApprovalOptions | undefined
 }

@@ -334,7 +334,7 @@ export function createServerRequestRelay(
  * never saw), so that its capability checks, the SDK's input-required shim and the approval
  * gate see what a session's server would. The SDK (2.x) has no public API for this: the
  * declaration is kept in the server's `_clientCapabilities`, set here and nowhere else
- * (`test/mcp/elicitation-relay.test.ts` fails when the SDK stops reading it).
+ * (`test/mcp/http/elicitation-relay.test.ts` fails when the SDK stops reading it).
  */
 export function seedClientCapabilities(server: McpServer, capabilities: ClientCapabilities): void {
   ;(server.server as unknown as { _clientCapabilities?: ClientCapabilities })._clientCapabilities =

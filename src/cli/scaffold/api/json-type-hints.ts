@@ -48,6 +48,6 @@ export function typedJsonHint(
   return (
     `ℹ ${columns.join(', ')}: typed with $type<…>() only, which nothing checks at run time, so ` +
     `the API and the MCP tools store any JSON there. To check every write, attach a zod schema ` +
-    `with typedJson from 'kilnjs/db': typedJson(${builder}, schema) (docs/rest-api.md, "Typed JSON columns")`
+    `with typedJson from 'kilnjs/db': typedJson(${builder}, schema) (docs/rest-api/make-api.md, "Typed JSON columns")`
   )
 }
