@@ -1,4 +1,3 @@
-import { isNull } from 'drizzle-orm'
 import { runAggregateQuery } from '../query/aggregate.ts'
 import { QueryProblems } from '../query/grammar.ts'
 import { planFields } from '../query/plan.ts'
@@ -16,9 +15,9 @@ export function readOperations(
   { db, counts }: ResourceContext,
   lookup: RecordLookup,
 ) {
+  // Lists and aggregates keep to one trash rule (query/trash.ts): `filter[trashed]` asks for
+  // trashed records, from a key holding the soft delete's scopes; otherwise they stay out.
   const { softDelete } = resource
-  // Aggregates never count what the list hides: records in the trash.
-  const untrashed = softDelete && { where: isNull(softDelete.column), key: 'untrashed' }
   return {
     /** `GET /`: a page, under the list's allow-lists; `include=` reads under the caller's key. */
     index({ request, caller }: ResourceCall) {
@@ -29,7 +28,7 @@ export function readOperations(
     /** `GET /aggregate`: count, sum, avg, min and max per `group_by`, over the list's filters. */
     aggregate({ request, caller }: ResourceCall) {
       const signal = request.signal
-      return runAggregateQuery(resource, request.url, { db, caller, signal, scope: untrashed })
+      return runAggregateQuery(resource, request.url, { db, caller, signal, softDelete })
     },
 
     /** `GET /{id}`: the record, or the fields `fields=` names, as the list gives them. */
