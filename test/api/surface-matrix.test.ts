@@ -4,6 +4,7 @@ import { DATA_TOOLS } from '../../src/mcp/data/tools.ts'
 import { describeEachDatabase } from '../support/databases.ts'
 import { type Cell, OPERATION_IDS, openCell, type Row, SURFACES } from './matrix/cell.ts'
 import { FIELDS } from './matrix/fields.ts'
+import { ROW_FILTER } from './matrix/row-filter.ts'
 import { SCOPE } from './matrix/scope.ts'
 import { SOFT_DELETE } from './matrix/soft-delete.ts'
 
@@ -17,6 +18,7 @@ const DECLARATIONS: Record<string, Record<string, Row>> = {
   'soft delete': SOFT_DELETE,
   scope: SCOPE,
   fields: FIELDS,
+  'row filter': ROW_FILTER,
 }
 
 describeEachDatabase('every declaration on every operation and surface', (backend) => {

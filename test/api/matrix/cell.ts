@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { expect } from 'vitest'
@@ -6,8 +7,6 @@ import type { ResourceDefinition } from '../../../src/api/resource/index.ts'
 import { silentLogger } from '../../../src/core/index.ts'
 import { createModelRegistry } from '../../../src/db/index.ts'
 import { createDataTools, createMcpServer } from '../../../src/mcp/index.ts'
-import * as pgSchema from '../../fixtures/trash/postgres/schema.ts'
-import * as sqliteSchema from '../../fixtures/trash/sqlite/schema.ts'
 import { connectInMemory } from '../../mcp/support/client.ts'
 import type { DatabaseBackend } from '../../support/databases.ts'
 import {
@@ -34,7 +33,7 @@ export type OpenApi = { paths: Record<string, Record<string, DocumentedOperation
 /**
  * What one cell sees: the generated documents app on one backend (its definition, its
  * document, the typed client generated from it), an MCP client on its data, and a record in
- * the trash beside two live ones.
+ * the trash and one the row filter hides beside two live ones.
  */
 export interface Cell {
   api: RunningApi
@@ -43,6 +42,8 @@ export interface Cell {
   client: string
   mcp: Client
   trashed: { id: string | number; title: string }
+  /** A record the documents' row filter hides from every key. */
+  hidden: { id: string | number; title: string }
   /** A request with the app's `*` key, or with a key holding only `scopes`. */
   rest(
     method: string,
@@ -78,6 +79,7 @@ export async function openCell(
   const scaffolded: ScaffoldedApp = await scaffoldApp(backend.dialect, {
     app: TRASH[backend.dialect],
   })
+  addRowFilter(scaffolded.outDir)
   const cell = {} as Cell
   cell.api = await startGeneratedApi(scaffolded, backend)
   const controller = await import(join(scaffolded.outDir, 'controllers/documents.ts'))
@@ -109,14 +111,20 @@ export async function openCell(
     { title: 'Live 1' },
     { title: 'Live 2' },
     { title: 'Trashed' },
+    { title: HIDDEN },
   ])
-  cell.trashed = (made.body.data as Array<{ id: string | number; title: string }>)[2]!
+  const docs = made.body.data as Array<{ id: string | number; title: string }>
+  cell.trashed = docs[2]!
+  cell.hidden = docs[3]!
   expect((await cell.rest('DELETE', `${path}/${cell.trashed.id}`)).status).toBe(200)
-  const schema = backend.dialect === 'postgres' ? pgSchema : sqliteSchema
+  // The app's own schema module: its tables are the ones the definitions hold.
+  const schema = await import(join(scaffolded.root, 'src/schema.ts'))
   const tools = createDataTools({
     database: cell.api.database,
     models: createModelRegistry(schema, backend.dialect),
     access: { unlisted: 'all', approval: [] },
+    // The app's definitions, as the MCP module init:mcp writes passes them.
+    queries: { documents: cell.definition },
     logger: silentLogger(),
   })
   cell.mcp = await connectInMemory(createMcpServer({ dataTools: { tools } }))
@@ -156,4 +164,24 @@ export function clientMethod(cell: Cell, name: string): string {
   const line = new RegExp(`^      ${name}: \\(.*$`, 'm').exec(resource)
   if (!line) throw new Error(`the typed client has no documents.${name}`)
   return line[0]
+}
+
+/** The title the documents' row filter hides from every key. */
+export const HIDDEN = 'Hidden by the row filter'
+
+/** The documents' row filter, added to the generated definition as an app would. */
+function addRowFilter(outDir: string): void {
+  const file = join(outDir, 'controllers/documents.ts')
+  const source = readFileSync(file, 'utf8')
+  const rows = `  rows: () => ({ where: ne(documents.title, '${HIDDEN}'), key: 'not-hidden' }),`
+  const patched = source
+    .replace(
+      "import { Hono } from 'hono'",
+      "import { ne } from 'drizzle-orm'\nimport { Hono } from 'hono'",
+    )
+    .replace(/(= defineResource\(documents, \{\n)/, `$1${rows}\n`)
+  if (!patched.includes('rows: ()') || !patched.includes('import { ne }')) {
+    throw new Error('the documents controller changed')
+  }
+  writeFileSync(file, patched)
 }
