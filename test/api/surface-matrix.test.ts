@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RESOURCE_OPERATIONS } from '../../src/api/resource/index.ts'
 import { DATA_TOOLS } from '../../src/mcp/data/tools.ts'
 import { describeEachDatabase } from '../support/databases.ts'
+import { AUDIT } from './matrix/audit.ts'
 import { type Cell, OPERATION_IDS, openCell, type Row, SURFACES } from './matrix/cell.ts'
 import { FIELDS } from './matrix/fields.ts'
 import { ROW_FILTER } from './matrix/row-filter.ts'
@@ -19,6 +20,7 @@ const DECLARATIONS: Record<string, Record<string, Row>> = {
   scope: SCOPE,
   fields: FIELDS,
   'row filter': ROW_FILTER,
+  audit: AUDIT,
 }
 
 describeEachDatabase('every declaration on every operation and surface', (backend) => {

@@ -5,8 +5,8 @@ import { expect } from 'vitest'
 import { createApiKey, generateApiClient } from '../../../src/api/index.ts'
 import type { ResourceDefinition } from '../../../src/api/resource/index.ts'
 import { silentLogger } from '../../../src/core/index.ts'
-import { createModelRegistry } from '../../../src/db/index.ts'
-import { createDataTools, createMcpServer } from '../../../src/mcp/index.ts'
+import { type AuditRecord, createAuditLog, createModelRegistry } from '../../../src/db/index.ts'
+import { createAuditTrail, createDataTools, createMcpServer } from '../../../src/mcp/index.ts'
 import { connectInMemory } from '../../mcp/support/client.ts'
 import type { DatabaseBackend } from '../../support/databases.ts'
 import {
@@ -41,6 +41,8 @@ export interface Cell {
   doc: OpenApi
   client: string
   mcp: Client
+  /** The audit trail's entries of one MCP tool, newest first (the trail flushed first). */
+  audited(tool: string): Promise<AuditRecord[]>
   trashed: { id: string | number; title: string }
   /** A record the documents' row filter hides from every key. */
   hidden: { id: string | number; title: string }
@@ -119,7 +121,14 @@ export async function openCell(
   expect((await cell.rest('DELETE', `${path}/${cell.trashed.id}`)).status).toBe(200)
   // The app's own schema module: its tables are the ones the definitions hold.
   const schema = await import(join(scaffolded.root, 'src/schema.ts'))
+  const audit = createAuditTrail({ database: cell.api.database, flushIntervalMs: 3_600_000 })
+  cell.audited = async (tool) => {
+    await audit.flush()
+    const entries = await createAuditLog(cell.api.database).list({ limit: 200 })
+    return entries.filter((entry) => entry.tool === tool)
+  }
   const tools = createDataTools({
+    audit,
     database: cell.api.database,
     models: createModelRegistry(schema, backend.dialect),
     access: { unlisted: 'all', approval: [] },
@@ -132,6 +141,7 @@ export async function openCell(
     cell,
     async close() {
       await cell.mcp?.close()
+      await audit.close()
       await cell.api?.close()
       scaffolded.cleanup()
     },
