@@ -1,7 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import pc from 'picocolors'
 import { kilnVersion, readHeader } from '../scaffold/api/generated-header.ts'
-import type { MakeApiResult } from './make-api.ts'
 
 /** The most lines of the new version shown for one edited file. */
 const SHOWN_LINES = 12
@@ -15,7 +14,7 @@ export function upgradeApi(
   files: ReadonlyArray<{ path: string; contents: string; exists: boolean }>,
   print: (line: string) => void,
   show: (path: string) => string,
-): MakeApiResult {
+): { written: string[]; skipped: string[] } {
   const written: string[] = []
   const skipped: string[] = []
   print(`make:api --upgrade: to kiln ${kilnVersion()}`)
