@@ -71,7 +71,16 @@ export function generateApiClient(document: unknown): string {
       out.push(`export interface ${r}ListQuery ${queryType(op.operation.parameters ?? [])}`, '')
       method('list', op, `query?: ${r}ListQuery`, '{ query }')
     }
-    if (resource.show) method('show', resource.show, `id: ${idType(resource.show.operation)}`, '{}')
+    if (resource.show) {
+      const op = resource.show
+      const id = `id: ${idType(op.operation)}`
+      // `fields=` picks the record's fields, as the document says the show takes it.
+      if ((op.operation.parameters ?? []).some((p) => p.in === 'query')) {
+        out.push(`/** The query of \`GET ${op.path}\`. */`)
+        out.push(`export interface ${r}ShowQuery ${queryType(op.operation.parameters ?? [])}`, '')
+        method('show', op, `${id}, query?: ${r}ShowQuery`, '{ query }')
+      } else method('show', op, id, '{}')
+    }
     if (resource.create) {
       const op = resource.create
       const bulk = bulkCreate(op.operation)

@@ -17,13 +17,31 @@ import { fieldKindOf } from '../query/values.ts'
 import type { JsonSchema, OpenApiParameter } from './types.ts'
 
 /**
+ * `fields=`, the readable fields as an enum: the list's and show's alike, as both answer it.
+ */
+export function fieldsParameter(definition: ListQueryDefinition, where: string): OpenApiParameter {
+  return {
+    name: 'fields',
+    in: 'query',
+    required: false,
+    style: 'form',
+    explode: false,
+    description: `Only these fields in ${where} (selected in SQL).`,
+    schema: {
+      type: 'array',
+      items: { type: 'string', enum: definition.fields.map((field) => field.name) },
+      uniqueItems: true,
+    },
+  }
+}
+
+/**
  * The query parameters of a list operation whose resource has a query definition: the
  * allowed fields, sort keys, relations and filter operators of that resource as enums, so
  * generated clients and assistants see exactly what the endpoint accepts.
  */
 export function listQueryParameters(definition: ListQueryDefinition): OpenApiParameter[] {
   const { limits } = definition
-  const fieldNames = definition.fields.map((field) => field.name)
   const sortKeys = [...definition.sortable.keys()].flatMap((name) => [name, `-${name}`])
   const relations = [...definition.relations.keys()]
   const commaList = (values: string[]) => ({
@@ -44,15 +62,7 @@ export function listQueryParameters(definition: ListQueryDefinition): OpenApiPar
         tieBreakerText(definition),
       schema: { ...commaList(sortKeys), maxItems: limits.maxSortKeys },
     },
-    {
-      name: 'fields',
-      in: 'query',
-      required: false,
-      style: 'form',
-      explode: false,
-      description: 'Only these fields in each record (selected in SQL).',
-      schema: commaList(fieldNames),
-    },
+    fieldsParameter(definition, 'each record'),
   ]
   if (relations.length > 0) {
     parameters.push({

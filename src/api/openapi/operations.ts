@@ -19,6 +19,7 @@ import {
 import { BODY_ERRORS, errorRefs, errorResponse } from './error-responses.ts'
 import { toSchema } from './json-schema.ts'
 import { listOperation } from './list-operation.ts'
+import { fieldsParameter } from './list-parameters.ts'
 import { jsonResponse, type OperationContext, schemaRef } from './operation-context.ts'
 import { isAggregate, type Method, type Shape } from './route-shape.ts'
 import type { JsonSchema, OpenApiOperation, OpenApiParameter, OpenApiResource } from './types.ts'
@@ -110,6 +111,9 @@ function showOperation(o: OperationContext): OpenApiOperation {
     ...o.base,
     operationId: `show${o.model}`,
     summary: `Get ${o.singular}`,
+    ...(o.resource?.query && {
+      parameters: [...(o.base.parameters ?? []), fieldsParameter(o.resource.query, 'the record')],
+    }),
     responses: {
       '200': {
         ...jsonResponse(`The ${o.singular}.`, o.recordSchema ?? { type: 'object' }),

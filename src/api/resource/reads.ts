@@ -15,8 +15,8 @@ export function readOperations(
   { db, counts }: ResourceContext,
   lookup: RecordLookup,
 ) {
-  // The list and the aggregate read the trash under one rule: hidden, unless filter[trashed]
-  // asks and the caller may see it.
+  // Lists and aggregates keep to one trash rule (query/trash.ts): `filter[trashed]` asks for
+  // trashed records, from a key holding the soft delete's scopes; otherwise they stay out.
   const { softDelete } = resource
   return {
     /** `GET /`: a page, under the list's allow-lists; `include=` reads under the caller's key. */

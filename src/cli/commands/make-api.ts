@@ -11,6 +11,7 @@ import {
   addModelsToRoutes,
   type ModuleEdit,
 } from '../scaffold/api/existing-api.ts'
+import { restamp } from '../scaffold/api/generated-header.ts'
 import { jsonColumnsTypedOnlyByType, typedJsonHint } from '../scaffold/api/json-type-hints.ts'
 import { apiKeysMigrationDir, isDrizzleKitFolder } from '../scaffold/api/migration.ts'
 import { modelNames } from '../scaffold/api/names.ts'
@@ -23,6 +24,7 @@ import {
 } from '../scaffold/api/plan.ts'
 import type { ModelTemplateInput } from '../scaffold/api/template-input.ts'
 import { printWiring } from './make-api-next-steps.ts'
+import { upgradeApi } from './make-api-upgrade.ts'
 import { askYesNo, closePromptInput } from './prompts.ts'
 
 export interface MakeApiOptions {
@@ -41,6 +43,12 @@ export interface MakeApiOptions {
    * such column is asked about.
    */
   expose?: string[]
+  /**
+   * Rewrite the generated files no one edited since `make:api` wrote them (their header's hash
+   * still matches) with this kiln's version; list the edited ones, and those kiln 0.1 wrote
+   * (no header), with what to change. Writes no new file.
+   */
+  upgrade?: boolean
   /** Where the API goes, instead of kiln.config.ts `out` (relative to the app root). */
   out?: string
   /** The migrations folder, instead of kiln.config.ts `migrations`. */
@@ -105,6 +113,7 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
   const { files } = scaffold
 
   const show = (path: string) => relative(process.cwd(), path) || path
+  if (options.upgrade) return upgradeApi(files, print, show)
   const edits = existingModuleEdits(scaffold)
   const toWrite = files.filter((file) => !file.exists)
   print(`make:api: ${models.map((m) => m.name).join(', ')} (${config.dialect})`)
@@ -133,7 +142,9 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
     mkdirSync(dirname(file.path), { recursive: true })
     writeFileSync(file.path, file.contents, { flag: 'wx' })
   }
-  for (const [path, edit] of updates) writeFileSync(path, edit.contents!)
+  for (const [path, edit] of updates) {
+    writeFileSync(path, restamp(readFileSync(path, 'utf8'), edit.contents!))
+  }
   if (options.yes) printFiles(print, listing, show, true)
   else print(`Wrote ${toWrite.length + updates.length} file(s).`)
   for (const file of files.filter((f) => f.exists && !updated.has(f.path))) {
@@ -331,6 +342,7 @@ export function register(program: Command): void {
       '--include-all',
       'show and accept password/secret/token fields as they are (unsafe: callers can set hashes)',
     )
+    .option('--upgrade', 'rewrite the generated files no one edited; list the edited ones')
     .option('--out <dir>', 'where to write the API (default: kiln.config.ts out)')
     .option('--migrations <dir>', 'the migrations folder (default: kiln.config.ts migrations)')
     .action(async (models: string[], flags: Omit<MakeApiOptions, 'models'>) => {

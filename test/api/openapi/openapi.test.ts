@@ -105,9 +105,12 @@ describeEachDatabase(
     })
 
     it('rule 3: {param} path parameters, custom routes included', () => {
-      expect(doc.paths['/api/v1/posts/{id}']?.get?.parameters).toEqual([
+      const show = doc.paths['/api/v1/posts/{id}']?.get?.parameters
+      expect(show?.filter((p) => p.in === 'path')).toEqual([
         { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } },
       ])
+      // Show takes `fields=` as the list does.
+      expect(show?.filter((p) => p.in === 'query').map((p) => p.name)).toEqual(['fields'])
       const nested = doc.paths['/api/v1/posts/{postId}/comments/{commentId}']?.get
       expect(nested?.parameters?.map((p) => [p.name, p.in, p.required])).toEqual([
         ['postId', 'path', true],

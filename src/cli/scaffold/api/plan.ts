@@ -6,6 +6,7 @@ import type { ColumnInfo } from '../../../db/models/columns.ts'
 import type { ModelInfo } from '../../../db/models/registry.ts'
 import { apiKeysTemplate, moduleIndexTemplate, routesTemplate } from './app-templates.ts'
 import { controllerTemplate } from './controller-template.ts'
+import { withHeader } from './generated-header.ts'
 import { relationsOf } from './list-query.ts'
 import { apiKeysMigration, planApiKeysMigration } from './migration.ts'
 import { modelNames } from './names.ts'
@@ -175,7 +176,12 @@ export function planApiScaffold(options: ApiScaffoldOptions): ApiScaffold {
   const journal = migration?.journal
   if (journal) files.push(journal)
   return {
-    files: files.map(({ path, contents }) => ({ path, contents, exists: existsSync(path) })),
+    // Each TypeScript file carries the header `make:api --upgrade` reads (generated-header.ts).
+    files: files.map(({ path, contents }) => ({
+      path,
+      contents: path.endsWith('.ts') ? withHeader(contents) : contents,
+      exists: existsSync(path),
+    })),
     models,
     others,
     ...(journal?.exists ? { journalEdit: journal } : {}),
