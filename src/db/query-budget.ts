@@ -2,8 +2,7 @@ import type { NodePgDatabase, NodePgSession } from 'drizzle-orm/node-postgres'
 import type pg from 'pg'
 import { RequestAbortedError, ServiceUnavailableError } from '../core/errors.ts'
 
-/** The time a budgeted query may run on PostgreSQL before the server cancels it (5 s). */
-export const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000
+export { DEFAULT_SLOW_QUERY_WAIT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from '../core/budgets.ts'
 
 /**
  * A list or search query ran past the statement timeout (`statementTimeoutMs`): the server
@@ -72,9 +71,6 @@ export interface QueryBudgetOptions {
   /** What is asked, without its values: named in the log when the budget runs out. */
   shape: string
 }
-
-/** How long a query that may be slow waits for its turn before it answers 503 (5 s). */
-export const DEFAULT_SLOW_QUERY_WAIT_MS = 5_000
 
 /**
  * How many queries that may be slow run at once by default: what the pool holds beside the
