@@ -17,7 +17,7 @@ export function closedOnQueryTimeout(Client: typeof pg.Client): typeof pg.Client
     const callback = args[last]
     if (typeof callback === 'function') {
       args[last] = (error: Error | null | undefined, result?: unknown) => {
-        if (isQueryTimeout(error)) closeConnection(this)
+        if (isQueryTimeout(error)) closeConnection(this, error as Error)
         ;(callback as Callback)(error, result)
       }
       return query.apply(this, args)
@@ -25,7 +25,7 @@ export function closedOnQueryTimeout(Client: typeof pg.Client): typeof pg.Client
     const result = query.apply(this, args)
     if (result instanceof Promise) {
       result.catch((error: unknown) => {
-        if (isQueryTimeout(error)) closeConnection(this)
+        if (isQueryTimeout(error)) closeConnection(this, error as Error)
       })
     }
     return result
@@ -38,13 +38,21 @@ function isQueryTimeout(error: unknown): boolean {
 }
 
 /**
- * Destroys the socket: pg reports the end to the queries still queued and marks the client
- * unusable, so the pool drops it on release. The error the end raises on the client is
- * expected: a listener keeps it from going unhandled while the client is checked out.
+ * Destroys the socket: pg reports the end to the queries still queued. A client checked out of
+ * the pool goes back at once, as broken, so the pool drops it and frees its place: Drizzle
+ * never releases a client whose `BEGIN` failed, which would leak one place per transaction
+ * tried during an outage, until the pool had none. Its later `release()` does nothing. The
+ * error the end raises on the client is expected: a listener keeps it from going unhandled.
  */
-function closeConnection(client: pg.Client): void {
+function closeConnection(client: pg.Client, error: Error): void {
+  const checkedOut = client as unknown as { release?: (error?: Error) => void }
   const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection
     ?.stream
   client.on('error', () => {})
   stream?.destroy()
+  if (typeof checkedOut.release === 'function') {
+    const release = checkedOut.release
+    checkedOut.release = () => {}
+    release(error)
+  }
 }
