@@ -205,6 +205,12 @@ function reasonOf(error: unknown): string {
   const messages: string[] = []
   let current: unknown = error
   for (let depth = 0; depth < 5 && current; depth++) {
+    // The event bus's ListenersFailedError: the reason is what its first listener threw.
+    const failures = (current as { failures?: Array<{ error?: unknown }> }).failures
+    if (Array.isArray(failures) && failures[0]) {
+      current = failures[0].error
+      continue
+    }
     const message = (current as { message?: unknown }).message
     const code = (current as { code?: unknown }).code
     if (typeof message === 'string' && message !== '' && !message.startsWith('Failed query')) {
