@@ -106,6 +106,12 @@ export const ERROR_CATALOGUE = {
     message: 'Service Unavailable: the database is not migrated',
     arises: 'A query on a table the database does not have (run the migrations).',
   },
+  dependency_unavailable: {
+    status: 503,
+    message: 'Service Unavailable: a dependency did not answer',
+    arises:
+      'The database or Redis did not answer within its time budget, or refused the connection; `Retry-After` is set and the outage is logged once.',
+  },
   query_timeout: {
     status: 503,
     message: 'Service Unavailable: the query took longer than its budget',

@@ -217,6 +217,32 @@ export class TooManyRequestsError extends KilnError {
  */
 export class ServiceUnavailableError extends KilnError {
   override readonly code: KilnErrorCode = 'service_unavailable'
+
+  /** `Retry-After`: a client tries again in a few seconds, not at once. */
+  override headers(): Record<string, string> {
+    return { 'Retry-After': String(RETRY_AFTER_OUTAGE_SECONDS) }
+  }
+}
+
+/** When a client may try a request again that a dependency could not answer (5 s). */
+export const RETRY_AFTER_OUTAGE_SECONDS = 5
+
+/**
+ * A dependency (the database, Redis) did not answer within its time budget, or refused the
+ * connection: 503 naming it, with `Retry-After`. `errorHandler` answers it for the drivers'
+ * own errors (`outageOf`), and the outage is logged once, not per request.
+ */
+export class DependencyUnavailableError extends ServiceUnavailableError {
+  override readonly code = 'dependency_unavailable'
+  /** `database`, `redis`, or the address that refused the connection (never shown). */
+  readonly dependency: string
+
+  constructor(dependency: string, options?: { cause?: unknown }) {
+    const named =
+      dependency === 'database' || dependency === 'redis' ? `the ${dependency}` : 'a dependency'
+    super(`Service Unavailable: ${named} did not answer; try again shortly`, options)
+    this.dependency = dependency
+  }
 }
 
 /** A real dependency (database, Redis, a provider API) failed. Logged with its cause. */

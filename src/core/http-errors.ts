@@ -1,11 +1,13 @@
 import type { Context, ErrorHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { codeOfStatus, type KilnErrorCode, messageOfStatus } from './error-catalogue.ts'
-import { isKilnError, messageOf } from './errors.ts'
+import { DependencyUnavailableError, isKilnError, messageOf } from './errors.ts'
+import { setContextValue } from './http/context-value.ts'
 import { hasResponseHeader } from './http/plain-response.ts'
 import { NO_SNIFF } from './http/security-headers.ts'
 import type { Logger } from './logger.ts'
 import { MIGRATE_HINT, missingTable } from './missing-table.ts'
+import { OUTAGE_ANSWER, outageLogOf, outageOf } from './outages.ts'
 
 /** Options of `errorHandler`. */
 export interface ErrorHandlerOptions {
@@ -15,8 +17,10 @@ export interface ErrorHandlerOptions {
 /**
  * The one table from errors to responses, installed with `app.onError(errorHandler(...))`.
  * A `KilnError` (of any copy of kiln) renders itself: its catalogue status, `{ error,
- * code, ...details }` and its own headers; anything else is logged and answers a generic 500
- * `{ error, code }` without a stack. @see ./error-catalogue.ts
+ * code, ...details }` and its own headers; a dependency that did not answer (`outageOf`) answers
+ * 503 with `Retry-After` and counts in the logger's `OutageLog` (a line when it goes down, one
+ * when it is back); anything else is logged and answers a generic 500 `{ error, code }` without
+ * a stack. @see ./error-catalogue.ts
  * @example
  * ```ts
  * app.onError(errorHandler({ logger }))
@@ -25,10 +29,20 @@ export interface ErrorHandlerOptions {
 export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
   /** Tables already reported missing: the operator reads it once, not once per request. */
   const reportedTables = new Set<string>()
-  return function kilnErrorHandler(err: Error, c: Context) {
+  const outages = outageLogOf(logger)
+  return function kilnErrorHandler(given: Error, c: Context) {
     c.header(NO_SNIFF.name, NO_SNIFF.value)
+    const dependency = isKilnError(given) ? outageOf(given.cause) : outageOf(given)
+    if (dependency !== undefined) {
+      outages.failed(dependency, given, { path: c.req.path })
+      setContextValue(c, OUTAGE_ANSWER, true)
+    }
+    const err =
+      dependency !== undefined && !isKilnError(given)
+        ? new DependencyUnavailableError(dependency, { cause: given })
+        : given
     if (isKilnError(err)) {
-      if (err.status >= 500) {
+      if (err.status >= 500 && dependency === undefined) {
         logger.error({ err: err.cause ?? err, code: err.code, path: c.req.path }, err.message)
       }
       if (err.code === 'request_aborted') {

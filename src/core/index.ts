@@ -14,6 +14,7 @@ export {
 export {
   BadRequestError,
   DependencyError,
+  DependencyUnavailableError,
   ERROR_CATALOGUE,
   type ErrorCatalogueEntry,
   type FieldErrors,
@@ -107,6 +108,7 @@ export {
   Redactor,
   silentLogger,
 } from './logger.ts'
+export { OutageLog, type OutageLogOptions, outageLogOf, outageOf } from './outages.ts'
 export {
   MemoryPubSub,
   type PubSub,

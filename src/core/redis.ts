@@ -1,4 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis'
+import { DEFAULT_REDIS_COMMAND_TIMEOUT_MS } from './budgets.ts'
 import { firstLineOf } from './first-line.ts'
 import { requireOptional } from './optional-package.ts'
 
@@ -28,10 +29,17 @@ export class RedisConnections {
   readonly url: string
   readonly #open = new Set<Redis>()
   readonly #defaults: RedisOptions
+  readonly #commandTimeoutMs: number
 
-  constructor(url: string, defaults: RedisOptions = {}) {
+  /** `commandTimeoutMs`: how long a non-blocking command waits for its answer (default 5 s). */
+  constructor(
+    url: string,
+    defaults: RedisOptions = {},
+    commandTimeoutMs = DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+  ) {
     this.url = url
     this.#defaults = defaults
+    this.#commandTimeoutMs = commandTimeoutMs
   }
 
   /** `host:port` of the URL, for messages (never the password). */
@@ -55,7 +63,7 @@ export class RedisConnections {
       autoResendUnfulfilledCommands: blocking,
       // Retries only count failed connection attempts: a peer that accepts and then drops every
       // connection (a proxy in front of a dead Redis) would otherwise hold commands for ever.
-      commandTimeout: blocking ? undefined : 5_000,
+      commandTimeout: blocking ? undefined : this.#commandTimeoutMs,
       connectTimeout: 5_000,
       retryStrategy: (times) => Math.min(times * 200, 2_000),
       ...this.#defaults,

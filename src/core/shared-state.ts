@@ -22,6 +22,11 @@ export interface SharedStateOptions {
   bullmq?: Omit<BullMqQueueOptions, 'connections' | 'name' | 'prefix' | 'retry' | 'logger'>
   /** How long the start-up ping may take before it fails (default 5 s). */
   connectTimeoutMs?: number
+  /**
+   * How long a Redis command waits for its answer before it fails, on every connection but the
+   * queue workers' blocking ones (default 5 s; the app config's `REDIS_COMMAND_TIMEOUT_MS`).
+   */
+  commandTimeoutMs?: number
 }
 
 /**
@@ -70,7 +75,7 @@ export async function createSharedState(options: SharedStateOptions = {}): Promi
       },
     }
   }
-  const redis = new RedisConnections(redisUrl)
+  const redis = new RedisConnections(redisUrl, {}, options.commandTimeoutMs)
   const client = redis.connect({ name: 'kiln' })
   try {
     await pingRedis(client, redisUrl, options.connectTimeoutMs)

@@ -1,9 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type pg from 'pg'
-import {
-  DEFAULT_SLOW_QUERY_WAIT_MS,
-  DEFAULT_STATEMENT_TIMEOUT_MS,
-} from '../core/config/query-budget-defaults.ts'
+import { DEFAULT_SLOW_QUERY_WAIT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from '../core/budgets.ts'
 import { importOptional } from '../core/optional-package.ts'
 import type { CreateDatabaseOptions, Database, PostgresDatabase } from './database-types.ts'
 import { defaultSlowQueryConcurrency, QueryGate, setPoolBudget } from './query-budget.ts'

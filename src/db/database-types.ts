@@ -70,6 +70,20 @@ export interface CreateDatabaseOptions {
    */
   directUrl?: Secret | string
   /**
+   * How long a request waits for a pooled PostgreSQL connection, to open one or for one to be
+   * free, before it fails and answers 503 (default 5000 ms; the app config's
+   * `DATABASE_CONNECT_TIMEOUT_MS`).
+   */
+  connectTimeoutMs?: number
+  /**
+   * How long a statement waits for its answer on an open connection (default: `statementTimeoutMs`
+   * plus 2000 ms, 7000 ms by default; 0: no limit; the app config's `DATABASE_QUERY_TIMEOUT_MS`).
+   * Past it the connection is closed, so a server or pooler that stops answering without
+   * closing its connections holds nothing, and the request answers 503. It must be above
+   * `statementTimeoutMs`, which the server enforces and reports with the query's shape.
+   */
+  queryTimeoutMs?: number
+  /**
    * How long a list or search query may run on PostgreSQL before the server cancels it and the
    * request answers 503 (default 5000 ms; 0: no limit; the app config's
    * `DATABASE_STATEMENT_TIMEOUT_MS`). Such queries run on a pooled connection, never a

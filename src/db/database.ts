@@ -3,14 +3,17 @@ import { dirname, resolve } from 'node:path'
 import type BetterSqlite3 from 'better-sqlite3'
 import { sql } from 'drizzle-orm'
 import type pg from 'pg'
-import { ConfigError } from '../core/config/parse-env.ts'
 import {
+  DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_SLOW_QUERY_WAIT_MS,
   DEFAULT_STATEMENT_TIMEOUT_MS,
-} from '../core/config/query-budget-defaults.ts'
+  defaultQueryTimeoutMs,
+} from '../core/budgets.ts'
+import { ConfigError } from '../core/config/parse-env.ts'
 import { importOptional, MissingPackageError } from '../core/optional-package.ts'
 import { revealSecret, type Secret } from '../core/secret.ts'
 import { adoptPgPool, isPgPool } from './adopted-pool.ts'
+import { closedOnQueryTimeout } from './bounded-client.ts'
 import { type PipelineOptions, pipelineOneOffQueries } from './pipelined-queries.ts'
 import { poolerOfUrl, unnamedStatementClient } from './pooler.ts'
 import { defaultSlowQueryConcurrency, QueryGate, setPoolBudget } from './query-budget.ts'
@@ -150,18 +153,26 @@ async function openPostgresBehind(
   const pooled = pooler === 'transaction'
   const poolMax = options.poolMax ?? 10
   const connections = pooled ? 0 : (options.pipelineConnections ?? 4)
-  const database = await openPostgres(
-    url,
-    poolMax,
-    { connections, stalledAfterMs: options.pipelineStalledAfterMs },
-    pooled,
-    options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
-    {
+  const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS
+  const queryTimeoutMs = options.queryTimeoutMs ?? defaultQueryTimeoutMs(statementTimeoutMs)
+  if (queryTimeoutMs > 0 && statementTimeoutMs > 0 && queryTimeoutMs <= statementTimeoutMs) {
+    throw new TypeError(
+      `createDatabase: queryTimeoutMs (${queryTimeoutMs}) must be above statementTimeoutMs (${statementTimeoutMs}), or a slow list query is cut off before the server cancels it`,
+    )
+  }
+  const database = await openPostgres(url, {
+    max: poolMax,
+    pipeline: { connections, stalledAfterMs: options.pipelineStalledAfterMs },
+    behindTransactionPooler: pooled,
+    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    queryTimeoutMs,
+    statementTimeoutMs,
+    slowQueries: {
       concurrency:
         options.slowQueryConcurrency ?? defaultSlowQueryConcurrency(poolMax, connections),
       waitMs: options.slowQueryWaitMs ?? DEFAULT_SLOW_QUERY_WAIT_MS,
     },
-  )
+  })
   if (!pooled) return database
   const direct = options.directUrl === undefined ? undefined : revealSecret(options.directUrl)
   directConfigs.set(database, direct ? { connectionString: direct } : undefined)
@@ -175,28 +186,36 @@ async function openPostgresBehind(
 // Each driver (and drizzle's adapter for it, which imports the driver) is loaded only when a URL
 // names it, so an app installs just the one it uses.
 
-async function openPostgres(
-  url: string,
-  max: number,
-  pipeline: PipelineOptions,
-  behindTransactionPooler: boolean,
-  statementTimeoutMs: number,
-  slowQueries: { concurrency: number; waitMs: number },
-): Promise<PostgresDatabase> {
+interface PostgresSettings {
+  max: number
+  pipeline: PipelineOptions
+  behindTransactionPooler: boolean
+  connectTimeoutMs: number
+  queryTimeoutMs: number
+  statementTimeoutMs: number
+  slowQueries: { concurrency: number; waitMs: number }
+}
+
+async function openPostgres(url: string, settings: PostgresSettings): Promise<PostgresDatabase> {
+  const { max, pipeline, statementTimeoutMs, slowQueries } = settings
   const [{ default: pg }, { drizzle: drizzlePg, NodePgSession, NodePgDatabase }] =
     await importOptional('pg', 'PostgreSQL (a postgres:// URL)', () =>
       Promise.all([import('pg'), import('drizzle-orm/node-postgres')]),
     )
+  // Every wait has a budget: a connection (opened, or freed by another request) within
+  // connectionTimeoutMillis, each statement's answer within query_timeout.
+  const Client = closedOnQueryTimeout(pg.Client)
   const pool = new pg.Pool({
     connectionString: url,
     max,
-    connectionTimeoutMillis: 5_000,
-    Client: behindTransactionPooler ? unnamedStatementClient(pg.Client) : pg.Client,
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+    ...(settings.queryTimeoutMs > 0 ? { query_timeout: settings.queryTimeoutMs } : {}),
+    Client: settings.behindTransactionPooler ? unnamedStatementClient(Client) : Client,
   })
   // An idle client losing its server emits on the pool; the next query reports the failure.
   pool.on('error', () => {})
   try {
-    pipelineOneOffQueries(pool, pg.Client, pipeline)
+    pipelineOneOffQueries(pool, Client, pipeline)
     setPoolBudget(pool, {
       statementTimeoutMs,
       gate: new QueryGate(slowQueries.concurrency, slowQueries.waitMs),

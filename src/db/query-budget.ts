@@ -2,6 +2,8 @@ import type { NodePgDatabase, NodePgSession } from 'drizzle-orm/node-postgres'
 import type pg from 'pg'
 import { RequestAbortedError, ServiceUnavailableError } from '../core/errors.ts'
 
+export { DEFAULT_SLOW_QUERY_WAIT_MS, DEFAULT_STATEMENT_TIMEOUT_MS } from '../core/budgets.ts'
+
 /**
  * A list or search query ran past the statement timeout (`statementTimeoutMs`): the server
  * cancelled it. Answers 503 `{ error }`; the log line carries `shape` (the table, the columns,

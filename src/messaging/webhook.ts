@@ -8,7 +8,9 @@ import {
 } from '../core/errors.ts'
 import { firstLineOf } from '../core/first-line.ts'
 import { readBodyBytes } from '../core/http/body-limit.ts'
+import { setContextValue } from '../core/http/context-value.ts'
 import type { Logger, Redactor } from '../core/logger.ts'
+import { OUTAGE_ANSWER, outageLogOf, outageOf } from '../core/outages.ts'
 import type { Queue } from '../core/queue/queue.ts'
 import { redactSecrets } from '../core/secret.ts'
 import type { MessagingConfig } from './config.ts'
@@ -135,11 +137,19 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
   })
 
   app.onError(function messagingWebhookError(err, c) {
+    // A dependency that did not answer is one outage, told once by the app's outage log.
+    const dependency = outageOf(isKilnError(err) ? err.cause : err)
+    if (dependency !== undefined && logger) {
+      outageLogOf(logger).failed(dependency, err, { path: c.req.path })
+      setContextValue(c, OUTAGE_ANSWER, true)
+    }
     if (isKilnError(err)) {
-      if (err.status >= 500) logger?.error({ err: err.cause ?? err }, err.message)
+      if (err.status >= 500 && dependency === undefined) {
+        logger?.error({ err: err.cause ?? err }, err.message)
+      }
       return c.text(err.message, err.status as 400)
     }
-    logger?.error({ err }, 'messaging webhook failed')
+    if (dependency === undefined) logger?.error({ err }, 'messaging webhook failed')
     return c.text(messageOf('internal_error'), 500)
   })
 

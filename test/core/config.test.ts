@@ -29,10 +29,13 @@ describe('loadAppConfig', () => {
       appUrlFromEnv: false,
       appName: 'kiln',
       databaseUrl: undefined,
+      databaseConnectTimeoutMs: 5_000,
+      databaseQueryTimeoutMs: undefined,
       databaseStatementTimeoutMs: 5_000,
       databaseSlowQueryConcurrency: undefined,
       databaseSlowQueryWaitMs: 5_000,
       redisUrl: undefined,
+      redisCommandTimeoutMs: 5_000,
       logLevel: 'info',
       // The tests' standard output is no terminal: JSON, as a log collector would read it.
       logFormat: 'json',
@@ -49,10 +52,13 @@ describe('loadAppConfig', () => {
       APP_URL: 'https://app.example.com/',
       APP_NAME: 'shop',
       DATABASE_URL: 'postgres://u:p@db:5432/shop',
+      DATABASE_CONNECT_TIMEOUT_MS: '3000',
+      DATABASE_QUERY_TIMEOUT_MS: '4000',
       DATABASE_STATEMENT_TIMEOUT_MS: '2500',
       DATABASE_SLOW_QUERY_CONCURRENCY: '3',
       DATABASE_SLOW_QUERY_WAIT_MS: '1000',
       REDIS_URL: 'redis://cache:6379',
+      REDIS_COMMAND_TIMEOUT_MS: '1500',
       LOG_LEVEL: 'warn',
       LOG_FORMAT: 'pretty',
       TRUST_PROXY: 'yes',
@@ -69,10 +75,13 @@ describe('loadAppConfig', () => {
       appUrlFromEnv: true,
       appName: 'shop',
       databaseUrl: expect.any(Secret),
+      databaseConnectTimeoutMs: 3_000,
+      databaseQueryTimeoutMs: 4_000,
       databaseStatementTimeoutMs: 2_500,
       databaseSlowQueryConcurrency: 3,
       databaseSlowQueryWaitMs: 1_000,
       redisUrl: expect.any(Secret),
+      redisCommandTimeoutMs: 1_500,
       logLevel: 'warn',
       logFormat: 'pretty',
       trustProxy: true,
@@ -90,6 +99,16 @@ describe('loadAppConfig', () => {
 
   it('refuses an ALLOWED_HOSTS that is not a list of host names', () => {
     expect(() => loadAppConfig({ ALLOWED_HOSTS: 'https://evil.example/' })).toThrow(/ALLOWED_HOSTS/)
+  })
+
+  it('takes the connection and command budgets as 1 or more whole milliseconds', () => {
+    for (const name of ['DATABASE_CONNECT_TIMEOUT_MS', 'REDIS_COMMAND_TIMEOUT_MS']) {
+      for (const value of ['0', '-1', '1.5', 'soon']) {
+        const { problems } = configError(() => loadAppConfig({ [name]: value }))
+        expect(Object.keys(problems), `${name}=${value}`).toEqual([name])
+      }
+    }
+    expect(loadAppConfig({ DATABASE_QUERY_TIMEOUT_MS: '0' }).databaseQueryTimeoutMs).toBe(0)
   })
 
   it('takes DATABASE_STATEMENT_TIMEOUT_MS as whole milliseconds, 0 for no limit', () => {

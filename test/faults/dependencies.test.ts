@@ -64,7 +64,7 @@ describe.skipIf(!postgresUrl || !redisUrl)('faults: dependencies going away', ()
     expect(await messageRows(pool, wamid)).toBe(1)
   }, 120_000)
 
-  it('answers 500 `{error}` without a stack while Postgres is unreachable, and recovers by itself', async () => {
+  it('answers 503 `{error}` with Retry-After, without a stack, while Postgres is unreachable, and recovers by itself', async () => {
     const { url, pool } = await testDatabase()
     const postgres = await TcpProxy.forUrl(url).start()
     cleanups.push(() => postgres.close())
@@ -77,15 +77,20 @@ describe.skipIf(!postgresUrl || !redisUrl)('faults: dependencies going away', ()
 
     postgres.block()
     const response = await get()
-    expect(response.status).toBe(500)
+    expect(response.status).toBe(503)
+    expect(response.headers.get('retry-after')).toBe('5')
     const text = await response.text()
     expect(Object.keys(JSON.parse(text))).toEqual(['error'])
+    expect(JSON.parse(text).error).toMatch(
+      /^Service Unavailable: .+ did not answer; try again shortly$/,
+    )
     expect(text).not.toMatch(/\bat .+:\d+:\d+/)
     // Readiness names what is down.
     const health = await demo.app.request('/health')
     expect(health.status).toBe(503)
     expect(await health.json()).toEqual({
       error: 'Service Unavailable: database is down',
+      code: 'dependency_unavailable',
       dependencies: { database: 'down' },
     })
 

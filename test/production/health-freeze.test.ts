@@ -56,6 +56,7 @@ describe.skipIf(!serversAvailable)('health while PostgreSQL is frozen', () => {
         expect(frozen.ms, path).toBeLessThan(1_000)
         expect(frozen.body).toEqual({
           error: 'Service Unavailable: database is down',
+          code: 'dependency_unavailable',
           dependencies: { database: 'down' },
         })
         expect(frozen.headers?.get('retry-after')).toBe('5')

@@ -3,6 +3,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { type RunningPgBouncer, startPgBouncer } from '../support/pgbouncer.ts'
 import { freePort, type RunningProcess, track, waitFor } from '../support/processes.ts'
 
 /**
@@ -134,7 +135,25 @@ export interface OwnRedis {
    * starts it again on the same port.
    */
   restart(whileDown?: () => Promise<void>): Promise<void>
+  /** SIGSTOP: it keeps its connections open and answers nothing; `thaw` sends SIGCONT. */
+  freeze(): Promise<void>
+  thaw(): Promise<void>
   stop(): Promise<void>
+}
+
+/** SIGSTOP and SIGCONT to one process: a frozen host that keeps its connections open. */
+function freezable(pid: () => number | undefined) {
+  let frozen: number | undefined
+  return {
+    async freeze() {
+      frozen = pid()
+      if (frozen !== undefined) process.kill(frozen, 'SIGSTOP')
+    },
+    async thaw() {
+      if (frozen !== undefined) process.kill(frozen, 'SIGCONT')
+      frozen = undefined
+    },
+  }
 }
 
 /**
@@ -172,16 +191,39 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     }, `redis-server on port ${port}`)
   }
   await start()
+  const freezing = freezable(() => running.child.pid)
   return {
     url,
+    ...freezing,
     async restart(whileDown) {
       await running.stop(10_000)
       await whileDown?.()
       await start()
     },
     async stop() {
+      await freezing.thaw()
       await running.stop(10_000)
       rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export interface OwnPgBouncer extends RunningPgBouncer {
+  /** SIGSTOP to the pooler: it keeps its connections open and answers nothing. */
+  freeze(): Promise<void>
+  thaw(): Promise<void>
+}
+
+/** A PgBouncer of its own (transaction mode) in front of `serverUrl`, which it may freeze. */
+export async function startOwnPgBouncer(serverUrl: string): Promise<OwnPgBouncer> {
+  const bouncer = await startPgBouncer({ serverUrl })
+  const freezing = freezable(() => bouncer.process.child.pid)
+  return {
+    ...bouncer,
+    ...freezing,
+    async stop() {
+      await freezing.thaw()
+      await bouncer.stop()
     },
   }
 }

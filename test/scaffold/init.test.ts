@@ -76,7 +76,7 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
   it('passes hashPassword from createPasswordHasher when a model has a password column', () => {
     const { main, makeApiOutput } = withPasswords
     expect(main).toContain(
-      "import { createLogger, createRateLimiters, createSharedState, errorHandler, loadAppConfig, noSniff, requestLog } from 'kilnjs/core'",
+      "import { createLogger, createRateLimiters, createSharedState, errorHandler, healthRoutes, loadAppConfig, noSniff, requestLog } from 'kilnjs/core'",
     )
     expect(main).toContain("import { createPasswordHasher } from 'kilnjs/session'")
     expect(main).toContain("app.use('*', noSniff(), requestLog({ logger }))")
@@ -116,7 +116,10 @@ describe('kilnjs init + make:api --all: the written entry point type-checks', ()
       expect(main).toContain(
         'const logger = createLogger({ level: config.logLevel, format: config.logFormat })',
       )
-      expect(main).toContain('createSharedState({ redisUrl: config.redisUrl, logger })')
+      expect(main).toContain('commandTimeoutMs: config.redisCommandTimeoutMs,')
+      expect(main).toContain(
+        'checks: { database: () => database.ping(), ...(redis ? { redis: () => redis.ping() } : {}) },',
+      )
       expect(main).toContain(
         'createRateLimiters({ trustProxy: config.trustProxy, redis: shared.client, logger })',
       )

@@ -66,6 +66,8 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
     options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, redactor })
   const database = await createDatabase(options.databaseUrl ?? config.databaseUrl, {
     pgliteDir: options.pgliteDir ?? 'storage/pgdata',
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
     statementTimeoutMs: config.databaseStatementTimeoutMs,
     slowQueryConcurrency: config.databaseSlowQueryConcurrency,
     slowQueryWaitMs: config.databaseSlowQueryWaitMs,
@@ -86,7 +88,12 @@ export async function createDemoContext(options: DemoContextOptions = {}): Promi
     await migrate(database, { appMigrationsDir: migrationsDir, logger })
     // Several apps (or test runs) can share one Redis under different prefixes.
     const redisPrefix = options.redisPrefix ?? env.REDIS_PREFIX ?? 'kiln-demo'
-    shared = await createSharedState({ redisUrl: config.redisUrl, logger, prefix: redisPrefix })
+    shared = await createSharedState({
+      redisUrl: config.redisUrl,
+      commandTimeoutMs: config.redisCommandTimeoutMs,
+      logger,
+      prefix: redisPrefix,
+    })
     const demoUser = await ensureDemoUser(database, env)
     const sessions = createSessionStore({
       store: shared.kv,

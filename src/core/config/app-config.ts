@@ -1,12 +1,14 @@
 import { z } from 'zod'
+import {
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_REDIS_COMMAND_TIMEOUT_MS,
+  DEFAULT_SLOW_QUERY_WAIT_MS,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+} from '../budgets.ts'
 import { parseTrustedProxies, type TrustProxy } from '../http/client-ip.ts'
 import type { LogFormat } from '../logger.ts'
 import { Secret } from '../secret.ts'
 import { type Env, envBoolean, envUrl, parseEnv } from './parse-env.ts'
-import {
-  DEFAULT_SLOW_QUERY_WAIT_MS,
-  DEFAULT_STATEMENT_TIMEOUT_MS,
-} from './query-budget-defaults.ts'
 
 /**
  * `TRUST_PROXY`: `true`/`false` (one proxy or none), a number of proxies (`2`), or a comma
@@ -48,6 +50,17 @@ const databaseUrl = z.string().refine(
   },
 )
 
+/** A time budget in milliseconds, `min` or more (0: none, where allowed). */
+function milliseconds(min: 0 | 1) {
+  return z.coerce
+    .number({ message: 'expected a number of milliseconds' })
+    .int('expected a whole number of milliseconds')
+    .min(
+      min,
+      min === 0 ? 'expected 0 (none) or more milliseconds' : 'expected 1 or more milliseconds',
+    )
+}
+
 export const appEnvSchema = z.object({
   NODE_ENV: z
     .enum(['development', 'production', 'test'], {
@@ -68,23 +81,18 @@ export const appEnvSchema = z.object({
   APP_NAME: z.string().optional(),
   APP_KEY: z.string().min(32, 'expected 32 or more random characters').optional(),
   DATABASE_URL: databaseUrl.optional(),
-  DATABASE_DIRECT_URL: z.string().optional(),
-  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
-    .number({ message: 'expected a number of milliseconds' })
-    .int('expected a whole number of milliseconds')
-    .min(0, 'expected 0 (no limit) or more milliseconds')
-    .default(DEFAULT_STATEMENT_TIMEOUT_MS),
+  DATABASE_DIRECT_URL: databaseUrl.optional(),
+  DATABASE_CONNECT_TIMEOUT_MS: milliseconds(1).default(DEFAULT_CONNECT_TIMEOUT_MS),
+  DATABASE_QUERY_TIMEOUT_MS: milliseconds(0).optional(),
+  DATABASE_STATEMENT_TIMEOUT_MS: milliseconds(0).default(DEFAULT_STATEMENT_TIMEOUT_MS),
   DATABASE_SLOW_QUERY_CONCURRENCY: z.coerce
     .number({ message: 'expected a number of queries' })
     .int('expected a whole number of queries')
     .min(1, 'expected 1 or more queries')
     .optional(),
-  DATABASE_SLOW_QUERY_WAIT_MS: z.coerce
-    .number({ message: 'expected a number of milliseconds' })
-    .int('expected a whole number of milliseconds')
-    .min(0, 'expected 0 (no wait) or more milliseconds')
-    .default(DEFAULT_SLOW_QUERY_WAIT_MS),
+  DATABASE_SLOW_QUERY_WAIT_MS: milliseconds(0).default(DEFAULT_SLOW_QUERY_WAIT_MS),
   REDIS_URL: envUrl('expected a redis://… or rediss://… URL', ['redis:', 'rediss:']).optional(),
+  REDIS_COMMAND_TIMEOUT_MS: milliseconds(1).default(DEFAULT_REDIS_COMMAND_TIMEOUT_MS),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'expected one of fatal, error, warn, info, debug, trace, silent',
@@ -117,8 +125,21 @@ export interface AppConfig {
   /** `DATABASE_URL`, which may carry a password: prints as `<redacted>`, `reveal()` reads it. */
   databaseUrl: Secret | undefined
   /**
-   * `DATABASE_DIRECT_URL`: behind a transaction pooler, the server's own address (the API-key
-   * change feed LISTENs there). May carry a password, so it is a `Secret` too.
+   * `DATABASE_CONNECT_TIMEOUT_MS` (default 5000): how long a request waits for a pooled
+   * PostgreSQL connection (opening one, or a free one) before it answers 503. Pass it to
+   * `createDatabase(url, { connectTimeoutMs })`.
+   */
+  databaseConnectTimeoutMs: number
+  /**
+   * `DATABASE_QUERY_TIMEOUT_MS` (0: none): how long a statement waits for its answer on an open
+   * connection before the connection is closed and the request answers 503. Unset,
+   * `createDatabase` takes the statement timeout plus 2 s (7000 by default). Pass it to
+   * `createDatabase(url, { queryTimeoutMs })`.
+   */
+  databaseQueryTimeoutMs: number | undefined
+  /**
+   * `DATABASE_DIRECT_URL`: the server's own address when `DATABASE_URL` is a transaction
+   * pooler, where the API-key change feed LISTENs. Pass it to `createDatabase(url, { directUrl })`.
    */
   databaseDirectUrl: Secret | undefined
   /**
@@ -140,6 +161,11 @@ export interface AppConfig {
   databaseSlowQueryWaitMs: number
   /** `REDIS_URL`, likewise. */
   redisUrl: Secret | undefined
+  /**
+   * `REDIS_COMMAND_TIMEOUT_MS` (default 5000): how long a Redis command waits for its answer
+   * before it fails (503). Pass it to `createSharedState({ commandTimeoutMs })`.
+   */
+  redisCommandTimeoutMs: number
   logLevel: string
   /**
    * `LOG_FORMAT`; without it `pretty` in development when standard output is a terminal, `json`
@@ -184,10 +210,13 @@ export function loadAppConfig(env: Env = process.env, defaults: AppConfigDefault
     databaseDirectUrl: parsed.DATABASE_DIRECT_URL
       ? new Secret(parsed.DATABASE_DIRECT_URL)
       : undefined,
+    databaseConnectTimeoutMs: parsed.DATABASE_CONNECT_TIMEOUT_MS,
+    databaseQueryTimeoutMs: parsed.DATABASE_QUERY_TIMEOUT_MS,
     databaseStatementTimeoutMs: parsed.DATABASE_STATEMENT_TIMEOUT_MS,
     databaseSlowQueryConcurrency: parsed.DATABASE_SLOW_QUERY_CONCURRENCY,
     databaseSlowQueryWaitMs: parsed.DATABASE_SLOW_QUERY_WAIT_MS,
     redisUrl: parsed.REDIS_URL ? new Secret(parsed.REDIS_URL) : undefined,
+    redisCommandTimeoutMs: parsed.REDIS_COMMAND_TIMEOUT_MS,
     logLevel: parsed.LOG_LEVEL,
     logFormat:
       parsed.LOG_FORMAT ??

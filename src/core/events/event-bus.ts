@@ -1,5 +1,6 @@
 import type { KeyValueStore } from '../kv/key-value-store.ts'
 import type { Logger } from '../logger.ts'
+import { logFailure } from '../outages.ts'
 import { type ClaimOutcome, claimListener, ListenerInProgressError } from './listener-claim.ts'
 
 /** Handles one type of event. Registered per event type at bootstrap. */
@@ -136,7 +137,13 @@ export class EventBus<Events extends object = EventMap> {
       await handle()
       return undefined
     } catch (error) {
-      this.#logger?.error({ err: error, event: type, listener: name }, 'event listener failed')
+      logFailure(
+        this.#logger,
+        'error',
+        error,
+        { err: error, event: type, listener: name },
+        'event listener failed',
+      )
       return { listener: name, error }
     }
   }
@@ -153,7 +160,8 @@ export class EventBus<Events extends object = EventMap> {
     try {
       outcome = await claimListener(store, mark, times)
     } catch (error) {
-      this.#logger?.error({ err: error, event: type, listener: name }, 'event listener not claimed')
+      const fields = { err: error, event: type, listener: name }
+      logFailure(this.#logger, 'error', error, fields, 'event listener not claimed')
       return { listener: name, error }
     }
     if (outcome.kind === 'handled') return undefined
@@ -170,10 +178,8 @@ export class EventBus<Events extends object = EventMap> {
       if (failure) await claim.release()
       else await claim.handled()
     } catch (error) {
-      this.#logger?.error(
-        { err: error, event: type, listener: name },
-        'event listener mark not saved',
-      )
+      const fields = { err: error, event: type, listener: name }
+      logFailure(this.#logger, 'error', error, fields, 'event listener mark not saved')
       return failure ?? { listener: name, error }
     }
     return failure

@@ -1,5 +1,7 @@
 import { type Context, Hono } from 'hono'
 import type { Logger } from '../logger.ts'
+import { OUTAGE_ANSWER, outageLogOf } from '../outages.ts'
+import { setContextValue } from './context-value.ts'
 
 /** Most a dependency's check may take before it counts as down, by default (800 ms). */
 export const DEFAULT_HEALTH_CHECK_MS = 800
@@ -13,7 +15,10 @@ export interface HealthOptions {
    * answer leaves within a second whatever the dependencies do.
    */
   timeoutMs?: number
-  /** Told (at debug) why a check failed. */
+  /**
+   * Told (at debug) why a check failed. Its `OutageLog` (the one `errorHandler` feeds) probes
+   * a dependency with these checks while requests find it down, and says when it is back.
+   */
   logger?: Logger
 }
 
@@ -42,6 +47,8 @@ export function healthRoutes(options: HealthOptions): Hono {
     )
   }
   const pending = new Map<string, Promise<unknown>>()
+  const outages = options.logger ? outageLogOf(options.logger) : undefined
+  outages?.watch(options.checks)
 
   const checkOne = (name: string, check: () => Promise<unknown>): Promise<State> => {
     let running = pending.get(name)
@@ -56,7 +63,10 @@ export function healthRoutes(options: HealthOptions): Hono {
       timer = setTimeout(() => resolve('down'), timeoutMs)
     })
     const answered = running.then(
-      (): State => 'up',
+      (): State => {
+        outages?.recovered(name)
+        return 'up'
+      },
       (error: unknown): State => {
         options.logger?.debug({ dependency: name, err: error }, 'health: check failed')
         return 'down'
@@ -81,9 +91,12 @@ export function healthRoutes(options: HealthOptions): Hono {
   const readiness = async (c: Context) => {
     const { dependencies, down } = await ready()
     if (down.length === 0) return c.json({ status: 'ok', dependencies }, 200, noStore)
+    // Requests already found it down: the outage log tells it, not a line per probe.
+    if (down.every((name) => outages?.isDown(name))) setContextValue(c, OUTAGE_ANSWER, true)
     return c.json(
       {
         error: `Service Unavailable: ${down.join(' and ')} ${down.length === 1 ? 'is' : 'are'} down`,
+        code: 'dependency_unavailable',
         dependencies,
       },
       503,

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import type { Logger } from '../logger.ts'
+import { OUTAGE_ANSWER } from '../outages.ts'
 import { contextValue, setContextValue } from './context-value.ts'
 
 const ACTOR = 'kiln.requestActor'
@@ -48,6 +49,8 @@ function logRequest(c: Context, logger: Logger, level: 'info' | 'debug', started
   const actor = contextValue<string>(c, ACTOR)
   const line = { method: c.req.method, path: c.req.path, status, ms, ...(actor && { actor }) }
   const message = `${c.req.method} ${c.req.path} ${status} ${ms}ms${actor ? ` ${actor}` : ''}`
-  if (status >= 500) logger.warn(line, message)
+  // An answer given because a dependency is down: the outage's own lines tell it.
+  if (status >= 500 && contextValue(c, OUTAGE_ANSWER) === true) logger.debug(line, message)
+  else if (status >= 500) logger.warn(line, message)
   else logger[level](line, message)
 }

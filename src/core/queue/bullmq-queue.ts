@@ -3,6 +3,7 @@ import { corkUntilTheLoopTurns } from '../cork.ts'
 import { DependencyError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { requireOptional } from '../optional-package.ts'
+import { logFailure } from '../outages.ts'
 import { pingRedis, type Redis, type RedisConnections } from '../redis.ts'
 import {
   type DeduplicationIds,
@@ -280,7 +281,7 @@ export class BullMqQueue implements Queue {
         err: err.message,
       }
       if (final) this.#logger?.error(fields, 'job failed')
-      else this.#logger?.warn(fields, 'job failed, retrying')
+      else logFailure(this.#logger, 'warn', err, fields, 'job failed, retrying')
     })
     worker.on('error', (err) => this.#logger?.error({ err }, 'worker error'))
     this.#workers.add(worker)

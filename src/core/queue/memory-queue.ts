@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Logger } from '../logger.ts'
+import { logFailure } from '../outages.ts'
 import {
   backoffDelay,
   type DeduplicationIds,
@@ -185,7 +186,10 @@ export class MemoryQueue implements Queue {
     const permanent = error instanceof UnrecoverableJobError
     if (!permanent && job.attempt < job.attempts && !this.#closed) {
       const delay = backoffDelay(this.#policy, job.attempt)
-      this.#logger?.warn(
+      logFailure(
+        this.#logger,
+        'warn',
+        error,
         { job: job.name, id: job.id, attempt: job.attempt, err: message },
         'job failed, retrying',
       )

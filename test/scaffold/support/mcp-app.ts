@@ -93,7 +93,7 @@ export function mountAsPrinted(root: string, output: string): void {
   expect(callLine).toBeDefined()
   const mainFile = join(root, 'src/main.ts')
   const main = readFileSync(mainFile, 'utf8')
-  const anchor = "app.use('*', requestLog({ logger }))\n"
+  const anchor = "app.use('*', noSniff(), requestLog({ logger }))\n"
   expect(main).toContain(anchor)
   writeFileSync(
     mainFile,

@@ -68,6 +68,7 @@ export function mainTemplate(input: MainTemplateInput): string {
     'createRateLimiters',
     'createSharedState',
     'errorHandler',
+    'healthRoutes',
     'loadAppConfig',
     'noSniff',
     'requestLog',
@@ -85,10 +86,14 @@ const hashPassword = (password: string) => passwords.hash(password)
   const database =
     input.dialect === 'postgres'
       ? `// DATABASE_URL, or embedded PGlite in storage/pgdata when it is unset (needs @electric-sql/pglite).
-// A list query past DATABASE_STATEMENT_TIMEOUT_MS (default 5000) is cancelled and answers 503;
-// DATABASE_SLOW_QUERY_CONCURRENCY such queries run at once, the others wait their turn for at
-// most DATABASE_SLOW_QUERY_WAIT_MS (default 5000), then answer 503.
+// Every wait has a budget, past which the request answers 503: a pooled connection within
+// DATABASE_CONNECT_TIMEOUT_MS (default 5000), each statement's answer within
+// DATABASE_QUERY_TIMEOUT_MS (default: the statement timeout plus 2000). A list query past DATABASE_STATEMENT_TIMEOUT_MS
+// (default 5000) is cancelled; DATABASE_SLOW_QUERY_CONCURRENCY such queries run at once, the
+// others wait their turn for at most DATABASE_SLOW_QUERY_WAIT_MS (default 5000).
 const database = await createDatabase(config.databaseUrl, {
+  connectTimeoutMs: config.databaseConnectTimeoutMs,
+  queryTimeoutMs: config.databaseQueryTimeoutMs,
   statementTimeoutMs: config.databaseStatementTimeoutMs,
   slowQueryConcurrency: config.databaseSlowQueryConcurrency,
   slowQueryWaitMs: config.databaseSlowQueryWaitMs,
@@ -118,8 +123,14 @@ if (database.dialect !== '${input.dialect}') {
 }
 // A database that does not answer (no such database, a wrong password) stops the start here.
 await checkDatabase(database)
-// With REDIS_URL, what instances must share (rate limits, one-time codes) lives in Redis.
-const shared = await createSharedState({ redisUrl: config.redisUrl, logger })
+// With REDIS_URL, what instances must share (rate limits, one-time codes) lives in Redis; each
+// command answers within REDIS_COMMAND_TIMEOUT_MS (default 5000).
+const shared = await createSharedState({
+  redisUrl: config.redisUrl,
+  commandTimeoutMs: config.redisCommandTimeoutMs,
+  logger,
+})
+const redis = shared.client
 
 const apiKeys = apiKeyProvider({ database })
 // TRUST_PROXY: behind a load balancer, count each client by its own address, not the proxy's.
@@ -129,6 +140,14 @@ const app = new Hono()
 app.onError(errorHandler({ logger }))
 // nosniff on every answer, the app's own routes too: no JSON is ever sniffed into a page.
 app.use('*', noSniff(), requestLog({ logger }))
+// /health/live for liveness, /health/ready (and /health) for readiness, each within a second.
+app.route(
+  '/',
+  healthRoutes({
+    checks: { database: () => database.ping(), ...(redis ? { redis: () => redis.ping() } : {}) },
+    logger,
+  }),
+)
 app.route('/', apiRoutes({ ${deps} }))
 app.route('/', docsRoutes({ app, title: config.appName }))
 
