@@ -12,16 +12,20 @@ import {
 } from '../approvals/index.ts'
 import { recordHeldCall } from '../audit/audited-crud.ts'
 import { runTool } from '../tool-result.ts'
+import { answerUnlistedCall } from '../unlisted-calls.ts'
 import {
   type AccessPolicy,
+  checkCall,
   DATA_TOOL_NAMES,
   describeAccess,
   isGranted,
   type McpCaller,
+  notGranted,
   toolsFor,
   type WriteToolName,
 } from './access.ts'
 import { accessPolicyOf, type CrudOptions, createCrud } from './crud.ts'
+import { resolveModel } from './crud-input.ts'
 import { isSensitiveField } from './models.ts'
 import { registerModelResources } from './resources.ts'
 import { DATA_TOOLS, type DataToolDescriptor, type ToolInputParts } from './tools.ts'
@@ -116,7 +120,15 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
         recordReader(crud, options.models),
       )
       for (const tool of DATA_TOOLS) {
-        if (!listed.has(tool.allowedBy)) continue
+        if (!listed.has(tool.allowedBy)) {
+          // Not listed, since the grant allows it on no model; a call still gets the answer.
+          if (policy.tools.has(tool.allowedBy)) {
+            answerUnlistedCall(server, tool.name, (args) =>
+              runTool(async () => refuseUngranted(policy, caller, tool, args)),
+            )
+          }
+          continue
+        }
         const run = (args: Record<string, unknown>, ctx?: ServerContext) =>
           runTool(() => tool.run(crud, args as never, { signal: ctx?.mcpReq.signal }), onUnexpected)
         server.registerTool(
@@ -133,6 +145,22 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
       }
     },
   }
+}
+
+/**
+ * The answer to a call of a tool the caller's grant allows on no model, after the checks that
+ * come before the grant (docs/mcp.md, the access policy): the model, the tool, the scope.
+ */
+function refuseUngranted(
+  policy: AccessPolicy,
+  caller: McpCaller | undefined,
+  tool: DataToolDescriptor,
+  args: Record<string, unknown>,
+): never {
+  const name = typeof args.model === 'string' ? args.model : ''
+  const model = resolveModel({ models: policy.visibleModels }, name)
+  checkCall(policy, model, { caller, action: tool.allowedBy })
+  throw notGranted(tool.allowedBy, model)
 }
 
 /**
