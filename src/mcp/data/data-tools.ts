@@ -10,6 +10,7 @@ import {
   guarded,
   recordReader,
 } from '../approvals/index.ts'
+import { expirySweep, recordDecision } from '../audit/approval-outcomes.ts'
 import { recordHeldCall } from '../audit/audited-crud.ts'
 import { runTool } from '../tool-result.ts'
 import { answerUnlistedCall } from '../unlisted-calls.ts'
@@ -73,8 +74,17 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
   // One counter for every session's tools (each `register` makes a Crud).
   const counts = options.counts ?? createRecordCounter()
   const schemas = buildSchemas(policy)
-  const gate = createApprovalGate(policy, options.models, options.approvals)
+  const audit = options.audit
+  const gate = createApprovalGate(
+    policy,
+    options.models,
+    options.approvals,
+    audit && ((approval) => recordDecision(audit, options.models, approval)),
+  )
   const logger = options.logger
+  // The approvals nobody answered are closed in the audit trail from here, once a minute.
+  const sweep =
+    audit && expirySweep(audit, gate.store.ttlMs, { clock: options.approvals?.clock, logger })
   logUnreachable(policy, options, logger)
   const onUnexpected = (error: unknown) =>
     logger?.error(
@@ -98,11 +108,11 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
     approvals: gate.store,
     describeAccess: () => described,
     register(server, caller) {
+      sweep?.()
       const crud = createCrud({ ...options, access: policy, caller, counts })
       const listed = toolsFor(policy, caller)
       registerModelResources(server, policy, caller)
       // The writing tools go through the approval gate first (approvals/gate.ts).
-      const audit = options.audit
       const approve = guarded(
         gate,
         server,
