@@ -415,6 +415,7 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
         await expect.poll(outcomes, { timeout: 10_000 }).toEqual([
           [five, 'awaiting_approval'],
           [five, 'awaiting_approval'],
+          [five, 'awaiting_approval'],
           // The person's approval, recorded when given on the page.
           [five, 'approved'],
           [six, 'refused'],
