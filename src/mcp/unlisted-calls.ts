@@ -1,13 +1,9 @@
-import {
-  type CallToolResult,
-  McpServer,
-  ProtocolError,
-  ProtocolErrorCode,
-} from '@modelcontextprotocol/server'
+import { type CallToolResult, McpServer } from '@modelcontextprotocol/server'
 
 /** Answers a call to a tool the server does not list, from the call's arguments. */
 export type UnlistedCallAnswer = (args: Record<string, unknown>) => Promise<CallToolResult>
 
+const SEAL_TOOL = 'kiln_seal_placeholder'
 const answers = new WeakMap<McpServer, Map<string, UnlistedCallAnswer>>()
 
 /**
@@ -48,20 +44,11 @@ export function createAnsweringServer(
     server,
     seal() {
       if (installed) return
-      // No tool was registered: answer as a server with tools and an empty list does.
-      install('tools/list', () => ({ tools: [] }))
-      install(
-        'tools/call',
-        answering((request) =>
-          Promise.reject(
-            new ProtocolError(
-              ProtocolErrorCode.InvalidParams,
-              `Tool ${request.params.name} not found`,
-            ),
-          ),
-        ),
-      )
-      installed = true
+      // No tool was registered: one is registered and removed (the SDK's public API) so its
+      // tool handlers are in place, through the wrapper, and an app may still add tools.
+      server
+        .registerTool(SEAL_TOOL, { description: 'placeholder' }, () => ({ content: [] }))
+        .remove()
     },
   }
 }

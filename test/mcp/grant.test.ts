@@ -1,5 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { silentLogger } from '../../src/core/index.ts'
 import { createModelRegistry, type Database } from '../../src/db/index.ts'
 import {
@@ -169,5 +169,24 @@ describeEachDatabase('the data tools follow the grant the person approved', (bac
       'crud_list',
       'crud_update',
     ])
+  })
+})
+
+describe('createMcpServer, answering calls to tools it does not list', () => {
+  it('lists none when built with no tool, and an app may still add its own after', async () => {
+    const empty = await connectInMemory(createMcpServer())
+    expect((await empty.listTools()).tools).toEqual([])
+    await expect(call(empty, 'crud_list', { model: 'users' })).rejects.toThrow(
+      'Tool crud_list not found',
+    )
+    await empty.close()
+    const server = createMcpServer()
+    server.registerTool('ping', { description: 'Answers pong' }, () => ({
+      content: [{ type: 'text', text: 'pong' }],
+    }))
+    const client = await connectInMemory(server)
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['ping'])
+    expect((await call(client, 'ping', {})).text).toBe('pong')
+    await client.close()
   })
 })
