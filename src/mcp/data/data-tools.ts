@@ -74,17 +74,8 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
   // One counter for every session's tools (each `register` makes a Crud).
   const counts = options.counts ?? createRecordCounter()
   const schemas = buildSchemas(policy)
-  const audit = options.audit
-  const gate = createApprovalGate(
-    policy,
-    options.models,
-    options.approvals,
-    audit && ((approval) => recordDecision(audit, options.models, approval)),
-  )
+  const { gate, sweep } = auditedGate(policy, options)
   const logger = options.logger
-  // The approvals nobody answered are closed in the audit trail from here, once a minute.
-  const sweep =
-    audit && expirySweep(audit, gate.store.ttlMs, { clock: options.approvals?.clock, logger })
   logUnreachable(policy, options, logger)
   const onUnexpected = (error: unknown) =>
     logger?.error(
@@ -113,6 +104,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
       const listed = toolsFor(policy, caller)
       registerModelResources(server, policy, caller)
       // The writing tools go through the approval gate first (approvals/gate.ts).
+      const audit = options.audit
       const approve = guarded(
         gate,
         server,
@@ -155,6 +147,22 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
       }
     },
   }
+}
+
+/**
+ * The approval gate, with the audit trail hearing the person's decisions as they are made, and
+ * the sweep that closes the approvals nobody answered (run from `register`, once a minute).
+ */
+function auditedGate(policy: AccessPolicy, options: Omit<DataToolsOptions, 'caller'>) {
+  const { audit, models, approvals, logger } = options
+  const gate = createApprovalGate(
+    policy,
+    models,
+    approvals,
+    audit && ((approval) => recordDecision(audit, models, approval)),
+  )
+  const sweep = audit && expirySweep(audit, gate.store.ttlMs, { clock: approvals?.clock, logger })
+  return { gate, sweep }
 }
 
 /**
