@@ -8,6 +8,8 @@ export {
   type AuditQuery,
   type AuditReader,
   type AuditRecord,
+  AWAITING_APPROVAL_MESSAGE,
+  approvalMessage,
   createAuditLog,
   MAX_AUDIT_LIMIT,
 } from './audit/audit-log.ts'

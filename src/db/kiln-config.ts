@@ -20,6 +20,11 @@ export interface KilnConfig {
   worker?: string
   /** Where `kilnjs make:messaging` writes the messaging scaffold. */
   messaging?: string
+  /**
+   * The module `kilnjs init:mcp` writes (`./src/mcp.ts`): `kilnjs mcp` follows its `mcpAccess`
+   * export, the access policy `/mcp` uses. Without it `kilnjs mcp` reaches every model.
+   */
+  mcp?: string
 }
 
 /**
@@ -52,4 +57,5 @@ export const kilnConfigSchema = z.looseObject({
     .optional(),
   worker: path('the module building the job handlers').optional(),
   messaging: path('the folder kilnjs make:messaging writes to').optional(),
+  mcp: path('the module exporting mcpAccess, as kilnjs init:mcp writes it').optional(),
 })

@@ -1,4 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/server'
+import type { McpServer } from '@modelcontextprotocol/server'
 
 /** The SDK's server, which an app's own tools are registered on (`server.registerTool`). */
 /** The MCP SDK's server, as `createMcpServer` returns it. */
@@ -6,6 +6,7 @@ export type { McpServer }
 
 import type { McpCaller } from './data/access.ts'
 import { type DataTools, type DataToolsOptions, registerDataTools } from './data/data-tools.ts'
+import { createAnsweringServer } from './unlisted-calls.ts'
 
 /** Options of `createMcpServer`. */
 export interface CreateMcpServerOptions {
@@ -40,17 +41,13 @@ export interface CreateMcpServerOptions {
  * ```
  */
 export function createMcpServer(options: CreateMcpServerOptions = {}): McpServer {
-  const server = new McpServer(
+  const { server, seal } = createAnsweringServer(
     { name: options.name ?? 'kiln', version: options.version ?? '0.1.0' },
-    {
-      capabilities: {
-        tools: { listChanged: false },
-        ...(options.logging ? { logging: {} } : {}),
-      },
-    },
+    options.logging ? { logging: {} } : {},
   )
   if (options.data) registerDataTools(server, options.data)
   if (options.dataTools) options.dataTools.tools.register(server, options.dataTools.caller)
   for (const register of options.register ?? []) register(server)
+  seal()
   return server
 }

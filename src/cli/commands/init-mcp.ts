@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import type { Command } from 'commander'
 import { sql } from 'drizzle-orm'
 import pc from 'picocolors'
@@ -30,7 +30,7 @@ export interface InitMcpResult {
   missing: McpStep[]
 }
 
-export type McpStep = 'install' | 'mount' | 'migrate' | 'secret' | 'policy'
+export type McpStep = 'install' | 'mount' | 'migrate' | 'secret' | 'policy' | 'config'
 
 const MAIN_GUESSES = ['src/main.ts', 'main.ts', 'src/index.ts', 'src/server.ts', 'server.ts']
 const MCP_PACKAGE = '@modelcontextprotocol/server'
@@ -75,6 +75,11 @@ export async function runInitMcp(options: InitMcpOptions = {}): Promise<InitMcpR
     )
   }
 
+  const configEntry = `mcp: './${relative(root, modulePath).split(sep).join('/')}',`
+  const namedInConfig = config.mcp !== undefined || nameInConfig(loaded.path, configEntry)
+  if (!config.mcp && namedInConfig)
+    print(`  update ${relative(root, loaded.path)} (${configEntry})`)
+
   const missing: McpStep[] = []
   const lines: string[] = []
   const step = (name: McpStep, text: string, ...code: string[]) => {
@@ -110,6 +115,13 @@ export async function runInitMcp(options: InitMcpOptions = {}): Promise<InitMcpR
       'secret',
       'Set the secret that signs access tokens (without it they end when the app restarts):',
       'export MCP_TOKEN_SECRET=$(openssl rand -base64 32)',
+    )
+  }
+  if (!namedInConfig) {
+    step(
+      'config',
+      `Name the module in ${relative(root, loaded.path)}, so \`kilnjs mcp\` follows its mcpAccess:`,
+      configEntry,
     )
   }
   if (existsSync(modulePath) && !policyListsAModel(readFileSync(modulePath, 'utf8'))) {
@@ -234,4 +246,20 @@ export function register(program: Command): void {
     .action(async (flags: InitMcpOptions) => {
       await runInitMcp(flags)
     })
+}
+
+/**
+ * Adds `mcp: './src/mcp.ts'` to kiln.config.ts, after `defineConfig({` as `kilnjs init` writes
+ * it; false when the file is shaped otherwise (the step then says what to add).
+ */
+function nameInConfig(configPath: string, entry: string): boolean {
+  const text = readFileSync(configPath, 'utf8')
+  const opening = /defineConfig\(\{\n/
+  if (!opening.test(text)) return false
+  const comment = '  // The module kilnjs init:mcp wrote: `kilnjs mcp` follows its mcpAccess.\n'
+  writeFileSync(
+    configPath,
+    text.replace(opening, (found) => `${found}${comment}  ${entry}\n`),
+  )
+  return true
 }

@@ -1,9 +1,10 @@
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import type { Command } from 'commander'
 import pino from 'pino'
 import { createRecordCounter } from '../../api/index.ts'
+import { firstLineOf } from '../../core/first-line.ts'
 import { createLogger, type Logger, Redactor, Secret } from '../../core/index.ts'
-import { createAuditLog, type Database } from '../../db/index.ts'
+import { createAuditLog, type Database, type KilnConfig } from '../../db/index.ts'
 import {
   createOpenApiBridgeServer,
   fetchKeyScopes,
@@ -17,12 +18,13 @@ import {
   createDataTools,
   createMcpServer,
   DEFAULT_SPEC_PATH,
+  type McpAccessOptions,
   OpenApiBridgeError,
   serveStdio,
 } from '../../mcp/index.ts'
 import { openAppDatabase } from '../app-context.ts'
 import { CliError } from '../cli-error.ts'
-import { loadModelRegistry } from '../models/load.ts'
+import { importAppModule, loadModelRegistry } from '../models/load.ts'
 
 interface McpCommandOptions {
   apiUrl?: string
@@ -94,14 +96,13 @@ export async function runMcp(options: McpCommandOptions): Promise<void> {
       root: app.root,
       path: join(app.root, 'kiln.config.ts'),
     })
+    const access = await appAccessPolicy(app.kilnConfig, app.root)
     const audit = await stdioAuditTrail(app.database, logger)
-    // The developer's own machine and database: every tool on every model (credentials and
-    // the timestamps kiln maintains stay out of reach, as everywhere).
     const tools = createDataTools({
       audit,
       database: app.database,
       models,
-      access: { unlisted: 'all' },
+      access,
       // No approval page on the developer's own machine: the person at the keyboard confirms a
       // marked write in their client (form elicitation), recorded as client-confirmed.
       approvals: { clientConfirmation: { tools: ['crud_create', 'crud_update', 'crud_delete'] } },
@@ -125,6 +126,40 @@ export async function runMcp(options: McpCommandOptions): Promise<void> {
     await app.close().catch(() => {})
     throw error
   }
+}
+
+/**
+ * The access policy the app declares for its assistants: the `mcpAccess` export of the module
+ * kiln.config.ts names in `mcp` (what `kilnjs init:mcp` writes). An app that declares none is
+ * the developer's own machine and database: every tool on every model (credentials and the
+ * timestamps kiln maintains stay out of reach, as everywhere), said on standard error.
+ */
+async function appAccessPolicy(config: KilnConfig, root: string): Promise<McpAccessOptions> {
+  if (config.mcp === undefined) {
+    process.stderr.write(
+      "kilnjs mcp: kiln.config.ts names no `mcp` module, so every model is reachable (unlisted: 'all'); " +
+        "set mcp: './src/mcp.ts' (kilnjs init:mcp does) to follow the app's mcpAccess\n",
+    )
+    return { unlisted: 'all' }
+  }
+  const file = resolve(root, config.mcp)
+  let module: Record<string, unknown>
+  try {
+    module = await importAppModule(file)
+  } catch (error) {
+    throw new CliError(
+      `Could not load the MCP module ${file} (\`mcp\` in kiln.config.ts): ${firstLineOf(error)}`,
+      { cause: error },
+    )
+  }
+  const access = module.mcpAccess
+  if (access === null || typeof access !== 'object') {
+    throw new CliError(
+      `The MCP module ${file} (\`mcp\` in kiln.config.ts) exports no mcpAccess object: export the access policy as \`export const mcpAccess\``,
+    )
+  }
+  process.stderr.write(`kilnjs mcp: following mcpAccess in ${config.mcp}\n`)
+  return access as McpAccessOptions
 }
 
 /**

@@ -1,5 +1,20 @@
-import { and, desc, eq, gte, inArray, lt, type SQL } from 'drizzle-orm'
+import {
+  and,
+  type Column,
+  desc,
+  eq,
+  gte,
+  inArray,
+  like,
+  lt,
+  ne,
+  notExists,
+  type SQL,
+  sql,
+} from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { alias as pgAlias } from 'drizzle-orm/pg-core'
+import { alias as sqliteAlias } from 'drizzle-orm/sqlite-core'
 import type { Database, PostgresDatabase, SqliteDatabase } from '../database.ts'
 import { mcpAuditPg, mcpAuditSqlite } from '../tables/mcp-audit.ts'
 
@@ -83,6 +98,64 @@ export interface AuditLog extends AuditReader {
   insert(entries: readonly AuditEntry[]): Promise<void>
   /** Deletes the entries older than `before`; returns how many. */
   prune(before: Date): Promise<number>
+  /**
+   * Closes the approvals that were still awaiting the person at `before` and never got another
+   * entry: each gets an `expired` entry at `now`. Returns how many (at most 100 a call).
+   */
+  closeExpiredApprovals(before: Date, now: Date): Promise<number>
+}
+
+/** The message of an `awaiting_approval` entry, without the approval it names. */
+export const AWAITING_APPROVAL_MESSAGE = "Waiting for the user's approval"
+const EXPIRED_APPROVAL_MESSAGE = 'The approval expired before the user decided'
+const EXPIRED_BATCH = 100
+/** The name the sweep's subquery gives the table, for the entries that close an approval. */
+const CLOSING = 'closing'
+
+/**
+ * An audit message naming the approval it is about, by `ref` (a digest of its id, never the
+ * id): every entry of one approval ends the same way, which is how the expiry sweep finds the
+ * approvals that got no other entry.
+ */
+export function approvalMessage(text: string, ref: string): string {
+  return `${text} (approval ${ref})`
+}
+
+/** The `expired` entries that close these open `awaiting_approval` ones. */
+function expiredEntries(open: readonly AuditRecord[], now: Date): AuditEntry[] {
+  return open.map(({ id: _, ...entry }) => ({
+    ...entry,
+    at: now,
+    outcome: 'expired' as const,
+    durationMs: now.getTime() - entry.at.getTime(),
+    message:
+      EXPIRED_APPROVAL_MESSAGE + (entry.message ?? '').slice(AWAITING_APPROVAL_MESSAGE.length),
+    values: null,
+  }))
+}
+
+/**
+ * Awaiting entries that name an approval, older than `before`, with no later entry that names
+ * the same approval (the person's decision, the call's end, an earlier sweep).
+ */
+function openApprovals(
+  t: Table,
+  other: Record<'id' | 'outcome' | 'occurredAt' | 'message', Column>,
+  before: Date,
+): SQL | undefined {
+  const ref = sql`substr(${t.message}, ${AWAITING_APPROVAL_MESSAGE.length + 1})`
+  return and(
+    eq(t.outcome, 'awaiting_approval'),
+    lt(t.occurredAt, before),
+    like(t.message, approvalMessage(AWAITING_APPROVAL_MESSAGE, '%')),
+    notExists(
+      sql`(select 1 from ${t} as ${sql.identifier(CLOSING)} where ${and(
+        ne(other.outcome, 'awaiting_approval'),
+        gte(other.occurredAt, t.occurredAt),
+        like(other.message, sql`'%' || ${ref}`),
+      )})`,
+    ),
+  )
 }
 
 export const DEFAULT_AUDIT_LIMIT = 50
@@ -212,6 +285,16 @@ function postgresLog(database: PostgresDatabase): AuditLog {
         if (deleted.length < PRUNE_BATCH) return total
       }
     },
+    async closeExpiredApprovals(before, now) {
+      const rows = await db
+        .select()
+        .from(t)
+        .where(openApprovals(t, pgAlias(t, CLOSING), before))
+        .limit(EXPIRED_BATCH)
+      const closing = expiredEntries(rows.map(fromRow), now)
+      if (closing.length > 0) await db.insert(t).values(closing.map(toRow))
+      return closing.length
+    },
   }
 }
 
@@ -247,6 +330,20 @@ function sqliteLog(database: SqliteDatabase): AuditLog {
         total += changes
         if (changes < PRUNE_BATCH) return total
       }
+    },
+    async closeExpiredApprovals(before, now) {
+      const rows = db
+        .select()
+        .from(t)
+        .where(openApprovals(t, sqliteAlias(t, CLOSING), before))
+        .limit(EXPIRED_BATCH)
+        .all()
+      const closing = expiredEntries(
+        rows.map((row) => fromRow(row as Row)),
+        now,
+      )
+      if (closing.length > 0) db.insert(t).values(closing.map(toRow)).run()
+      return closing.length
     },
   }
 }

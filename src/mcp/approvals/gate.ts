@@ -97,10 +97,12 @@ export function createApprovalGate(
   policy: AccessPolicy,
   models: McpModelSource,
   options: ApprovalOptions = {},
+  onDecided?: (approval: Approval) => void,
 ): ApprovalGate {
   const store = new ApprovalStore(options.store ?? new MemoryKeyValueStore(), {
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {}),
+    ...(onDecided ? { onDecided } : {}),
   })
   const clock = options.clock ?? systemClock
   const confirms = (model: McpModel, tool: WriteToolName) =>
@@ -169,6 +171,7 @@ export function createApprovalGate(
       return {
         outcome: 'awaiting_approval',
         result: sendToPage(approval, options.pageUrl, modes.url),
+        approvalId: approval.id,
       }
     },
   }
@@ -262,10 +265,12 @@ async function answered(
     return ended(
       'cancelled',
       `The user did not open the approval page: ${change.summary}. Nothing was changed.`,
+      id,
     )
   }
   return decided(
     store,
+    id,
     await waitForDecision(store, id, round.signal, round.pollMs),
     change.summary,
   )
@@ -274,6 +279,7 @@ async function answered(
 /** The call once the person decided (or the wait ended), the approval used up either way. */
 async function decided(
   store: ApprovalStore,
+  id: string,
   decision: Decision,
   summary: string,
 ): Promise<GateOutcome> {
@@ -282,14 +288,14 @@ async function decided(
       decision.status === 'expired'
         ? 'The approval expired before the user decided'
         : 'The call was cancelled while waiting for the approval'
-    return ended(decision.status, `${why}: ${summary}. Nothing was changed.`)
+    return ended(decision.status, `${why}: ${summary}. Nothing was changed.`, id)
   }
   // Used once, whatever the decision: of concurrent retries exactly one takes it.
   const taken = await store.take(decision.approval.id)
   if (!taken)
     return ended('refused', 'No such approval: it expired, was already used, or is not yours')
   if (taken.status !== 'approved') {
-    return ended('denied', `The user declined: ${summary}. Nothing was changed.`)
+    return ended('denied', `The user declined: ${summary}. Nothing was changed.`, id)
   }
   return { outcome: 'run', args: taken.args, approval: grantOf(taken) }
 }
@@ -321,13 +327,14 @@ async function retryWithApproval(
       result: options.pageUrl
         ? approvalLink(approval, options.pageUrl, 'The user has not approved it yet. ')
         : errorResult('This approval is still waiting for the user'),
+      approvalId: approval.id,
     }
   }
   const decision: Decision =
     approval.status === 'approved'
       ? { status: 'approved', approval }
       : { status: 'denied', approval }
-  return decided(store, decision, describeChange(approval).summary)
+  return decided(store, id, decision, describeChange(approval).summary)
 }
 
 function grantOf(approval: Approval): ApprovalGrant {

@@ -5,9 +5,10 @@ import type {
   ServerContext,
 } from '@modelcontextprotocol/server'
 import { systemClock } from '../../core/clock.ts'
+import { AWAITING_APPROVAL_MESSAGE } from '../../db/index.ts'
 import type { McpCaller, WriteToolName } from '../data/access.ts'
 import { APPROVAL_ID_ARGUMENT, type ApprovalGate } from './gate.ts'
-import { describeGrant, type HeldOutcome } from './outcome.ts'
+import { aboutApproval, describeGrant, type HeldOutcome } from './outcome.ts'
 import type { ReadRecord } from './preview.ts'
 
 /**
@@ -49,20 +50,25 @@ export function guarded(
       const { [APPROVAL_ID_ARGUMENT]: _, ...called } = args
       if (decided.outcome === 'run') {
         const { approval } = decided
-        if (approval) {
-          const outcome = approval.by === 'page' ? 'approved' : 'client_confirmed'
-          onHeld?.(tool, called, started, outcome, describeGrant(approval))
+        // The person's approval on the page was recorded when given (audit/approval-outcomes.ts).
+        if (approval?.by === 'client') {
+          onHeld?.(tool, called, started, 'client_confirmed', describeGrant(approval))
         }
         return run(decided.args as A)
       }
+      // So was their denial: the call's end adds nothing to it.
+      if (decided.outcome === 'denied' && decided.approvalId !== undefined) return decided.result
       onHeld?.(
         tool,
         called,
         started,
         decided.outcome,
-        decided.outcome === 'awaiting_approval'
-          ? "Waiting for the user's approval"
-          : textOf(decided.result),
+        aboutApproval(
+          decided.outcome === 'awaiting_approval'
+            ? AWAITING_APPROVAL_MESSAGE
+            : textOf(decided.result),
+          decided.approvalId,
+        ),
       )
       return decided.result
     }

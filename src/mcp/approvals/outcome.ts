@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto'
 import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server'
+import { approvalMessage } from '../../db/index.ts'
 import { errorResult } from '../tool-result.ts'
 
 /**
@@ -21,12 +23,38 @@ export type HeldOutcome = 'refused' | 'denied' | 'expired' | 'cancelled'
  */
 export type GateOutcome =
   | { outcome: 'run'; args: Record<string, unknown>; approval?: ApprovalGrant | undefined }
-  | { outcome: 'awaiting_approval'; result: CallToolResult | InputRequiredResult }
-  | { outcome: HeldOutcome; result: CallToolResult }
+  | {
+      outcome: 'awaiting_approval'
+      result: CallToolResult | InputRequiredResult
+      /** The approval on the page the call waits for: the audit entry names it. */
+      approvalId?: string | undefined
+    }
+  | { outcome: HeldOutcome; result: CallToolResult; approvalId?: string | undefined }
 
-/** A call that ends here, with a tool error saying why. */
-export function ended(outcome: HeldOutcome, message: string): GateOutcome {
-  return { outcome, result: errorResult(message) }
+/** A call that ends here, with a tool error saying why (and the approval it used up). */
+export function ended(outcome: HeldOutcome, message: string, approvalId?: string): GateOutcome {
+  return { outcome, result: errorResult(message), ...(approvalId ? { approvalId } : {}) }
+}
+
+/**
+ * An audit message naming the approval it is about, when there is one: by a digest of its id,
+ * since the id is the page's address. Every entry of one approval ends alike, so the expiry
+ * sweep (`closeExpiredApprovals`) can tell which approvals got no outcome.
+ */
+export function aboutApproval(message: string, approvalId: string | undefined): string {
+  if (approvalId === undefined) return message
+  const ref = createHash('sha256').update(approvalId).digest('hex').slice(0, 16)
+  return approvalMessage(message, ref)
+}
+
+/** The audit trail's words for the person's decision on the page, recorded when made. */
+export function describeDecision(
+  status: 'approved' | 'denied',
+  userId: string,
+  at: number,
+): string {
+  if (status === 'approved') return describeGrant({ by: 'page', userId, at })
+  return `Denied on the approval page by user ${userId} at ${new Date(at).toISOString()}`
 }
 
 /** The audit trail's words for how a call was allowed (the `approved` entry's message). */

@@ -13,6 +13,8 @@ export interface ApprovalBinding {
   userId: string | undefined
   /** The OAuth client the call came through; absent on a local stdio server. */
   clientId: string | undefined
+  /** The caller's tenant, for the audit entry of the decision (not part of the match). */
+  tenantId?: string | undefined
   /** The writing tool called (`crud_delete`). */
   tool: WriteToolName
   /** The call's arguments (without `approval_id`), as the tool received them. */
@@ -52,11 +54,17 @@ export class ApprovalStore {
   readonly #kv: KeyValueStore
   readonly #clock: Clock
   readonly ttlMs: number
+  readonly #onDecided: ((approval: Approval) => void) | undefined
 
-  constructor(kv: KeyValueStore, options: { clock?: Clock; ttlMs?: number } = {}) {
+  /** `onDecided` hears each decision as it is recorded (the audit trail's entry for it). */
+  constructor(
+    kv: KeyValueStore,
+    options: { clock?: Clock; ttlMs?: number; onDecided?: (approval: Approval) => void } = {},
+  ) {
     this.#kv = kv
     this.#clock = options.clock ?? systemClock
     this.ttlMs = options.ttlMs ?? APPROVAL_TTL_MS
+    this.#onDecided = options.onDecided
   }
 
   /** A new pending approval, for the page; `record`: what the call changes, as it is now. */
@@ -97,6 +105,7 @@ export class ApprovalStore {
       decidedAt: this.#clock.now(),
     }
     await this.#kv.set(approvalKey(id), JSON.stringify(decided), { ttlMs })
+    this.#onDecided?.(decided)
     return true
   }
 
@@ -140,7 +149,13 @@ export function bindingOf(
   tool: WriteToolName,
   args: Record<string, unknown>,
 ): ApprovalBinding {
-  return { userId: caller?.userId, clientId: caller?.clientId, tool, args }
+  return {
+    userId: caller?.userId,
+    clientId: caller?.clientId,
+    tenantId: caller?.tenantId,
+    tool,
+    args,
+  }
 }
 
 /** True when both are the same user, client, tool and arguments (key order aside). */

@@ -40,6 +40,11 @@ export interface AuditTrail {
   flush(): Promise<void>
   /** Deletes entries past the retention; returns how many. */
   prune(): Promise<number>
+  /**
+   * Writes what is buffered, then closes the approvals still awaiting the person at `before`
+   * with an `expired` entry (the data tools call it, at most once a minute, with their TTL).
+   */
+  closeExpiredApprovals(before: Date): Promise<number>
   /** Stops the timers and writes what is still buffered: call it on shutdown. */
   close(): Promise<void>
 }
@@ -147,6 +152,10 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
     },
     flush,
     prune,
+    async closeExpiredApprovals(before) {
+      await flush()
+      return log.closeExpiredApprovals(before, new Date(clock.now()))
+    },
     async close() {
       if (closed) return writing
       closed = true

@@ -418,13 +418,16 @@ export async function authorizeCall(
   request: Omit<AuthorizeRequest, 'model'>,
 ): Promise<void> {
   if (!isGranted(request.caller, model.resource, request.action)) {
-    throw new RefusedError(
-      `Not granted: ${request.action} on ${model.resource} (the user did not allow it)`,
-    )
+    throw notGranted(request.action, model)
   }
   if (policy.authorize && !(await policy.authorize({ ...request, model: model.resource }))) {
     throw new RefusedError(`Not allowed: ${request.action} on ${model.resource}`)
   }
+}
+
+/** The refusal of an action the person's grant leaves out on a model. */
+export function notGranted(action: DataToolName, model: McpModel): RefusedError {
+  return new RefusedError(`Not granted: ${action} on ${model.resource} (the user did not allow it)`)
 }
 
 /** True when the caller's grant (if it has one) allows this tool on this model. */

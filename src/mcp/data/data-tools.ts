@@ -10,18 +10,23 @@ import {
   guarded,
   recordReader,
 } from '../approvals/index.ts'
+import { expirySweep, recordDecision } from '../audit/approval-outcomes.ts'
 import { recordHeldCall } from '../audit/audited-crud.ts'
 import { runTool } from '../tool-result.ts'
+import { answerUnlistedCall } from '../unlisted-calls.ts'
 import {
   type AccessPolicy,
+  checkCall,
   DATA_TOOL_NAMES,
   describeAccess,
   isGranted,
   type McpCaller,
+  notGranted,
   toolsFor,
   type WriteToolName,
 } from './access.ts'
 import { accessPolicyOf, type CrudOptions, createCrud } from './crud.ts'
+import { resolveModel } from './crud-input.ts'
 import { isSensitiveField } from './models.ts'
 import { registerModelResources } from './resources.ts'
 import { DATA_TOOLS, type DataToolDescriptor, type ToolInputParts } from './tools.ts'
@@ -69,7 +74,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
   // One counter for every session's tools (each `register` makes a Crud).
   const counts = options.counts ?? createRecordCounter()
   const schemas = buildSchemas(policy)
-  const gate = createApprovalGate(policy, options.models, options.approvals)
+  const { gate, sweep } = auditedGate(policy, options)
   const logger = options.logger
   logUnreachable(policy, options, logger)
   const onUnexpected = (error: unknown) =>
@@ -94,6 +99,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
     approvals: gate.store,
     describeAccess: () => described,
     register(server, caller) {
+      sweep?.()
       const crud = createCrud({ ...options, access: policy, caller, counts })
       const listed = toolsFor(policy, caller)
       registerModelResources(server, policy, caller)
@@ -116,7 +122,15 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
         recordReader(crud, options.models),
       )
       for (const tool of DATA_TOOLS) {
-        if (!listed.has(tool.allowedBy)) continue
+        if (!listed.has(tool.allowedBy)) {
+          // Not listed, since the grant allows it on no model; a call still gets the answer.
+          if (policy.tools.has(tool.allowedBy)) {
+            answerUnlistedCall(server, tool.name, (args) =>
+              runTool(async () => refuseUngranted(policy, caller, tool, args)),
+            )
+          }
+          continue
+        }
         const run = (args: Record<string, unknown>, ctx?: ServerContext) =>
           runTool(() => tool.run(crud, args as never, { signal: ctx?.mcpReq.signal }), onUnexpected)
         server.registerTool(
@@ -133,6 +147,38 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
       }
     },
   }
+}
+
+/**
+ * The approval gate, with the audit trail hearing the person's decisions as they are made, and
+ * the sweep that closes the approvals nobody answered (run from `register`, once a minute).
+ */
+function auditedGate(policy: AccessPolicy, options: Omit<DataToolsOptions, 'caller'>) {
+  const { audit, models, approvals, logger } = options
+  const gate = createApprovalGate(
+    policy,
+    models,
+    approvals,
+    audit && ((approval) => recordDecision(audit, models, approval)),
+  )
+  const sweep = audit && expirySweep(audit, gate.store.ttlMs, { clock: approvals?.clock, logger })
+  return { gate, sweep }
+}
+
+/**
+ * The answer to a call of a tool the caller's grant allows on no model, after the checks that
+ * come before the grant (docs/mcp/access-policy.md): the model, the tool, the scope.
+ */
+function refuseUngranted(
+  policy: AccessPolicy,
+  caller: McpCaller | undefined,
+  tool: DataToolDescriptor,
+  args: Record<string, unknown>,
+): never {
+  const name = typeof args.model === 'string' ? args.model : ''
+  const model = resolveModel({ models: policy.visibleModels }, name)
+  checkCall(policy, model, { caller, action: tool.allowedBy })
+  throw notGranted(tool.allowedBy, model)
 }
 
 /**

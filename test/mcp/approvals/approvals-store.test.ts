@@ -244,15 +244,21 @@ describe('approvals are bound and expire', () => {
     expect(entries.map((e) => [e.tool, e.outcome, e.recordIds, e.userId, e.clientId])).toEqual([
       ['crud_delete', 'awaiting_approval', [1], '1', 'client-a'],
       ['crud_delete', 'awaiting_approval', [1], '1', 'client-a'],
-      ['crud_delete', 'refused', [2], '1', 'client-a'],
+      // The person's decision, recorded when made on the page.
       ['crud_delete', 'approved', [1], '1', 'client-a'],
+      ['crud_delete', 'refused', [2], '1', 'client-a'],
       ['crud_delete', 'ok', [1], '1', 'client-a'],
       ['crud_delete', 'refused', [1], '1', 'client-a'],
     ])
-    // The approval's id is no part of the record: only the user's session can use it anyway.
-    expect(entries[0]!.message).toBe("Waiting for the user's approval")
+    // The approval's id is no part of the record (only the user's session can use it anyway):
+    // its entries name it by a digest.
+    const ref = /^Waiting for the user's approval (\(approval [0-9a-f]{16}\))$/.exec(
+      entries[0]!.message!,
+    )![1]!
+    expect(entries[1]!.message).toBe(entries[0]!.message)
     // How it was allowed: on the page, by the user the token acts for.
-    expect(entries[3]!.message).toMatch(/^Approved on the approval page by user 1 at \d{4}-/)
+    expect(entries[2]!.message).toMatch(/^Approved on the approval page by user 1 at \d{4}-/)
+    expect(entries[2]!.message!.endsWith(ref)).toBe(true)
     expect(JSON.stringify(entries)).not.toContain(link.approval_id)
   })
 

@@ -391,8 +391,9 @@ describe.skipIf(skipBrowser)('approvals of crud_delete on the demo /mcp', () => 
           [five, 'awaiting_approval'],
           [five, 'awaiting_approval'],
           [five, 'awaiting_approval'],
-          [six, 'refused'],
+          // The person's approval, recorded when given on the page.
           [five, 'approved'],
+          [six, 'refused'],
           [five, 'ok'],
           [five, 'refused'],
         ])

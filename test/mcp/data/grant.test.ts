@@ -1,5 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { silentLogger } from '../../../src/core/index.ts'
 import { createModelRegistry, type Database } from '../../../src/db/index.ts'
 import {
@@ -73,9 +73,14 @@ describeEachDatabase('the data tools follow the grant the person approved', (bac
     const { tools } = await client.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(['crud_list', 'crud_aggregate'])
     const before = await snapshot(database)
-    await expect(
-      call(client, 'crud_create', { model: 'notes', data: { tenant_id: 't', title: 'A' } }),
-    ).rejects.toThrow('Tool crud_create not found')
+    const created = await call(client, 'crud_create', {
+      model: 'notes',
+      data: { tenant_id: 't', title: 'A' },
+    })
+    expect(created).toMatchObject({
+      isError: true,
+      text: 'Not granted: crud_create on notes (the user did not allow it)',
+    })
     expect(await snapshot(database)).toEqual(before)
     expect((await ok<{ total: number }>(client, 'crud_list', { model: 'users' })).total).toBe(1)
   })
@@ -100,16 +105,58 @@ describeEachDatabase('the data tools follow the grant the person approved', (bac
       data: { tenant_id: 't', title: 'A' },
     })
     const before = await snapshot(database)
-    await expect(
-      call(client, 'crud_update', { model: 'notes', id: created.id, data: { title: 'B' } }),
-    ).rejects.toThrow('Tool crud_update not found')
+    const update = await call(client, 'crud_update', {
+      model: 'notes',
+      id: created.id,
+      data: { title: 'B' },
+    })
+    expect(update).toMatchObject({
+      isError: true,
+      text: 'Not granted: crud_update on notes (the user did not allow it)',
+    })
     expect(await snapshot(database)).toEqual(before)
   })
 
   it('lists no tool for an empty grant', async () => {
     const client = await connect({ userId: '1', scopes: ['mcp:read'], grant: {} })
     expect((await client.listTools()).tools).toEqual([])
-    await expect(call(client, 'crud_list', { model: 'users' })).rejects.toThrow()
+    expect(await call(client, 'crud_list', { model: 'users' })).toMatchObject({
+      isError: true,
+      text: 'Not granted: crud_list on users (the user did not allow it)',
+    })
+    // The checks before the grant still come first: the model, then the tool.
+    expect((await call(client, 'crud_list', { model: 'nope' })).text).toBe(
+      'Unknown model "nope". Valid models: notes, users',
+    )
+    expect((await call(client, 'crud_delete', { model: 'users', id: 1 })).text).toBe(
+      'crud_delete is not allowed on users',
+    )
+  })
+
+  it('answers a read-only grant calling crud_delete "not granted", before any approval', async () => {
+    // The default policy holds crud_delete for the person's approval: the grant is checked first.
+    const { approval: _none, ...heldByDefault } = ACCESS
+    const tools = createDataTools({
+      database,
+      models,
+      access: heldByDefault,
+      logger: silentLogger(),
+    })
+    const client = await connectInMemory(
+      createMcpServer({
+        dataTools: {
+          tools,
+          caller: { userId: '1', scopes: ['mcp:read', 'mcp:write'], grant: { notes: ['read'] } },
+        },
+      }),
+    )
+    clients.push(client)
+    const before = await snapshot(database)
+    expect(await call(client, 'crud_delete', { model: 'notes', id: 1 })).toMatchObject({
+      isError: true,
+      text: 'Not granted: crud_delete on notes (the user did not allow it)',
+    })
+    expect(await snapshot(database)).toEqual(before)
   })
 
   it('leaves the policy alone for a caller without a grant (stdio, a custom caller)', async () => {
@@ -122,5 +169,24 @@ describeEachDatabase('the data tools follow the grant the person approved', (bac
       'crud_list',
       'crud_update',
     ])
+  })
+})
+
+describe('createMcpServer, answering calls to tools it does not list', () => {
+  it('lists none when built with no tool, and an app may still add its own after', async () => {
+    const empty = await connectInMemory(createMcpServer())
+    expect((await empty.listTools()).tools).toEqual([])
+    await expect(call(empty, 'crud_list', { model: 'users' })).rejects.toThrow(
+      'Tool crud_list not found',
+    )
+    await empty.close()
+    const server = createMcpServer()
+    server.registerTool('ping', { description: 'Answers pong' }, () => ({
+      content: [{ type: 'text', text: 'pong' }],
+    }))
+    const client = await connectInMemory(server)
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['ping'])
+    expect((await call(client, 'ping', {})).text).toBe('pong')
+    await client.close()
   })
 })
