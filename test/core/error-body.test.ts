@@ -65,8 +65,13 @@ const CODES_BY_STATUS: Record<number, string[]> = {
     'messaging_timeout',
     'cdn_purge_failed',
   ],
-  503: ['service_unavailable', 'database_not_migrated',
-    'dependency_unavailable', 'query_timeout', 'temporarily_unavailable'],
+  503: [
+    'service_unavailable',
+    'database_not_migrated',
+    'dependency_unavailable',
+    'query_timeout',
+    'temporarily_unavailable',
+  ],
 }
 
 function appThrowing(error: unknown): Hono {
