@@ -235,7 +235,8 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
   }, 300_000)
 
   it('goes through init, make:api, migrations and a key as the printed steps say', async () => {
-    const init = await kiln('init', '--yes', '--main', 'src/main.ts')
+    // The getting-started commands as written, from a script: no terminal, no --yes.
+    const init = await kiln('init', '--main', 'src/main.ts')
     for (const step of [
       'npx kilnjs make:api --all',
       'npx drizzle-kit generate',
@@ -248,7 +249,7 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
     expect(readFileSync(join(dir, 'drizzle.config.ts'), 'utf8')).toContain(
       "tablesFilter: ['!api_keys', '!oauth_*', '!kiln_*']",
     )
-    await kiln('make:api', '--all', '--yes')
+    await kiln('make:api', '--all')
     await run(dir, join(dir, 'node_modules/.bin/drizzle-kit'), ['generate'], env)
     const migrated = await kiln('migrate')
     expect(migrated).toContain('kiln/0001_api_keys.sql')

@@ -17,7 +17,10 @@ export function appEnv(extra: Record<string, string> = {}): Record<string, strin
   return { ...env, ...extra }
 }
 
-/** Runs a command in the app; a failure throws with everything it printed. */
+/**
+ * Runs a command in the app as a script does: no terminal, nothing on standard input (closed at
+ * once). A failure throws with everything it printed.
+ */
 export async function run(
   cwd: string,
   command: string,
@@ -25,11 +28,9 @@ export async function run(
   env: Record<string, string> = appEnv(),
 ): Promise<string> {
   try {
-    const { stdout, stderr } = await execFileAsync(command, args, {
-      cwd,
-      env,
-      maxBuffer: 64 * 1024 * 1024,
-    })
+    const running = execFileAsync(command, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 })
+    running.child.stdin?.end()
+    const { stdout, stderr } = await running
     return stdout + stderr
   } catch (error) {
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string }
