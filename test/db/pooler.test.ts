@@ -238,7 +238,8 @@ describe.skipIf(!postgresUrl)('createDatabase behind PgBouncer in transaction mo
     const demo = await startDemoProcess({
       DATABASE_URL: `${bouncer.urlFor(name)}?pooler=transaction`,
       TRUST_PROXY: 'true',
-      LOG_LEVEL: 'error',
+      // The pooler line is told once at info, through the app's logger.
+      LOG_LEVEL: 'info',
     })
     const pool = new pg.Pool({ connectionString: demoDatabase.url, max: 1 })
     try {
