@@ -3,6 +3,8 @@ import type { z } from 'zod'
 import { MethodNotAllowedError } from '../../core/errors.ts'
 import type { ApiEnv } from '../auth/api-key-auth.ts'
 import { scopeGuard } from '../auth/scope-guard.ts'
+import type { AggregateEnvelope } from '../query/aggregate.ts'
+import type { ListEnvelope } from '../query/run.ts'
 import type { ResourceCall, ResourceContext } from './call.ts'
 import { RESOURCE_OPERATIONS, type ResourceDefinition, type ResourceOperation } from './define.ts'
 import { readOperations } from './reads.ts'
@@ -31,8 +33,8 @@ type Answer<R> = R extends ResourceDefinition<infer _Row, infer Rec> ? Rec : nev
 export interface ResourceOperations<R extends ResourceDefinition> {
   /** The scope guard of each operation, from the definition's `scopes` (OpenAPI reads it). */
   scope: Readonly<Record<ResourceOperation, MiddlewareHandler<ApiEnv>>>
-  index(call: ResourceCall): Promise<object>
-  aggregate(call: ResourceCall): Promise<object>
+  index(call: ResourceCall): Promise<ListEnvelope>
+  aggregate(call: ResourceCall): Promise<AggregateEnvelope>
   show(call: ResourceCall): Promise<{ data: Partial<Answer<R>> }>
   store(call: ResourceCall): Promise<{ data: Answer<R> | Answer<R>[] }>
   update(call: ResourceCall): Promise<{ data: Answer<R> }>

@@ -3,7 +3,7 @@ import type { AuditEntry } from '../../db/index.ts'
 import type { GateAuditOutcome } from '../approvals/guard.ts'
 import type { DataToolName, McpCaller } from '../data/access.ts'
 import type { Crud } from '../data/crud-contract.ts'
-import { LISTED_IDS, type ListResult } from '../data/crud-list.ts'
+import { listedIdsOf } from '../data/crud-list.ts'
 import { findModel, isSensitiveField, type McpModelSource, primaryKeyOf } from '../data/models.ts'
 import { auditOutcomeOf, ToolError } from '../tool-error.ts'
 import type { AuditTrail } from './audit-trail.ts'
@@ -68,7 +68,7 @@ export function auditedCrud(crud: Crud, options: AuditedCrudOptions): Crud {
         input,
         () => crud.list(input, options),
         // The ids the page read, even when `fields` left the key out of its records.
-        (page, key) => listedIds(page) ?? page.records.flatMap((record) => idOf(record, key)),
+        (page, key) => listedIdsOf(page) ?? page.records.flatMap((record) => idOf(record, key)),
       ),
     aggregate: (input) =>
       audited(
@@ -147,10 +147,6 @@ export function recordHeldCall(
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
-}
-
-function listedIds(page: ListResult): (string | number)[] | undefined {
-  return (page as { [LISTED_IDS]?: (string | number)[] })[LISTED_IDS]
 }
 
 function idOf(record: Record<string, unknown>, key: string | undefined): (string | number)[] {

@@ -58,11 +58,16 @@ export interface ListInput {
 }
 
 /**
- * The ids of the records a `crud_list` page read, for the audit trail: kept beside the page
- * (a non-enumerable property, never in the tool's answer), so `fields` without the key does not
- * lose them.
+ * The ids of the records each `crud_list` page read, for the audit trail: kept beside the page,
+ * never on it (the SDK validates a tool's structured answer key by key, a symbol key included),
+ * so `fields` without the key does not lose them.
  */
-export const LISTED_IDS = Symbol('kiln.listedIds')
+const listedIds = new WeakMap<ListResult, (string | number)[]>()
+
+/** The ids of the records `page` read, when crud_list made it. */
+export function listedIdsOf(page: ListResult): (string | number)[] | undefined {
+  return listedIds.get(page)
+}
 
 /** What `crud_list` returns: one page of records. */
 export interface ListResult {
@@ -280,7 +285,7 @@ export async function listRecords(
     result.prev_cursor = meta.prev_cursor ?? null
   }
   const ids = key ? data.map((record) => record[key.name]).filter(isId) : []
-  Object.defineProperty(result, LISTED_IDS, { value: ids, enumerable: false })
+  listedIds.set(result, ids)
   return result
 }
 
