@@ -32,13 +32,15 @@ export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
   const outages = outageLogOf(logger)
   return function kilnErrorHandler(given: Error, c: Context) {
     c.header(NO_SNIFF.name, NO_SNIFF.value)
-    const dependency = isKilnError(given) ? outageOf(given.cause) : outageOf(given)
+    const dependency = dependencyOf(given)
     if (dependency !== undefined) {
       outages.failed(dependency, given, { path: c.req.path })
       setContextValue(c, OUTAGE_ANSWER, true)
     }
+    // A dependency that did not answer is a 503 to try again, also when a capability wrapped it
+    // as its own server error (the key provider's DependencyError).
     const err =
-      dependency !== undefined && !isKilnError(given)
+      dependency !== undefined && (!isKilnError(given) || given.status === 500)
         ? new DependencyUnavailableError(dependency, { cause: given })
         : given
     if (isKilnError(err)) {
@@ -73,6 +75,15 @@ export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
     logger.error({ err, path: c.req.path }, 'Unhandled error')
     return c.json(catalogueBody('internal_error'), 500)
   }
+}
+
+/**
+ * The dependency an error says did not answer, if any. A client that hung up mid-upload
+ * (`request_aborted`) is the client's doing, not an outage, whatever its socket error says.
+ */
+function dependencyOf(given: Error): string | undefined {
+  if (!isKilnError(given)) return outageOf(given)
+  return given.code === 'request_aborted' ? undefined : outageOf(given.cause)
 }
 
 /** The body of a code with its public message: `{ error, code }`. */

@@ -80,7 +80,7 @@ describe.skipIf(!postgresUrl || !redisUrl)('faults: dependencies going away', ()
     expect(response.status).toBe(503)
     expect(response.headers.get('retry-after')).toBe('5')
     const text = await response.text()
-    expect(Object.keys(JSON.parse(text))).toEqual(['error'])
+    expect(Object.keys(JSON.parse(text))).toEqual(['error', 'code'])
     expect(JSON.parse(text).error).toMatch(
       /^Service Unavailable: .+ did not answer; try again shortly$/,
     )
