@@ -14,6 +14,7 @@ import {
 import { FileNotFoundError, StorageIoError, StorageUnsupportedError } from './errors.ts'
 import { mimeTypeOf } from './mime.ts'
 import { encodePath, joinUrl } from './path.ts'
+import { uploadParts } from './s3-multipart.ts'
 
 type S3Sdk = typeof import('@aws-sdk/client-s3')
 type Presigner = typeof import('@aws-sdk/s3-request-presigner')
@@ -325,46 +326,14 @@ class S3Disk implements Disk {
     const created = await this.#send(path, 'write', () =>
       client.send(new sdk.CreateMultipartUploadCommand(base)),
     )
-    const uploadId = created.UploadId!
-    const parts: { ETag: string; PartNumber: number }[] = []
-    try {
-      let number = 1
-      while (part !== undefined) {
-        const body: Buffer = part
-        const PartNumber = number
-        const uploaded = await client.send(
-          new sdk.UploadPartCommand({
-            Bucket: base.Bucket,
-            Key: base.Key,
-            UploadId: uploadId,
-            PartNumber,
-            Body: body,
-          }),
-        )
-        parts.push({ ETag: uploaded.ETag!, PartNumber })
-        number++
-        part = await nextPart()
-      }
-      await client.send(
-        new sdk.CompleteMultipartUploadCommand({
-          Bucket: base.Bucket,
-          Key: base.Key,
-          UploadId: uploadId,
-          MultipartUpload: { Parts: parts },
-        }),
-      )
-    } catch (error) {
-      await client
-        .send(
-          new sdk.AbortMultipartUploadCommand({
-            Bucket: base.Bucket,
-            Key: base.Key,
-            UploadId: uploadId,
-          }),
-        )
-        .catch(() => {})
+    await uploadParts(
+      { sdk, client },
+      { ...base, UploadId: created.UploadId! },
+      part,
+      nextPart,
+    ).catch((error: unknown) => {
       throw new StorageIoError(`Could not write ${path}`, { cause: error })
-    }
+    })
   }
 
   async #send<T>(path: string, operation: string, call: () => Promise<T>): Promise<T> {
