@@ -103,10 +103,7 @@ export function loginRoutes(options: LoginRoutesOptions): Hono {
   const logoutPath = options.logoutPath ?? '/logout'
   const render = options.renderPage ?? renderLoginPage
   const appName = options.appName ?? 'kiln'
-  const secure = sessions.secure ? '; Secure' : ''
-  const csrfCookie = sessions.secure
-    ? { name: HOST_CSRF_COOKIE, path: '/' }
-    : { name: CSRF_COOKIE, path: loginPath }
+  const csrfCookie = loginCsrfCookie(sessions.secure, loginPath)
   const policyFor = formOriginPolicy({
     appUrl: options.appUrl,
     origins: options.allowedOrigins,
@@ -128,11 +125,7 @@ export function loginRoutes(options: LoginRoutesOptions): Hono {
     status = 200,
   ) => {
     const csrfToken = randomBytes(24).toString('base64url')
-    c.header(
-      'Set-Cookie',
-      `${csrfCookie.name}=${csrfToken}; Path=${csrfCookie.path}; HttpOnly; SameSite=Strict; Max-Age=3600${secure}`,
-      { append: true },
-    )
+    c.header('Set-Cookie', csrfCookie.set(csrfToken), { append: true })
     return c.html(
       render({ ...props, action: loginPath, appName, csrfToken }),
       status as 200,
@@ -156,42 +149,15 @@ export function loginRoutes(options: LoginRoutesOptions): Hono {
       return page(c, { returnTo, email, error: error.message }, error.status)
     }
     const attempt = limitRequest(c, limiters, email)
-    const byIp = await limiters.consume('login-ip', attempt)
-    if (!byIp.allowed) {
-      refused('too many attempts from this address', attempt)
-      const wait = Math.max(byIp.resetSeconds, 1)
-      return fail(new TooManyRequestsError(wait, 'Too many attempts. Wait a minute and try again.'))
-    }
-    if (crossSite(c)) {
-      refused('posted from another origin', attempt)
-      return fail(new ForbiddenError('This form was sent from another site. Sign in on this page.'))
-    }
     const cookieToken = readCookie(c.req.header('cookie'), csrfCookie.name) ?? ''
-    if (!constantTimeEqual(field('csrf_token'), cookieToken)) {
-      return fail(new BadRequestError('Your form expired. Please try again.'))
-    }
-    // Counted before the check: concurrent guesses each see their own count.
-    const failures = await limiters.consume('login-email-ip', attempt)
-    if (!failures.allowed) {
-      refused('locked out', attempt)
-      const wait = Math.max(failures.resetSeconds, 1)
-      return fail(
-        new TooManyRequestsError(wait, 'Too many attempts. Wait a few minutes and try again.'),
-      )
-    }
-    const userId = await verifyCredentials({ email, password: field('password') })
-    if (userId === undefined) {
-      refused('wrong email or password', attempt)
-      return fail(new UnauthenticatedError('Invalid email or password.'))
-    }
+    const checks = { limiters, verifyCredentials, refused, crossSite: crossSite(c) }
+    const submitted = { email, password: field('password'), csrfToken: field('csrf_token') }
+    const userId = await signIn(checks, attempt, submitted, cookieToken)
+    if (typeof userId !== 'string') return fail(userId)
     await limiters.reset('login-email-ip', attempt)
     const { cookie } = await sessions.create(userId)
     c.header('Set-Cookie', cookie, { append: true })
-    c.header(
-      'Set-Cookie',
-      `${csrfCookie.name}=; Path=${csrfCookie.path}; HttpOnly; SameSite=Strict; Max-Age=0${secure}`,
-      { append: true },
-    )
+    c.header('Set-Cookie', csrfCookie.set('', 0), { append: true })
     return c.redirect(returnTo, 303)
   })
 
@@ -207,4 +173,61 @@ export function loginRoutes(options: LoginRoutesOptions): Hono {
   })
 
   return app
+}
+
+/** The double-submit cookie of the login form: `__Host-` over https, the login path's otherwise. */
+function loginCsrfCookie(secure: boolean, loginPath: string) {
+  const { name, path } = secure
+    ? { name: HOST_CSRF_COOKIE, path: '/' }
+    : { name: CSRF_COOKIE, path: loginPath }
+  return {
+    name,
+    /** The `Set-Cookie` value that sets it (for an hour) or, with `maxAge` 0, clears it. */
+    set: (token: string, maxAge = 3600) =>
+      `${name}=${token}; Path=${path}; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure ? '; Secure' : ''}`,
+  }
+}
+
+interface SignInChecks {
+  limiters: RateLimiters
+  verifyCredentials: VerifyCredentials
+  refused: (reason: string, request: LimitRequest) => void
+  /** The form came from another origin. */
+  crossSite: boolean
+}
+
+/**
+ * A sign-in's checks, in order: the address's rate, the origin, the form's CSRF token, the
+ * email's lockout, then the password. The user's id, or the error the form shows again.
+ */
+async function signIn(
+  { limiters, verifyCredentials, refused, crossSite }: SignInChecks,
+  attempt: LimitRequest,
+  form: { email: string; password: string; csrfToken: string },
+  cookieToken: string,
+): Promise<string | KilnError> {
+  const byIp = await limiters.consume('login-ip', attempt)
+  if (!byIp.allowed) {
+    refused('too many attempts from this address', attempt)
+    const wait = Math.max(byIp.resetSeconds, 1)
+    return new TooManyRequestsError(wait, 'Too many attempts. Wait a minute and try again.')
+  }
+  if (crossSite) {
+    refused('posted from another origin', attempt)
+    return new ForbiddenError('This form was sent from another site. Sign in on this page.')
+  }
+  if (!constantTimeEqual(form.csrfToken, cookieToken)) {
+    return new BadRequestError('Your form expired. Please try again.')
+  }
+  // Counted before the check: concurrent guesses each see their own count.
+  const failures = await limiters.consume('login-email-ip', attempt)
+  if (!failures.allowed) {
+    refused('locked out', attempt)
+    const wait = Math.max(failures.resetSeconds, 1)
+    return new TooManyRequestsError(wait, 'Too many attempts. Wait a few minutes and try again.')
+  }
+  const userId = await verifyCredentials({ email: form.email, password: form.password })
+  if (userId !== undefined) return userId
+  refused('wrong email or password', attempt)
+  return new UnauthenticatedError('Invalid email or password.')
 }
