@@ -92,24 +92,14 @@ export async function runBatches(batches: Batch[], options: BatchRunnerOptions):
         },
       },
     )
-    if ('error' in sent) {
-      const reason = scrub(`request failed: ${(sent.error as Error).message}`)
-      failures.push({ paths: batch.paths, reason })
-      logger.error(
-        { provider: options.provider, paths: batch.paths.length, reason },
-        'CDN purge request failed',
-      )
-      continue
-    }
-    const verdict = options.check({ status: sent.status, text: sent.text })
-    if (verdict !== true) {
-      const reason = scrub(verdict)
-      failures.push({ paths: batch.paths, status: sent.status, reason })
-      logger.error(
-        { provider: options.provider, status: sent.status, paths: batch.paths.length, reason },
-        'CDN purge request failed',
-      )
-    }
+    const failure = failureOf(sent, batch, options.check, scrub)
+    if (!failure) continue
+    failures.push(failure)
+    const { status, reason } = failure
+    logger.error(
+      { provider: options.provider, status, paths: batch.paths.length, reason },
+      'CDN purge request failed',
+    )
   }
   if (failures.length > 0) throw new PurgeFailedError(options.provider, failures, batches.length)
   logger.info(
@@ -120,6 +110,21 @@ export async function runBatches(batches: Batch[], options: BatchRunnerOptions):
     },
     'CDN cache purged',
   )
+}
+
+/** How a batch's request failed (its reason scrubbed of secrets), or undefined when it did not. */
+function failureOf(
+  sent: SentRequest,
+  batch: Batch,
+  check: BatchRunnerOptions['check'],
+  scrub: (text: string) => string,
+): FailedBatch | undefined {
+  if ('error' in sent) {
+    return { paths: batch.paths, reason: scrub(`request failed: ${(sent.error as Error).message}`) }
+  }
+  const verdict = check({ status: sent.status, text: sent.text })
+  if (verdict === true) return undefined
+  return { paths: batch.paths, status: sent.status, reason: scrub(verdict) }
 }
 
 /** `Retry-After` as delay-seconds or an HTTP date, in milliseconds from now. */
