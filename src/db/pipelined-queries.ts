@@ -58,16 +58,7 @@ export function pipelineOneOffQueries(
   Client: typeof pg.Client,
   { connections, stalledAfterMs = 25 }: PipelineOptions,
 ): void {
-  if (!Number.isInteger(connections) || connections < 0) {
-    throw new TypeError(
-      `pipelineConnections must be a whole number, 0 or more (got ${connections})`,
-    )
-  }
-  if (!Number.isFinite(stalledAfterMs) || stalledAfterMs < 0) {
-    throw new TypeError(
-      `pipelineStalledAfterMs must be 0 or more milliseconds (got ${stalledAfterMs})`,
-    )
-  }
+  checkPipelineOptions(connections, stalledAfterMs)
   if (connections === 0) return
   const probe = new Client({ ...pool.options, pipeline: true } as pg.ClientConfig)
   if ((probe as { pipeline?: boolean }).pipeline !== true) return
@@ -77,26 +68,7 @@ export function pipelineOneOffQueries(
   const endPool = pool.end.bind(pool)
   let ending = false
 
-  const open = (slot: number): Pipe => {
-    const client = new Client({ ...pool.options, pipeline: true } as pg.ClientConfig)
-    const drop = () => {
-      if (pipes[slot] !== pipe) return
-      pipes[slot] = undefined
-      client.end().catch(() => {})
-    }
-    // Queries wait for the connection, so a failed connect rejects them with its own error.
-    const ready = client.connect().then(() => {
-      pipe.socket = (
-        client as unknown as { connection: { stream: Pipe['socket'] } }
-      ).connection.stream
-    })
-    ready.catch(drop)
-    const pipe: Pipe = { client, ready, socket: undefined, sentAt: [], drop }
-    client.on('error', drop)
-    client.on('end', drop)
-    pipes[slot] = pipe
-    return pipe
-  }
+  const open = (slot: number) => openPipe(pool, Client, pipes, slot)
 
   /** The flowing connection with the fewest unanswered queries; none when all are stalled. */
   const leastBusy = (now: number): Pipe | undefined => {
@@ -147,4 +119,44 @@ export function pipelineOneOffQueries(
     await Promise.all(open.map((pipe) => pipe.client.end().catch(() => {})))
     return endPool()
   }) as typeof pool.end
+}
+
+function checkPipelineOptions(connections: number, stalledAfterMs: number): void {
+  if (!Number.isInteger(connections) || connections < 0) {
+    throw new TypeError(
+      `pipelineConnections must be a whole number, 0 or more (got ${connections})`,
+    )
+  }
+  if (!Number.isFinite(stalledAfterMs) || stalledAfterMs < 0) {
+    throw new TypeError(
+      `pipelineStalledAfterMs must be 0 or more milliseconds (got ${stalledAfterMs})`,
+    )
+  }
+}
+
+/** Opens the pipelined connection of `slot`; it leaves the slot when it fails or ends. */
+function openPipe(
+  pool: pg.Pool,
+  Client: typeof pg.Client,
+  pipes: Array<Pipe | undefined>,
+  slot: number,
+): Pipe {
+  const client = new Client({ ...pool.options, pipeline: true } as pg.ClientConfig)
+  const drop = () => {
+    if (pipes[slot] !== pipe) return
+    pipes[slot] = undefined
+    client.end().catch(() => {})
+  }
+  // Queries wait for the connection, so a failed connect rejects them with its own error.
+  const ready = client.connect().then(() => {
+    pipe.socket = (
+      client as unknown as { connection: { stream: Pipe['socket'] } }
+    ).connection.stream
+  })
+  ready.catch(drop)
+  const pipe: Pipe = { client, ready, socket: undefined, sentAt: [], drop }
+  client.on('error', drop)
+  client.on('end', drop)
+  pipes[slot] = pipe
+  return pipe
 }
