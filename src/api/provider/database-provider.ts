@@ -72,11 +72,7 @@ export function createDatabaseApiKeyProvider(
     throw new TypeError('createDatabaseApiKeyProvider: `database` must come from createDatabase()')
   }
   const clock = options.clock ?? systemClock
-  const embedded = database.dialect === 'postgres' && database.driver === 'pglite'
-  const ttlMs = options.cacheTtlMs ?? (embedded ? 0 : DEFAULT_CACHE_TTL_MS)
-  if (!Number.isFinite(ttlMs) || ttlMs < 0) {
-    throw new TypeError('createDatabaseApiKeyProvider: cacheTtlMs must be a number >= 0')
-  }
+  const ttlMs = cacheTtlOf(options)
   const cacheEnabled = ttlMs > 0
   const cache = new VerifiedKeyCache(ttlMs, options.cacheMaxEntries ?? 10_000)
   /** Bumped on every change notice: a lookup that raced a change must not be cached. */
@@ -89,13 +85,7 @@ export function createDatabaseApiKeyProvider(
     ? openKeyChangeFeed(database, onChange, logger)
     : undefined
   const stopLocal = onLocalKeyChange(database, onChange)
-  const lastUsed = new LastUsedRecorder({
-    clock,
-    logger,
-    intervalMs: options.lastUsedIntervalMs ?? 60_000,
-    flushDelayMs: options.lastUsedFlushDelayMs ?? 1_000,
-    write: (ids, at, intervalMs) => writeLastUsed(database, ids, at, intervalMs),
-  })
+  const lastUsed = lastUsedRecorder(options, clock)
   const inflight = new Map<string, Promise<ApiKeyInfo>>()
 
   async function lookUp(prefix: string, digest: Buffer, cacheKey: string): Promise<ApiKeyInfo> {
@@ -111,38 +101,12 @@ export function createDatabaseApiKeyProvider(
       throw new DependencyError('Internal Server Error', { cause })
     }
     const now = clock.now()
-    let sawRevoked = false
-    let sawCompared = false
-    for (const row of rows) {
-      if (row.revokedAt !== null) {
-        sawRevoked = true
-        continue
-      }
-      if (row.expiresAt !== null && row.expiresAt.getTime() <= now) continue
-      sawCompared = true
-      if (!digestMatches(row.hashedKey, digest)) continue
-      const scopes = parseScopesColumn(row.scopes)
-      if (!scopes) {
-        logger?.error(
-          { keyId: row.id },
-          `API key ${row.id} has a scopes column that is not a JSON array of strings; the key is refused until it is fixed`,
-        )
-        throw new ApiKeyRejectedError('invalid_scopes', row.id)
-      }
-      const info: ApiKeyInfo = Object.freeze({
-        id: row.id,
-        name: row.name,
-        scopes: Object.freeze(scopes) as string[],
-      })
-      lastUsed.seed(row.id, row.lastUsedAt)
-      if (trustedBefore && feed?.trusted() && generation === generationBefore) {
-        cache.set(cacheKey, info, row.expiresAt?.getTime(), now)
-      }
-      return info
+    const { row, info } = matchingKey(rows, digest, now, logger)
+    lastUsed.seed(row.id, row.lastUsedAt)
+    if (trustedBefore && feed?.trusted() && generation === generationBefore) {
+      cache.set(cacheKey, info, row.expiresAt?.getTime(), now)
     }
-    const reason: ApiKeyRejection =
-      rows.length === 0 ? 'unknown' : sawCompared ? 'mismatch' : sawRevoked ? 'revoked' : 'expired'
-    throw new ApiKeyRejectedError(reason, rows.length === 1 ? rows[0]?.id : undefined)
+    return info
   }
 
   return {
@@ -157,14 +121,9 @@ export function createDatabaseApiKeyProvider(
           return cached
         }
       }
-      let pending = inflight.get(cacheKey)
-      if (!pending) {
-        pending = lookUp(prefix, Buffer.from(cacheKey, 'base64'), cacheKey).finally(() =>
-          inflight.delete(cacheKey),
-        )
-        inflight.set(cacheKey, pending)
-      }
-      const info = await pending
+      const info = await shared(inflight, cacheKey, () =>
+        lookUp(prefix, Buffer.from(cacheKey, 'base64'), cacheKey),
+      )
       lastUsed.used(info.id)
       return info
     },
@@ -183,4 +142,75 @@ export function createDatabaseApiKeyProvider(
       cache.invalidate()
     },
   }
+}
+
+/** One lookup per key at a time: concurrent requests with the same key share it. */
+function shared<T>(inflight: Map<string, Promise<T>>, key: string, start: () => Promise<T>) {
+  let pending = inflight.get(key)
+  if (!pending) {
+    pending = start().finally(() => inflight.delete(key))
+    inflight.set(key, pending)
+  }
+  return pending
+}
+
+/** How long a verified key is cached: nothing on the embedded database, which has no change feed. */
+function cacheTtlOf({ database, cacheTtlMs }: DatabaseApiKeyProviderOptions): number {
+  const embedded = database.dialect === 'postgres' && database.driver === 'pglite'
+  const ttlMs = cacheTtlMs ?? (embedded ? 0 : DEFAULT_CACHE_TTL_MS)
+  if (!Number.isFinite(ttlMs) || ttlMs < 0) {
+    throw new TypeError('createDatabaseApiKeyProvider: cacheTtlMs must be a number >= 0')
+  }
+  return ttlMs
+}
+
+function lastUsedRecorder(options: DatabaseApiKeyProviderOptions, clock: Clock): LastUsedRecorder {
+  const { database, logger } = options
+  return new LastUsedRecorder({
+    clock,
+    logger,
+    intervalMs: options.lastUsedIntervalMs ?? 60_000,
+    flushDelayMs: options.lastUsedFlushDelayMs ?? 1_000,
+    write: (ids, at, intervalMs) => writeLastUsed(database, ids, at, intervalMs),
+  })
+}
+
+/**
+ * The stored key (of those sharing the prefix) whose digest matches, live at `now`; otherwise
+ * the refusal that says why: unknown, mismatch, revoked or expired.
+ */
+function matchingKey(
+  rows: StoredApiKey[],
+  digest: Buffer,
+  now: number,
+  logger: Logger | undefined,
+): { row: StoredApiKey; info: ApiKeyInfo } {
+  let sawRevoked = false
+  let sawCompared = false
+  for (const row of rows) {
+    if (row.revokedAt !== null) {
+      sawRevoked = true
+      continue
+    }
+    if (row.expiresAt !== null && row.expiresAt.getTime() <= now) continue
+    sawCompared = true
+    if (!digestMatches(row.hashedKey, digest)) continue
+    const scopes = parseScopesColumn(row.scopes)
+    if (!scopes) {
+      logger?.error(
+        { keyId: row.id },
+        `API key ${row.id} has a scopes column that is not a JSON array of strings; the key is refused until it is fixed`,
+      )
+      throw new ApiKeyRejectedError('invalid_scopes', row.id)
+    }
+    const info: ApiKeyInfo = Object.freeze({
+      id: row.id,
+      name: row.name,
+      scopes: Object.freeze(scopes) as string[],
+    })
+    return { row, info }
+  }
+  const reason: ApiKeyRejection =
+    rows.length === 0 ? 'unknown' : sawCompared ? 'mismatch' : sawRevoked ? 'revoked' : 'expired'
+  throw new ApiKeyRejectedError(reason, rows.length === 1 ? rows[0]?.id : undefined)
 }
