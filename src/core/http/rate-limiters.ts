@@ -209,40 +209,9 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
   const redis = options.redis
   const logger = options.logger
   const now = options.now ?? Date.now
-  let lastWarning = 0
-  const warnFallback = () => {
-    const time = Date.now()
-    if (time - lastWarning < WARN_EVERY_MS) return
-    lastWarning = time
-    logger?.warn(
-      'Rate limiting cannot reach Redis: each instance enforces the limits in its own memory until Redis answers',
-    )
-  }
-  /** By limiter name, then window length in seconds. */
-  const counters = new Map<string, Map<number, WindowCounter>>()
+  const counter = windowCounters(prefix, redis, fallbackWarning(logger), now)
 
-  const counter = (name: string, durationSeconds: number): WindowCounter => {
-    const byDuration = mapEntry(counters, name, () => new Map<number, WindowCounter>())
-    const windows = mapEntry(byDuration, durationSeconds, () => {
-      const keyPrefix = `${prefix}:${name}:${durationSeconds}`
-      return redis
-        ? new RedisWindows(redis, { keyPrefix, durationSeconds, onFallback: warnFallback, now })
-        : new MemoryWindows(durationSeconds * 1000, now)
-    })
-    return windows
-  }
-
-  const ruleFor = (name: string, request: LimitRequest): LimitRule => {
-    const definition = definitions[name]
-    if (!definition) throw new TypeError(`No rate limiter named ${JSON.stringify(name)}`)
-    if (typeof definition !== 'function') {
-      // Checked when the limiter was defined.
-      return perIp(request, definition.points, definition.durationSeconds)
-    }
-    const rule = definition(request)
-    checkRule(name, rule)
-    return rule
-  }
+  const ruleFor = (name: string, request: LimitRequest) => ruleOf(definitions, name, request)
 
   const run = async (
     name: string,
@@ -262,19 +231,9 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
       throw new DependencyError('Internal Server Error', { cause: error })
     }
     const result = limitResult(rule, counted)
+    // Only the first refusal: a flood of refused requests must not flood the log.
     if (counted?.count === rule.points + 1 && step === consumeStep) {
-      // Only the first refusal: a flood of refused requests must not flood the log.
-      logger?.info(
-        {
-          limiter: name,
-          ip: request.ip,
-          method: request.method,
-          path: request.path,
-          limit: rule.points,
-          retryAfterSeconds: result.resetSeconds,
-        },
-        'rate limit reached',
-      )
+      logReached(logger, name, request, rule, result)
     }
     return result
   }
@@ -309,6 +268,68 @@ export function createRateLimiters(options: RateLimitersOptions = {}): RateLimit
     },
     bucketsByKey: (name) => typeof definitions[name] === 'function',
   }
+}
+
+/** The counter of each limiter and window length, made on first use. */
+function windowCounters(
+  prefix: string,
+  redis: RateLimitersOptions['redis'],
+  onFallback: () => void,
+  now: () => number,
+): (name: string, durationSeconds: number) => WindowCounter {
+  /** By limiter name, then window length in seconds. */
+  const counters = new Map<string, Map<number, WindowCounter>>()
+  return (name, durationSeconds) => {
+    const byDuration = mapEntry(counters, name, () => new Map<number, WindowCounter>())
+    return mapEntry(byDuration, durationSeconds, () => {
+      const keyPrefix = `${prefix}:${name}:${durationSeconds}`
+      return redis
+        ? new RedisWindows(redis, { keyPrefix, durationSeconds, onFallback, now })
+        : new MemoryWindows(durationSeconds * 1000, now)
+    })
+  }
+}
+
+/** The rule a limiter applies to this request. */
+function ruleOf(
+  definitions: Record<string, LimiterDefinition>,
+  name: string,
+  request: LimitRequest,
+): LimitRule {
+  const definition = definitions[name]
+  if (!definition) throw new TypeError(`No rate limiter named ${JSON.stringify(name)}`)
+  if (typeof definition !== 'function') {
+    // Checked when the limiter was defined.
+    return perIp(request, definition.points, definition.durationSeconds)
+  }
+  const rule = definition(request)
+  checkRule(name, rule)
+  return rule
+}
+
+/** The warning that Redis is away, at most once per `WARN_EVERY_MS`. */
+function fallbackWarning(logger: Logger | undefined): () => void {
+  let lastWarning = 0
+  return () => {
+    const time = Date.now()
+    if (time - lastWarning < WARN_EVERY_MS) return
+    lastWarning = time
+    logger?.warn(
+      'Rate limiting cannot reach Redis: each instance enforces the limits in its own memory until Redis answers',
+    )
+  }
+}
+
+function logReached(
+  logger: Logger | undefined,
+  limiter: string,
+  request: LimitRequest,
+  rule: LimitRule,
+  result: LimitResult,
+): void {
+  const { ip, method, path } = request
+  const fields = { limiter, ip, method, path, limit: rule.points }
+  logger?.info({ ...fields, retryAfterSeconds: result.resetSeconds }, 'rate limit reached')
 }
 
 const consumeStep = (windows: WindowCounter, key: string) => windows.consume(key)
