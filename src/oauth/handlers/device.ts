@@ -1,4 +1,5 @@
 import type { Handler } from 'hono'
+import type { LimitRequest } from '../../core/http/rate-limiters.ts'
 import { limitRequest } from '../../core/http/throttle.ts'
 import type { OAuthContext } from '../context.ts'
 import { OAuthPageError } from '../errors.ts'
@@ -51,19 +52,7 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
       { name: 'oauth-user-code-user', request: limitRequest(c, ctx.limiters, session.userId) },
       { name: 'oauth-user-code-ip', request: limitRequest(c, ctx.limiters) },
     ]
-    // Each code is counted before it is looked up, so concurrent guesses each see their own
-    // count; a right code gives its count back: only wrong ones are limited.
-    let allowed = true
-    for (const { name, request } of throttles) {
-      if (!(await ctx.limiters.consume(name, request)).allowed) allowed = false
-    }
-    if (!allowed) {
-      throw new OAuthPageError(
-        'too_many_requests',
-        'Too many attempts',
-        'Too many wrong codes. Wait a few minutes and try again.',
-      )
-    }
+    await countGuess(ctx, throttles)
     const typed = form.get('user_code') ?? ''
     const userCode = normalizeUserCode(typed)
     const found = userCode ? await ctx.devices.findByUserCode(userCode) : undefined
@@ -83,21 +72,8 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     const decision = form.get('decision')
     if (decision === null) {
       const client = await resolveClient(ctx, found.grant.clientId, limitRequest(c, ctx.limiters))
-      const { scopes, offer } = consentOffer(ctx, found.grant.scope)
-      return htmlResponse(
-        renderConsentPage({
-          appName: ctx.appName,
-          clientName: client?.clientName,
-          clientId: found.grant.clientId,
-          redirectHost: undefined,
-          scopes,
-          scopeDescriptions: ctx.scopeDescriptions,
-          verifiedHost: client?.verifiedHost,
-          action,
-          offer,
-          hidden: { user_code: formatUserCode(userCode), csrf_token: session.csrfToken },
-        }),
-      )
+      const hidden = { user_code: formatUserCode(userCode), csrf_token: session.csrfToken }
+      return htmlResponse(deviceConsentPage(ctx, found.grant, client, action, hidden))
     }
     if (decision !== 'approve' && decision !== 'deny') {
       throw new OAuthPageError('invalid_request', 'Invalid request', 'Choose Approve or Deny.')
@@ -125,4 +101,46 @@ export function deviceDecisionHandler(ctx: OAuthContext): Handler {
     )
     return htmlResponse(renderDeviceResultPage(approved))
   }
+}
+
+type Throttle = { name: string; request: LimitRequest }
+
+/**
+ * Each code is counted before it is looked up, so concurrent guesses each see their own count
+ * (a right code gives its count back: only wrong ones are limited).
+ */
+async function countGuess(ctx: OAuthContext, throttles: Throttle[]): Promise<void> {
+  let allowed = true
+  for (const { name, request } of throttles) {
+    if (!(await ctx.limiters.consume(name, request)).allowed) allowed = false
+  }
+  if (allowed) return
+  throw new OAuthPageError(
+    'too_many_requests',
+    'Too many attempts',
+    'Too many wrong codes. Wait a few minutes and try again.',
+  )
+}
+
+/** The consent page for the device's pending grant, the code and CSRF token carried along. */
+function deviceConsentPage(
+  ctx: OAuthContext,
+  grant: { clientId: string; scope: string[] },
+  client: Awaited<ReturnType<typeof resolveClient>>,
+  action: string,
+  hidden: Record<string, string>,
+): string {
+  const { scopes, offer } = consentOffer(ctx, grant.scope)
+  return renderConsentPage({
+    appName: ctx.appName,
+    clientName: client?.clientName,
+    clientId: grant.clientId,
+    redirectHost: undefined,
+    scopes,
+    scopeDescriptions: ctx.scopeDescriptions,
+    verifiedHost: client?.verifiedHost,
+    action,
+    offer,
+    hidden,
+  })
 }
