@@ -55,70 +55,17 @@ export async function runApiCheck(options: ApiCheckOptions): Promise<ApiCheckRes
       signal: AbortSignal.timeout(timeoutMs),
     })
 
-  let baseUrl: URL
-  try {
-    baseUrl = new URL(base)
-    if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:') throw new TypeError()
-  } catch {
-    return fail(`Server: ${base} is not an http(s) URL`)
-  }
-
-  // 1. Connectivity: any HTTP answer will do.
-  try {
-    const response = await get(baseUrl.pathname)
-    await response.body?.cancel()
-    pass(`Server reachable at ${base}`)
-  } catch (error) {
-    return fail(`Server at ${base} is not reachable: ${networkReason(error)}`)
-  }
-
-  // 2. The spec path answers with JSON.
   let document: OpenApiLike
   try {
-    const response = await get(specPath)
-    if (response.status !== 200) {
-      await response.body?.cancel()
-      return fail(
-        `Spec path ${specPath} answered ${response.status}; expected 200 (see --spec-path)`,
-      )
-    }
-    const text = await response.text()
-    try {
-      document = JSON.parse(text) as OpenApiLike
-    } catch {
-      return fail(`Spec path ${specPath} did not answer JSON`)
-    }
+    await checkServer(get, base)
+    pass(`Server reachable at ${base}`)
+    document = await fetchSpec(get, specPath)
     pass(`Spec found at ${specPath}`)
+    pass(await checkSpec(document, SwaggerParser))
+    pass(await checkKey(get, document, specPath, options.apiKey))
   } catch (error) {
-    return fail(`Spec path ${specPath}: ${networkReason(error)}`)
-  }
-
-  // 3. A valid OpenAPI 3.x document.
-  const problem = await validateOpenApi(document, SwaggerParser)
-  if (problem) return fail(`Invalid OpenAPI document: ${problem}`)
-  const operations = Object.values(document.paths ?? {}).reduce(
-    (n, item) => n + Object.keys(item).filter((k) => HTTP_METHODS.has(k)).length,
-    0,
-  )
-  pass(`Valid OpenAPI ${String(document.openapi)} document (${operations} operations)`)
-
-  // 4. The key authenticates on a GET operation without path parameters.
-  const target = Object.entries(document.paths ?? {}).find(
-    ([path, item]) => !path.includes('{') && 'get' in item && path !== specPath,
-  )?.[0]
-  if (!target) return fail('API key: the document has no GET operation without parameters to try')
-  try {
-    const response = await get(target, { authorization: `Bearer ${options.apiKey}` })
-    await response.body?.cancel()
-    if (response.status === 401 || response.status === 403) {
-      return fail(`API key rejected: GET ${target} answered ${response.status}`)
-    }
-    if (response.status < 200 || response.status >= 300) {
-      return fail(`API key: GET ${target} answered ${response.status}`)
-    }
-    pass(`API key accepted (GET ${target} answered ${response.status})`)
-  } catch (error) {
-    return fail(`API key: GET ${target} failed: ${networkReason(error)}`)
+    if (error instanceof CheckFailed) return fail(error.message)
+    throw error
   }
 
   const name = slug(typeof document.info?.title === 'string' ? document.info.title : '') || 'api'
@@ -130,6 +77,89 @@ export async function runApiCheck(options: ApiCheckOptions): Promise<ApiCheckRes
 }
 
 type SwaggerParserApi = typeof import('@apidevtools/swagger-parser')
+type Get = (path: string, headers?: Record<string, string>) => Promise<Response>
+
+/** A check that did not pass: its message is the ✗ line. */
+class CheckFailed extends Error {}
+
+/** 1. Connectivity: any HTTP answer will do. */
+async function checkServer(get: Get, base: string): Promise<void> {
+  let baseUrl: URL
+  try {
+    baseUrl = new URL(base)
+    if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:') throw new TypeError()
+  } catch {
+    throw new CheckFailed(`Server: ${base} is not an http(s) URL`)
+  }
+  try {
+    const response = await get(baseUrl.pathname)
+    await response.body?.cancel()
+  } catch (error) {
+    throw new CheckFailed(`Server at ${base} is not reachable: ${networkReason(error)}`)
+  }
+}
+
+/** 2. The spec path answers with JSON. */
+async function fetchSpec(get: Get, specPath: string): Promise<OpenApiLike> {
+  let response: Response
+  let text: string
+  try {
+    response = await get(specPath)
+    text = await response.text()
+  } catch (error) {
+    throw new CheckFailed(`Spec path ${specPath}: ${networkReason(error)}`)
+  }
+  if (response.status !== 200) {
+    throw new CheckFailed(
+      `Spec path ${specPath} answered ${response.status}; expected 200 (see --spec-path)`,
+    )
+  }
+  try {
+    return JSON.parse(text) as OpenApiLike
+  } catch {
+    throw new CheckFailed(`Spec path ${specPath} did not answer JSON`)
+  }
+}
+
+/** 3. A valid OpenAPI 3.x document. */
+async function checkSpec(document: OpenApiLike, SwaggerParser: SwaggerParserApi): Promise<string> {
+  const problem = await validateOpenApi(document, SwaggerParser)
+  if (problem) throw new CheckFailed(`Invalid OpenAPI document: ${problem}`)
+  const operations = Object.values(document.paths ?? {}).reduce(
+    (n, item) => n + Object.keys(item).filter((k) => HTTP_METHODS.has(k)).length,
+    0,
+  )
+  return `Valid OpenAPI ${String(document.openapi)} document (${operations} operations)`
+}
+
+/** 4. The key authenticates on a GET operation without path parameters. */
+async function checkKey(
+  get: Get,
+  document: OpenApiLike,
+  specPath: string,
+  apiKey: string,
+): Promise<string> {
+  const target = Object.entries(document.paths ?? {}).find(
+    ([path, item]) => !path.includes('{') && 'get' in item && path !== specPath,
+  )?.[0]
+  if (!target) {
+    throw new CheckFailed('API key: the document has no GET operation without parameters to try')
+  }
+  let status: number
+  try {
+    const response = await get(target, { authorization: `Bearer ${apiKey}` })
+    await response.body?.cancel()
+    status = response.status
+  } catch (error) {
+    throw new CheckFailed(`API key: GET ${target} failed: ${networkReason(error)}`)
+  }
+  if (status === 401 || status === 403) {
+    throw new CheckFailed(`API key rejected: GET ${target} answered ${status}`)
+  }
+  if (status < 200 || status >= 300)
+    throw new CheckFailed(`API key: GET ${target} answered ${status}`)
+  return `API key accepted (GET ${target} answered ${status})`
+}
 
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
 
