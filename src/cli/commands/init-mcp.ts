@@ -54,25 +54,8 @@ export async function runInitMcp(options: InitMcpOptions = {}): Promise<InitMcpR
   if (existsSync(modulePath)) {
     print(pc.dim(`  skip   ${relative(root, modulePath)} (exists)`))
   } else {
-    const registry = await loadModelRegistry(loaded)
-    const users = loginTable(registry.models)
-    const contents = mcpModuleTemplate({
-      dialect: config.dialect,
-      schemaImport: importSpecifier(dirname(modulePath), schemaFile),
-      resources: registry.models.map((model) => model.resource),
-      users,
-    })
-    mkdirSync(dirname(modulePath), { recursive: true })
-    writeFileSync(modulePath, contents, { flag: 'wx' })
+    await writeMcpModule(loaded, modulePath, print)
     written.push(modulePath)
-    print(`  create ${relative(root, modulePath)}`)
-    print(
-      pc.dim(
-        users
-          ? `         sign-in with the email and password of ${users.exportName}`
-          : '         no users table with an email and a password hash: write verifyCredentials there',
-      ),
-    )
   }
 
   const configEntry = `mcp: './${relative(root, modulePath).split(sep).join('/')}',`
@@ -131,8 +114,41 @@ export async function runInitMcp(options: InitMcpOptions = {}): Promise<InitMcpR
     )
   }
 
+  printSteps(lines, print)
+  return { written, missing }
+}
+
+/** Writes the MCP module, never over a file (`wx`), with sign-in on the users table found. */
+async function writeMcpModule(
+  loaded: Awaited<ReturnType<typeof loadKilnConfig>>,
+  modulePath: string,
+  print: (line: string) => void,
+): Promise<void> {
+  const { root, config } = loaded
+  const registry = await loadModelRegistry(loaded)
+  const users = loginTable(registry.models)
+  const contents = mcpModuleTemplate({
+    dialect: config.dialect,
+    schemaImport: importSpecifier(dirname(modulePath), resolve(root, config.schema)),
+    resources: registry.models.map((model) => model.resource),
+    users,
+  })
+  mkdirSync(dirname(modulePath), { recursive: true })
+  writeFileSync(modulePath, contents, { flag: 'wx' })
+  print(`  create ${relative(root, modulePath)}`)
+  print(
+    pc.dim(
+      users
+        ? `         sign-in with the email and password of ${users.exportName}`
+        : '         no users table with an email and a password hash: write verifyCredentials there',
+    ),
+  )
+}
+
+/** The steps still to do, numbered, or that nothing is left; then how to connect. */
+function printSteps(lines: string[], print: (line: string) => void): void {
   print('')
-  if (missing.length === 0) {
+  if (lines.length === 0) {
     print(pc.green('OAuth and MCP are set up: nothing left to do.'))
   } else {
     print(pc.bold('Still to do (from this folder)'))
@@ -143,7 +159,6 @@ export async function runInitMcp(options: InitMcpOptions = {}): Promise<InitMcpR
       'Start the app, then connect an assistant to <APP_URL>/mcp (http://localhost:3000/mcp by default).',
     ),
   )
-  return { written, missing }
 }
 
 /**
