@@ -101,34 +101,11 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
   if (mainFile && existsSync(mainFile))
     print(pc.dim(`  skip   ${relative(root, mainFile)} (exists)`))
   else if (mainFile) plan.push({ path: mainFile, contents: mainCode })
-  const listing = plan.map((file) => ({ path: file.path, action: 'create' as const }))
-  const show = (path: string) => relative(root, path)
-  if (plan.length > 0 && !options.yes) {
-    printFiles(print, listing, show, false)
-    const ask = options.confirm ?? askYesNo
-    const yes = await ask(`Write ${plan.length} file(s)?`, true).finally(closePromptInput)
-    if (!yes) {
-      print('Nothing written.')
-      return { written, dialect }
-    }
-  }
-  for (const file of plan) {
-    mkdirSync(dirname(file.path), { recursive: true })
-    writeFileSync(file.path, file.contents, { flag: 'wx' })
-    written.push(file.path)
-  }
-  if (options.yes) printFiles(print, listing, show, true)
-  else if (written.length > 0) print(`Wrote ${written.length} file(s).`)
+  const wrote = await writePlan(plan, options, print, root)
+  if (!wrote) return { written, dialect }
+  written.push(...wrote)
 
-  if (drizzleConfig && !/tablesFilter/.test(drizzleText)) {
-    print('')
-    print(
-      pc.yellow(
-        `Add this line to ${basename(drizzleConfig)} so drizzle-kit leaves kiln's tables alone:`,
-      ),
-    )
-    print(pc.dim(`  tablesFilter: [${KILN_TABLES_FILTER.map((p) => `'${p}'`).join(', ')}],`))
-  }
+  if (drizzleConfig && !/tablesFilter/.test(drizzleText)) printTablesFilter(drizzleConfig, print)
   const mainPath = mainFile
     ? relative(root, mainFile)
     : join(top === 'src' ? 'src' : '.', 'main.ts')
@@ -157,6 +134,49 @@ export async function runInit(options: InitOptions = {}): Promise<InitResult> {
   const missing = missingPackages(pkg, dialect)
   for (const line of nextSteps({ dialect, mainPath, missing, databaseUrlSet })) print(line)
   return { written, dialect }
+}
+
+/**
+ * Lists the files and, unless `--yes`, asks before writing them (never over a file: `wx`).
+ * The paths written, or undefined when the person said no.
+ */
+async function writePlan(
+  plan: Array<{ path: string; contents: string }>,
+  options: InitOptions,
+  print: (line: string) => void,
+  root: string,
+): Promise<string[] | undefined> {
+  const listing = plan.map((file) => ({ path: file.path, action: 'create' as const }))
+  const show = (path: string) => relative(root, path)
+  if (plan.length > 0 && !options.yes) {
+    printFiles(print, listing, show, false)
+    const ask = options.confirm ?? askYesNo
+    const yes = await ask(`Write ${plan.length} file(s)?`, true).finally(closePromptInput)
+    if (!yes) {
+      print('Nothing written.')
+      return undefined
+    }
+  }
+  const written: string[] = []
+  for (const file of plan) {
+    mkdirSync(dirname(file.path), { recursive: true })
+    writeFileSync(file.path, file.contents, { flag: 'wx' })
+    written.push(file.path)
+  }
+  if (options.yes) printFiles(print, listing, show, true)
+  else if (written.length > 0) print(`Wrote ${written.length} file(s).`)
+  return written
+}
+
+/** The line an existing drizzle-kit config needs so that it leaves kiln's tables alone. */
+function printTablesFilter(drizzleConfig: string, print: (line: string) => void): void {
+  print('')
+  print(
+    pc.yellow(
+      `Add this line to ${basename(drizzleConfig)} so drizzle-kit leaves kiln's tables alone:`,
+    ),
+  )
+  print(pc.dim(`  tablesFilter: [${KILN_TABLES_FILTER.map((p) => `'${p}'`).join(', ')}],`))
 }
 
 /**
