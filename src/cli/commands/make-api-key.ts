@@ -120,23 +120,10 @@ export async function runMakeApiKey(
     expiresAt,
     createdAt: new Date(now),
   }
-  let id: number | undefined
-  let dialect: Dialect
-  let where = ''
-  if (options.save) {
-    const app = await openAppDatabase({ cwd: options.cwd, env: options.processEnv })
-    try {
-      dialect = app.database.dialect
-      id = (await insertKeyRow(app.database, values)).id
-      where = app.description
-    } catch (error) {
-      throw apiKeyCommandError(error, app.description)
-    } finally {
-      await app.close()
-    }
-  } else {
-    dialect = await configuredDialect(options)
-  }
+  const saved = options.save ? await saveKey(options, values) : undefined
+  const dialect = saved?.dialect ?? (await configuredDialect(options))
+  const id = saved?.id
+  const where = saved?.where ?? ''
   const sql = apiKeyInsertSql(dialect, values)
 
   print(`${pc.bold(`API key ${JSON.stringify(name)}`)} (${env})`)
@@ -145,15 +132,7 @@ export async function runMakeApiKey(
   print(pc.yellow('               Shown once: store it now. kiln keeps only its hash.'))
   print(`  Prefix:      ${key.prefix}`)
   print(`  Hashed key:  ${key.hashedKey}`)
-  print(
-    `  Scopes:      ${
-      options.scopes === undefined
-        ? '* (every scope; narrow it with --scopes posts:read,posts:write)'
-        : scopes.length > 0
-          ? scopes.join(', ')
-          : 'none (only routes that need just a valid key)'
-    }`,
-  )
+  print(`  Scopes:      ${scopesLine(options.scopes, scopes)}`)
   print(`  Expires:     ${expiresAt ? formatTime(expiresAt) : 'never'}`)
   print('')
   const unused = await scopesNoRouteRequires(scopes, options.cwd)
@@ -175,6 +154,25 @@ export async function runMakeApiKey(
     print(pc.dim('Or run again with --save to insert it into the app database.'))
   }
   return { ...key, dialect, sql, ...(id === undefined ? {} : { id }) }
+}
+
+/** `--save`: the key's row inserted into the app's database. */
+async function saveKey(options: MakeApiKeyOptions, values: ApiKeyInsertValues) {
+  const app = await openAppDatabase({ cwd: options.cwd, env: options.processEnv })
+  try {
+    const dialect: Dialect = app.database.dialect
+    const { id } = await insertKeyRow(app.database, values)
+    return { dialect, id, where: app.description }
+  } catch (error) {
+    throw apiKeyCommandError(error, app.description)
+  } finally {
+    await app.close()
+  }
+}
+
+function scopesLine(given: string | undefined, scopes: string[]): string {
+  if (given === undefined) return '* (every scope; narrow it with --scopes posts:read,posts:write)'
+  return scopes.length > 0 ? scopes.join(', ') : 'none (only routes that need just a valid key)'
 }
 
 /**
