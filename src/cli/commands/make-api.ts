@@ -92,6 +92,7 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
   const models = chooseModels(registry.models, options, (name) => registry.get(name))
   const schemaModels = registry.models.filter((m) => !LIBRARY_TABLES.has(m.tableName))
   const outDir = resolve(root, options.out ?? config.out)
+  const schemaFile = resolve(root, config.schema)
   const migrationsDir = apiKeysMigrationDir(root, options.migrations ?? config.migrations)
   // A controller that exists is left as it is: nothing to ask about its model.
   const fresh = models.filter(
@@ -103,7 +104,7 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
     models,
     schemaModels,
     outDir,
-    schemaFile: resolve(root, config.schema),
+    schemaFile,
     migrationsDir,
     drizzleKit: migrationsDir !== undefined && isDrizzleKitFolder(root, migrationsDir),
     exclude: options.exclude,
@@ -138,28 +139,13 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
       return { written: [], skipped: files.map((f) => f.path) }
     }
   }
-  for (const file of toWrite) {
-    mkdirSync(dirname(file.path), { recursive: true })
-    writeFileSync(file.path, file.contents, { flag: 'wx' })
-  }
-  for (const [path, edit] of updates) {
-    writeFileSync(path, restamp(readFileSync(path, 'utf8'), edit.contents!))
-  }
+  writeScaffold(toWrite, updates)
   if (options.yes) printFiles(print, listing, show, true)
   else print(`Wrote ${toWrite.length + updates.length} file(s).`)
-  for (const file of files.filter((f) => f.exists && !updated.has(f.path))) {
-    print(pc.cyan(`ℹ ${show(file.path)} exists: left as it is`))
-  }
-  for (const [path, edit] of edits) {
-    if (edit.manual.length === 0) continue
-    print(pc.yellow(`! ${show(path)} was changed by hand: add these lines to it yourself:`))
-    for (const line of edit.manual.flatMap((l) => l.split('\n'))) print(pc.dim(`    ${line}`))
-  }
+  const leftAlone = files.filter((f) => f.exists && !updated.has(f.path)).map((f) => f.path)
+  printLeftAlone(print, leftAlone, edits, show)
   printWarnings(print, scaffold.models, options)
-  const untyped = typedJsonHint(
-    jsonColumnsTypedOnlyByType(models, resolve(root, config.schema)),
-    config.dialect,
-  )
+  const untyped = typedJsonHint(jsonColumnsTypedOnlyByType(models, schemaFile), config.dialect)
   if (untyped) print(pc.cyan(untyped))
   printNewRelations(print, scaffold, outDir, show)
   printWiring(print, {
@@ -174,7 +160,36 @@ async function makeApi(options: MakeApiOptions): Promise<MakeApiResult> {
   })
   return {
     written: [...toWrite.map((f) => f.path), ...updates.map(([path]) => path)],
-    skipped: files.filter((f) => f.exists && !updated.has(f.path)).map((f) => f.path),
+    skipped: leftAlone,
+  }
+}
+
+/** New files (never over one: `wx`), and the in-place additions, restamped. */
+function writeScaffold(
+  toWrite: Array<{ path: string; contents: string }>,
+  updates: Array<[string, ModuleEdit]>,
+): void {
+  for (const file of toWrite) {
+    mkdirSync(dirname(file.path), { recursive: true })
+    writeFileSync(file.path, file.contents, { flag: 'wx' })
+  }
+  for (const [path, edit] of updates) {
+    writeFileSync(path, restamp(readFileSync(path, 'utf8'), edit.contents!))
+  }
+}
+
+/** The files left as they are, and the lines to add by hand to the files changed by hand. */
+function printLeftAlone(
+  print: (line: string) => void,
+  leftAlone: string[],
+  edits: Map<string, ModuleEdit>,
+  show: (path: string) => string,
+): void {
+  for (const path of leftAlone) print(pc.cyan(`ℹ ${show(path)} exists: left as it is`))
+  for (const [path, edit] of edits) {
+    if (edit.manual.length === 0) continue
+    print(pc.yellow(`! ${show(path)} was changed by hand: add these lines to it yourself:`))
+    for (const line of edit.manual.flatMap((l) => l.split('\n'))) print(pc.dim(`    ${line}`))
   }
 }
 
