@@ -38,7 +38,6 @@ export function registerDeveloperTools(server: McpServer, options: DeveloperTool
   const { root, kilnConfig } = options
   const env = options.env ?? process.env
   const messagingDir = kilnConfig.messaging ?? DEFAULT_MESSAGING_DIR
-  const show = (path: string) => relative(root, path) || '.'
 
   server.registerTool(
     'messaging_config_status',
@@ -49,25 +48,7 @@ export function registerDeveloperTools(server: McpServer, options: DeveloperTool
         'whether the messaging scaffold directory exists.',
       annotations: READ_ONLY_TOOL_ANNOTATIONS,
     },
-    () =>
-      runTool(async () => {
-        const { present, missing } = messagingEnvStatus(env)
-        const dir = resolve(root, messagingDir)
-        const exists = existsSync(dir) && statSync(dir).isDirectory()
-        return {
-          configured: missing.length === 0,
-          variables: { present, missing },
-          scaffold: {
-            directory: show(dir),
-            exists,
-            listener_file_exists: existsSync(resolve(dir, LISTENER_FILE)),
-          },
-          next_steps: [
-            ...(missing.length > 0 ? [`Set ${missing.join(', ')} in the environment`] : []),
-            ...(exists ? [] : ['Run `npx kilnjs make:messaging` to create the scaffold']),
-          ],
-        }
-      }),
+    () => runTool(async () => messagingStatus(root, env, messagingDir)),
   )
 
   server.registerTool(
@@ -87,23 +68,9 @@ export function registerDeveloperTools(server: McpServer, options: DeveloperTool
       annotations: READ_ONLY_TOOL_ANNOTATIONS,
     },
     ({ file }) =>
-      runTool(async () => {
-        const target = resolve(root, file ?? `${messagingDir}/${LISTENER_FILE}`)
-        const inside = relative(root, target)
-        if (
-          file !== undefined &&
-          (isAbsolute(file) || inside.startsWith('..') || isAbsolute(inside))
-        ) {
-          throw new ToolError("file must be a path inside the app's root")
-        }
-        if (!existsSync(target) || !statSync(target).isFile()) {
-          throw new ToolError(
-            `No listener file at ${show(target)}: run \`npx kilnjs make:messaging\` to create it`,
-          )
-        }
-        const listeners = findListenerImplementations(await readFile(target, 'utf8'), target)
-        return { file: show(target), listeners }
-      }),
+      runTool(() =>
+        listenersIn(root, file ?? `${messagingDir}/${LISTENER_FILE}`, file !== undefined),
+      ),
   )
 
   server.registerTool(
@@ -129,4 +96,41 @@ export function registerDeveloperTools(server: McpServer, options: DeveloperTool
         return { templates }
       }),
   )
+}
+
+/** Which MSG_* variables are set (never their values), and where the scaffold stands. */
+function messagingStatus(root: string, env: Env, messagingDir: string) {
+  const { present, missing } = messagingEnvStatus(env)
+  const dir = resolve(root, messagingDir)
+  const exists = existsSync(dir) && statSync(dir).isDirectory()
+  return {
+    configured: missing.length === 0,
+    variables: { present, missing },
+    scaffold: {
+      directory: relative(root, dir) || '.',
+      exists,
+      listener_file_exists: existsSync(resolve(dir, LISTENER_FILE)),
+    },
+    next_steps: [
+      ...(missing.length > 0 ? [`Set ${missing.join(', ')} in the environment`] : []),
+      ...(exists ? [] : ['Run `npx kilnjs make:messaging` to create the scaffold']),
+    ],
+  }
+}
+
+/** The listeners of a file inside the app's root (a path the client gave must stay inside). */
+async function listenersIn(root: string, file: string, given: boolean) {
+  const show = (path: string) => relative(root, path) || '.'
+  const target = resolve(root, file)
+  const inside = relative(root, target)
+  if (given && (isAbsolute(file) || inside.startsWith('..') || isAbsolute(inside))) {
+    throw new ToolError("file must be a path inside the app's root")
+  }
+  if (!existsSync(target) || !statSync(target).isFile()) {
+    throw new ToolError(
+      `No listener file at ${show(target)}: run \`npx kilnjs make:messaging\` to create it`,
+    )
+  }
+  const listeners = findListenerImplementations(await readFile(target, 'utf8'), target)
+  return { file: show(target), listeners }
 }
