@@ -116,17 +116,8 @@ export function createApprovalGate(
       const model = findVisible(policy, models, args.model)
       if (!model || !needsApproval(policy, model, tool)) return { outcome: 'run', args }
       // A call that would be refused anyway is refused now, without asking anyone.
-      try {
-        checkCall(policy, model, { caller, action: tool })
-        // The app's hook sees parsed values when the tool runs; here only a delete (an id and
-        // nothing else) is complete enough to ask it, the other writes are checked for the grant.
-        const id = args.id as string | number | undefined
-        const ask = tool === 'crud_delete' ? policy : { ...policy, authorize: undefined }
-        await authorizeCall(ask, model, { caller, action: tool, id })
-      } catch (error) {
-        if (error instanceof ToolError) return ended('refused', error.message)
-        throw error
-      }
+      const refusal = await refusalOf(policy, model, tool, caller, args)
+      if (refusal !== undefined) return ended('refused', refusal)
       const binding = bindingOf(caller, tool, args)
       const change = describeChange(binding)
 
@@ -174,6 +165,28 @@ export function createApprovalGate(
         approvalId: approval.id,
       }
     },
+  }
+}
+
+/** Why the policy or the app's hook refuses this call, before anyone is asked to approve it. */
+async function refusalOf(
+  policy: AccessPolicy,
+  model: McpModel,
+  tool: WriteToolName,
+  caller: McpCaller | undefined,
+  args: Record<string, unknown>,
+): Promise<string | undefined> {
+  try {
+    checkCall(policy, model, { caller, action: tool })
+    // The app's hook sees parsed values when the tool runs; here only a delete (an id and
+    // nothing else) is complete enough to ask it, the other writes are checked for the grant.
+    const id = args.id as string | number | undefined
+    const ask = tool === 'crud_delete' ? policy : { ...policy, authorize: undefined }
+    await authorizeCall(ask, model, { caller, action: tool, id })
+    return undefined
+  } catch (error) {
+    if (error instanceof ToolError) return error.message
+    throw error
   }
 }
 
