@@ -68,6 +68,14 @@ export class DatabaseKeyValueStore implements KeyValueStore {
     await this.#run(sql`delete from kiln_state where key = ${key}`)
   }
 
+  async deleteIf(key: string, value: string): Promise<boolean> {
+    const rows = await this.#rows(
+      sql`delete from kiln_state where key = ${key} and value = ${value}
+          and (expires_at is null or expires_at > ${this.#clock.now()}) returning key`,
+    )
+    return rows.length === 1
+  }
+
   async increment(key: string, by = 1, options?: SetOptions): Promise<number> {
     const postgres = this.#database.dialect === 'postgres'
     // PostgreSQL refuses to cast a value that is not an integer; SQLite reads it as 0, so there

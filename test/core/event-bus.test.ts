@@ -205,15 +205,27 @@ describeEach('EventBus emission ids', storeBackends, (backend) => {
   })
 })
 
+/** Every call passed on to `store`. */
+function delegatingStore(store: KeyValueStore): KeyValueStore {
+  return {
+    get: (key) => store.get(key),
+    set: (key, value, options) => store.set(key, value, options),
+    setIfAbsent: (key, value, options) => store.setIfAbsent(key, value, options),
+    take: (key) => store.take(key),
+    delete: (key) => store.delete(key),
+    deleteIf: (key, value) => store.deleteIf(key, value),
+    increment: (key, by, options) => store.increment(key, by, options),
+    close: () => store.close(),
+  }
+}
+
 /** A store as a crashed worker leaves it: its writes never land (no renewal, no release). */
 function crashedWorkerStore(store: KeyValueStore): KeyValueStore {
   return {
-    get: (key) => store.get(key),
+    ...delegatingStore(store),
     set: async () => {},
-    setIfAbsent: (key, value, options) => store.setIfAbsent(key, value, options),
-    take: (key) => store.take(key),
     delete: async () => {},
-    increment: (key, by, options) => store.increment(key, by, options),
+    deleteIf: async () => false,
     close: async () => {},
   }
 }
@@ -289,6 +301,30 @@ describeEach('EventBus concurrent deliveries of one emission', storeBackends, (b
     expect(calls).toBe(2)
   })
 
+  it('a claim whose answer was lost (it landed all the same) is undone, so the retry runs the listener', async () => {
+    let calls = 0
+    // As a Redis that froze: the claim is written, but its answer comes after the client gave up.
+    const unanswered: KeyValueStore = {
+      ...delegatingStore(t.store),
+      async setIfAbsent(key, value, options) {
+        await t.store.setIfAbsent(key, value, options)
+        throw new Error('Command timed out')
+      },
+    }
+    const frozen = new EventBus<Events>({ store: unanswered })
+    frozen.on('status.updated', () => void calls++, 'count')
+    const event = { id: 'a', status: 'sent' } as const
+    const failed = await frozen.emit('status.updated', event, { id: 'e' })
+    expect(failed.map((f) => (f.error as Error).message)).toEqual(['Command timed out'])
+    const retry = new EventBus<Events>({ store: t.store }).on(
+      'status.updated',
+      () => void calls++,
+      'count',
+    )
+    expect(await retry.emit('status.updated', event, { id: 'e' })).toEqual([])
+    expect(calls).toBe(1)
+  })
+
   it("a crashed worker's claim expires after claimTtlMs and the retry runs the listener", async () => {
     let calls = 0
     const crashed = new EventBus<Events>({
@@ -312,16 +348,11 @@ it('a slow listener renews its claim, so a redelivery never runs it alongside', 
   let enough!: () => void
   const renewed = new Promise<void>((resolve) => (enough = resolve))
   const counting: KeyValueStore = {
-    get: (key) => store.get(key),
+    ...delegatingStore(store),
     async set(key, value, options) {
       await store.set(key, value, options)
-      if (value === 'running' && ++renewals === 4) enough()
+      if (value.startsWith('running') && ++renewals === 4) enough()
     },
-    setIfAbsent: (key, value, options) => store.setIfAbsent(key, value, options),
-    take: (key) => store.take(key),
-    delete: (key) => store.delete(key),
-    increment: (key, by, options) => store.increment(key, by, options),
-    close: () => store.close(),
   }
   let calls = 0
   const claimTtlMs = 300

@@ -101,6 +101,18 @@ describeEach('KeyValueStore contract', [...storeBackends, ...databaseStoreBacken
     expect(await store.setIfAbsent('k', 'again')).toBe(true)
   })
 
+  it('deleteIf deletes only while the key holds the value', async () => {
+    await store.set('claim', 'mine')
+    expect(await store.deleteIf('claim', 'theirs')).toBe(false)
+    expect(await store.get('claim')).toBe('mine')
+    expect(await store.deleteIf('claim', 'mine')).toBe(true)
+    expect(await store.get('claim')).toBeUndefined()
+    expect(await store.deleteIf('claim', 'mine')).toBe(false)
+    await store.set('gone', 'mine', { ttlMs: t.shortTtlMs })
+    await t.pass(t.shortTtlMs * 3)
+    expect(await store.deleteIf('gone', 'mine')).toBe(false)
+  })
+
   it('increment counts from zero by 1 or by a given step', async () => {
     expect(await store.increment('n')).toBe(1)
     expect(await store.increment('n')).toBe(2)

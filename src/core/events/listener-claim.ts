@@ -1,6 +1,10 @@
+import { randomUUID } from 'node:crypto'
 import type { KeyValueStore } from '../kv/key-value-store.ts'
 
-/** The mark's value while a listener runs; any other value means it has handled the emission. */
+/**
+ * The mark's value while a listener runs starts with this (then the claim's own token, so that
+ * a claimer undoes its claim and no other); any other value means the emission was handled.
+ */
 const RUNNING = 'running'
 const HANDLED = 'handled'
 
@@ -39,27 +43,39 @@ export async function claimListener(
   mark: string,
   times: ClaimTimes,
 ): Promise<ClaimOutcome> {
-  if (await store.setIfAbsent(mark, RUNNING, { ttlMs: times.claimTtlMs })) {
-    return { kind: 'claimed', claim: new ListenerClaim(store, mark, times) }
+  const token = `${RUNNING}:${randomUUID()}`
+  let claimed: boolean
+  try {
+    claimed = await store.setIfAbsent(mark, token, { ttlMs: times.claimTtlMs })
+  } catch (error) {
+    // A claim whose answer did not come may still land: a Redis that froze runs the command
+    // sent to it once it thaws, and that claim, held by nobody, would answer every retry
+    // "busy" for `claimTtlMs`, longer than the job's retries last. Its undo, sent now on the
+    // same connection, runs right behind it.
+    store.deleteIf(mark, token).catch(() => {})
+    throw error
   }
+  if (claimed) return { kind: 'claimed', claim: new ListenerClaim(store, mark, token, times) }
   const value = await store.get(mark)
   // Absent again: the other run failed and released it, and this delivery should retry.
-  return value === RUNNING || value === undefined ? { kind: 'busy' } : { kind: 'handled' }
+  return value === undefined || value.startsWith(RUNNING) ? { kind: 'busy' } : { kind: 'handled' }
 }
 
 export class ListenerClaim {
   readonly #store: KeyValueStore
   readonly #mark: string
+  readonly #token: string
   readonly #times: ClaimTimes
   readonly #timer: NodeJS.Timeout
   #renewal: Promise<void> = Promise.resolve()
 
-  constructor(store: KeyValueStore, mark: string, times: ClaimTimes) {
+  constructor(store: KeyValueStore, mark: string, token: string, times: ClaimTimes) {
     this.#store = store
     this.#mark = mark
+    this.#token = token
     this.#times = times
     this.#timer = setInterval(() => {
-      this.#renewal = store.set(mark, RUNNING, { ttlMs: times.claimTtlMs }).catch(() => {})
+      this.#renewal = store.set(mark, token, { ttlMs: times.claimTtlMs }).catch(() => {})
     }, times.claimTtlMs / 3)
     this.#timer.unref()
   }
@@ -73,7 +89,8 @@ export class ListenerClaim {
   /** The listener failed: the claim is dropped, so a retry runs it again. */
   async release(): Promise<void> {
     await this.#stop()
-    await this.#store.delete(this.#mark)
+    // Only this claim: had it expired and another delivery claimed since, that one stays.
+    await this.#store.deleteIf(this.#mark, this.#token)
   }
 
   // A renewal still in flight must land before the final write, or it would overwrite it.

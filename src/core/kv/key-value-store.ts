@@ -17,6 +17,11 @@ export interface KeyValueStore {
   take(key: string): Promise<string | undefined>
   delete(key: string): Promise<void>
   /**
+   * Deletes the key only while it holds `value`; true when this call deleted it. Atomic: a
+   * holder undoes its own entry (a claim, say) without touching one another holder set since.
+   */
+  deleteIf(key: string, value: string): Promise<boolean>
+  /**
    * Adds `by` to an integer counter and returns the new value. The TTL is set when the
    * counter is created and not extended by later increments (a fixed window).
    */

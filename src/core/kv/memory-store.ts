@@ -49,6 +49,11 @@ export class MemoryKeyValueStore implements KeyValueStore {
     this.#entries.delete(key)
   }
 
+  async deleteIf(key: string, value: string): Promise<boolean> {
+    if (this.#live(key)?.value !== value) return false
+    return this.#entries.delete(key)
+  }
+
   async increment(key: string, by = 1, options?: SetOptions): Promise<number> {
     const entry = this.#live(key)
     if (!entry) {

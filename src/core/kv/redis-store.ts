@@ -10,6 +10,12 @@ if created and tonumber(ARGV[2]) > 0 then
 end
 return v`
 
+const DELETE_IF = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`
+
 /** Options of `new RedisKeyValueStore()`. */
 export interface RedisStoreOptions {
   /** Prepended to every key, so several apps (or test runs) can share one Redis. */
@@ -52,6 +58,10 @@ export class RedisKeyValueStore implements KeyValueStore {
 
   async delete(key: string): Promise<void> {
     await this.#redis.del(this.#prefix + key)
+  }
+
+  async deleteIf(key: string, value: string): Promise<boolean> {
+    return (await this.#redis.eval(DELETE_IF, 1, this.#prefix + key, value)) === 1
   }
 
   async increment(key: string, by = 1, options?: SetOptions): Promise<number> {
