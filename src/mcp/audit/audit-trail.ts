@@ -1,6 +1,8 @@
 import { type Clock, systemClock } from '../../core/clock.ts'
+import { firstLineOf } from '../../core/first-line.ts'
 import type { Logger } from '../../core/index.ts'
 import { type AuditEntry, type AuditLog, createAuditLog, type Database } from '../../db/index.ts'
+import { AuditBuffer } from './audit-buffer.ts'
 
 /** Options of `createAuditTrail`. */
 export interface AuditTrailOptions {
@@ -77,42 +79,9 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
   const clock = options.clock ?? systemClock
   const logger = options.logger
 
-  let buffer: AuditEntry[] = []
-  let writing: Promise<void> = Promise.resolve()
+  const buffer = new AuditBuffer((batch) => log.insert(batch), { batchSize, maxBuffered }, logger)
+  const flush = () => buffer.flush()
   let closed = false
-  let dropped = 0
-
-  const write = async () => {
-    while (buffer.length > 0) {
-      const batch = buffer.slice(0, batchSize)
-      try {
-        await log.insert(batch)
-        buffer = buffer.slice(batch.length)
-      } catch (error) {
-        // Kept for the next flush; the database may be back by then.
-        logger?.error(
-          {
-            error: error instanceof Error ? error.message : String(error),
-            buffered: buffer.length,
-          },
-          'mcp audit: could not write the audit trail; will retry',
-        )
-        return
-      }
-    }
-    if (dropped > 0) {
-      logger?.warn(
-        { dropped },
-        'mcp audit: entries were dropped while the database was unavailable',
-      )
-      dropped = 0
-    }
-  }
-  // One write at a time, in order.
-  const flush = () => {
-    writing = writing.then(write)
-    return writing
-  }
   const prune = async () => {
     if (retentionDays === null) return 0
     return log.prune(new Date(clock.now() - retentionDays * DAY_MS))
@@ -126,7 +95,7 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
       : setInterval(() => {
           prune().catch((error: unknown) =>
             logger?.error(
-              { error: error instanceof Error ? error.message : String(error) },
+              { error: firstLineOf(error) },
               'mcp audit: could not prune the audit trail',
             ),
           )
@@ -141,14 +110,8 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
         void log.insert([entry]).catch(() => {})
         return
       }
-      // Past the bound (the database has been failing for a while) new entries are dropped:
-      // the buffer's head may be in flight.
-      if (buffer.length >= maxBuffered) {
-        dropped += 1
-        return
-      }
-      buffer.push(entry)
-      if (buffer.length >= batchSize) void flush()
+      // Past the bound (the database has been failing for a while) new entries are dropped.
+      buffer.add(entry)
     },
     flush,
     prune,
@@ -157,13 +120,13 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
       return log.closeExpiredApprovals(before, new Date(clock.now()))
     },
     async close() {
-      if (closed) return writing
+      if (closed) return buffer.flush()
       closed = true
       clearInterval(flushTimer)
       if (pruneTimer) clearInterval(pruneTimer)
       await flush()
-      if (buffer.length > 0) {
-        logger?.error({ lost: buffer.length }, 'mcp audit: entries could not be written on close')
+      if (buffer.size > 0) {
+        logger?.error({ lost: buffer.size }, 'mcp audit: entries could not be written on close')
       }
     },
   }
