@@ -1,4 +1,4 @@
-import { Hono } from 'hono'
+import { type ErrorHandler, type Handler, Hono } from 'hono'
 import {
   ForbiddenError,
   InvalidJsonError,
@@ -80,17 +80,7 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
     dedup instanceof QueueDeduplicationStore && dedup.queue === queue ? dedup : undefined
   const app = new Hono()
 
-  app.get(path, function verifyMessagingSubscription(c) {
-    const mode = c.req.query('hub.mode')
-    const token = c.req.query('hub.verify_token')
-    const challenge = c.req.query('hub.challenge')
-    const tokenMatches = token !== undefined && config.verifyToken.equals(token)
-    if (mode !== 'subscribe' || !tokenMatches || challenge === undefined) {
-      throw new ForbiddenError('Forbidden')
-    }
-    c.header('X-Content-Type-Options', 'nosniff')
-    return c.text(challenge, 200)
-  })
+  app.get(path, subscriptionHandshake(config))
 
   app.post(path, async function receiveMessagingWebhook(c) {
     const body = await readBodyBytes(c.req.raw, limit)
@@ -136,7 +126,29 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
     return c.body(RECEIVED, 200, JSON_CONTENT)
   })
 
-  app.onError(function messagingWebhookError(err, c) {
+  app.onError(webhookErrorHandler(logger))
+
+  return app
+}
+
+/** GET: the provider's subscription handshake, answered with `hub.challenge`. */
+function subscriptionHandshake(config: MessagingWebhookOptions['config']): Handler {
+  return function verifyMessagingSubscription(c) {
+    const mode = c.req.query('hub.mode')
+    const token = c.req.query('hub.verify_token')
+    const challenge = c.req.query('hub.challenge')
+    const tokenMatches = token !== undefined && config.verifyToken.equals(token)
+    if (mode !== 'subscribe' || !tokenMatches || challenge === undefined) {
+      throw new ForbiddenError('Forbidden')
+    }
+    c.header('X-Content-Type-Options', 'nosniff')
+    return c.text(challenge, 200)
+  }
+}
+
+/** Plain-text answers, as the provider expects; an outage told once by the outage log. */
+function webhookErrorHandler(logger: Logger | undefined): ErrorHandler {
+  return function messagingWebhookError(err, c) {
     // A dependency that did not answer is one outage, told once by the app's outage log.
     const dependency = outageOf(isKilnError(err) ? err.cause : err)
     if (dependency !== undefined && logger) {
@@ -151,9 +163,7 @@ export function messagingWebhook(options: MessagingWebhookOptions): Hono {
     }
     if (dependency === undefined) logger?.error({ err }, 'messaging webhook failed')
     return c.text(messageOf('internal_error'), 500)
-  })
-
-  return app
+  }
 }
 
 /**
