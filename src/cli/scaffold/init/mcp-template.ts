@@ -93,7 +93,12 @@ ${
 export const verifyCredentials: VerifyCredentials = async () => undefined
 `
 }
-/**
+${mountMcpTemplate(input)}`
+}
+
+/** \`mountMcp\`: sign-in, the authorization server, the approval pages and \`/mcp\`. */
+function mountMcpTemplate({ dialect, users }: McpModuleInput): string {
+  return `/**
  * Sign-in, the OAuth 2.1 authorization server and the MCP endpoint:
  * - \`/login\`, \`/logout\`: kiln's login page, sessions in the shared store (Redis with REDIS_URL);
  * - \`/.well-known/…\`, \`/register\`, \`/authorize\`, \`/token\`, \`/revoke\`, \`/device\`,
@@ -144,7 +149,15 @@ ${users ? loginWithUserTable(users) : ''}  const sessions = createSessionStore({
     // Calls waiting for the user's approval: in the shared store, decided on /approvals/<id>.
     approvals: { store: shared.kv, pageUrl: (id) => \`\${oauth.issuer}/approvals/\${id}\` },
   })
-  app.route(
+${endpointsTemplate(users)}  // Await on shutdown, before the database closes: it writes the audit entries still buffered.
+  return { close: () => audit.close() }
+}
+`
+}
+
+/** The authorization server, the approval pages and \`/mcp\`, in \`mountMcp\`. */
+function endpointsTemplate(users: LoginTable | undefined): string {
+  return `  app.route(
     '/',
     oauthServer({
       database,
@@ -197,9 +210,6 @@ ${users ? loginWithUserTable(users) : ''}  const sessions = createSessionStore({
         createMcpServer({ name: config.appName, dataTools: { tools, caller } }),
     }),
   )
-  // Await on shutdown, before the database closes: it writes the audit entries still buffered.
-  return { close: () => audit.close() }
-}
 `
 }
 
