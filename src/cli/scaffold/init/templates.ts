@@ -56,6 +56,18 @@ export interface MainTemplateInput {
   hashesPasswords?: boolean
 }
 
+/** What the entry point imports from kilnjs/core. */
+const MAIN_CORE_IMPORTS = [
+  'createLogger',
+  'createRateLimiters',
+  'createSharedState',
+  'errorHandler',
+  'healthRoutes',
+  'loadAppConfig',
+  'noSniff',
+  'requestLog',
+]
+
 /**
  * The app's entry point: configuration read once (`loadAppConfig`: PORT, HOST, DATABASE_URL,
  * REDIS_URL, TRUST_PROXY, LOG_LEVEL, LOG_FORMAT), state shared through Redis when it is set (rate
@@ -63,16 +75,6 @@ export interface MainTemplateInput {
  */
 export function mainTemplate(input: MainTemplateInput): string {
   const dialectName = input.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'
-  const core = [
-    'createLogger',
-    'createRateLimiters',
-    'createSharedState',
-    'errorHandler',
-    'healthRoutes',
-    'loadAppConfig',
-    'noSniff',
-    'requestLog',
-  ].join(', ')
   const hasher = input.hashesPasswords
     ? `// Hashes the passwords the API stores; your login must verify with the same hasher.
 const passwords = createPasswordHasher()
@@ -83,30 +85,11 @@ const hashPassword = (password: string) => passwords.hash(password)
   const deps = input.hashesPasswords
     ? 'database, apiKeys, limiters, hashPassword, logger'
     : 'database, apiKeys, limiters, logger'
-  const database =
-    input.dialect === 'postgres'
-      ? `// DATABASE_URL, or embedded PGlite in storage/pgdata when it is unset (needs @electric-sql/pglite).
-// Every wait has a budget, past which the request answers 503: a pooled connection within
-// DATABASE_CONNECT_TIMEOUT_MS (default 5000), each statement's answer within
-// DATABASE_QUERY_TIMEOUT_MS (default: the statement timeout plus 2000). A list query past DATABASE_STATEMENT_TIMEOUT_MS
-// (default 5000) is cancelled; DATABASE_SLOW_QUERY_CONCURRENCY such queries run at once, the
-// others wait their turn for at most DATABASE_SLOW_QUERY_WAIT_MS (default 5000).
-const database = await createDatabase(config.databaseUrl, {
-  connectTimeoutMs: config.databaseConnectTimeoutMs,
-  queryTimeoutMs: config.databaseQueryTimeoutMs,
-  statementTimeoutMs: config.databaseStatementTimeoutMs,
-  slowQueryConcurrency: config.databaseSlowQueryConcurrency,
-  slowQueryWaitMs: config.databaseSlowQueryWaitMs,
-  // Behind a transaction pooler, the server's own address: the API-key change feed LISTENs there.
-  directUrl: config.databaseDirectUrl,
-  logger,
-})`
-      : `// DATABASE_URL, or storage/app.db (where the kilnjs command looks too) when it is unset.
-const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')`
+  const database = databaseTemplate(input.dialect)
   return `import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { setCursorKey } from 'kilnjs/api'
-import { ${core} } from 'kilnjs/core'
+import { ${MAIN_CORE_IMPORTS.join(', ')} } from 'kilnjs/core'
 import { checkDatabase, createDatabase } from 'kilnjs/db'
 ${input.hashesPasswords ? "import { createPasswordHasher } from 'kilnjs/session'\n" : ''}import { apiKeyProvider, apiRoutes, docsRoutes } from '${input.apiImport}'
 
@@ -164,4 +147,27 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   )
 }
 `
+}
+
+/** Opening the database, with every wait's budget from the config (PostgreSQL), or the file. */
+function databaseTemplate(dialect: MainTemplateInput['dialect']): string {
+  return dialect === 'postgres'
+    ? `// DATABASE_URL, or embedded PGlite in storage/pgdata when it is unset (needs @electric-sql/pglite).
+// Every wait has a budget, past which the request answers 503: a pooled connection within
+// DATABASE_CONNECT_TIMEOUT_MS (default 5000), each statement's answer within
+// DATABASE_QUERY_TIMEOUT_MS (default: the statement timeout plus 2000). A list query past DATABASE_STATEMENT_TIMEOUT_MS
+// (default 5000) is cancelled; DATABASE_SLOW_QUERY_CONCURRENCY such queries run at once, the
+// others wait their turn for at most DATABASE_SLOW_QUERY_WAIT_MS (default 5000).
+const database = await createDatabase(config.databaseUrl, {
+  connectTimeoutMs: config.databaseConnectTimeoutMs,
+  queryTimeoutMs: config.databaseQueryTimeoutMs,
+  statementTimeoutMs: config.databaseStatementTimeoutMs,
+  slowQueryConcurrency: config.databaseSlowQueryConcurrency,
+  slowQueryWaitMs: config.databaseSlowQueryWaitMs,
+  // Behind a transaction pooler, the server's own address: the API-key change feed LISTENs there.
+  directUrl: config.databaseDirectUrl,
+  logger,
+})`
+    : `// DATABASE_URL, or storage/app.db (where the kilnjs command looks too) when it is unset.
+const database = await createDatabase(config.databaseUrl ?? 'sqlite:storage/app.db')`
 }
