@@ -1,6 +1,14 @@
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SwaggerParser from '@apidevtools/swagger-parser'
@@ -69,6 +77,8 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true })
 })
 
+type Json = Record<string, unknown>
+
 /** One resource's journey: what to create, change and refuse. */
 interface ResourceCase {
   path: string
@@ -81,9 +91,20 @@ interface ResourceCase {
   missingId: string
 }
 
+/** A model the app adds once its API is generated, that an existing resource then includes. */
+interface LaterModel {
+  /** Its table, as appended to the schema. */
+  code: string
+  /** Its path, and the existing resource (first in `resources`) it belongs to. */
+  path: string
+  parent: string
+  create: (parentId: string) => Record<string, unknown>
+}
+
 interface AppCase extends AppSpec {
   /** Where the app's tsconfig resolves modules: both styles must type-check. */
   moduleResolution: 'nodenext' | 'bundler'
+  later: LaterModel
   database?: () => Promise<{ url: string; drop(): Promise<void> }>
   resources: ResourceCase[]
 }
@@ -94,6 +115,20 @@ const bookshop: AppCase = {
   runtime: ['pg'],
   moduleResolution: 'nodenext',
   database: createPostgresTestDatabase,
+  later: {
+    code: `
+export const reviews = pgTable('reviews', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  authorId: uuid('author_id')
+    .notNull()
+    .references(() => authors.id, { onDelete: 'cascade' }),
+  stars: integer('stars').notNull(),
+})
+`,
+    path: 'reviews',
+    parent: 'authors',
+    create: (authorId) => ({ author_id: authorId, stars: 5 }),
+  },
   resources: [
     {
       path: 'authors',
@@ -158,6 +193,20 @@ const notes: AppCase = {
   runtime: ['better-sqlite3'],
   substitutes: PEER_FLOORS,
   moduleResolution: 'bundler',
+  later: {
+    code: `
+export const labels = sqliteTable('labels', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  notebookId: integer('notebook_id')
+    .notNull()
+    .references(() => notebooks.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+})
+`,
+    path: 'labels',
+    parent: 'notebooks',
+    create: (notebookId) => ({ notebook_id: Number(notebookId), name: 'urgent' }),
+  },
   resources: [
     {
       path: 'notebooks',
@@ -374,6 +423,51 @@ describe.each([bookshop, notes])('kiln installed in the $name app', (spec) => {
     const checked = await kiln('api:check', '--api-key', key, '--url', base)
     expect(checked).not.toMatch(/✗/)
   })
+
+  it('a model added later: make:api again, and an existing resource includes it unedited', async () => {
+    const { later } = spec
+    await server?.stop()
+    server = undefined
+    const controller = join(dir, 'src/api/controllers', `${later.parent}.ts`)
+    const before = readFileSync(controller, 'utf8')
+    appendFileSync(join(dir, 'src/db/schema.ts'), later.code)
+    const made = await kiln('make:api', '--all')
+    expect(made).toMatch(new RegExp(`new +src/api/controllers/${later.path}\\.ts`))
+    expect(made).toContain(`includes ${later.path} now`)
+    await run(dir, join(dir, 'node_modules/.bin/drizzle-kit'), ['generate'], env)
+    await kiln('migrate')
+    // The parent's controller is as it was, and the app still compiles under --strict.
+    expect(readFileSync(controller, 'utf8')).toBe(before)
+    await run(dir, join(dir, 'node_modules/.bin/tsc'), ['--noEmit'], env)
+    const port = await freePort()
+    base = `http://127.0.0.1:${port}`
+    server = startApp(dir, { ...env, PORT: String(port), APP_URL: base })
+    await waitFor(
+      async () => (await fetch(`${base}/api/openapi.json`).catch(() => undefined))?.ok === true,
+      `the ${spec.name} app again on ${base}`,
+      120_000,
+    )
+    const request = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${base}/api/v1/${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+      return { status: response.status, json: (await response.json()) as { data: Json } }
+    }
+    const parent = spec.resources.find((resource) => resource.path === later.parent)!
+    const made1 = await request('POST', parent.path, parent.create({}))
+    expect(made1.status).toBe(201)
+    const parentId = String(made1.json.data.id)
+    const child = await request('POST', later.path, later.create(parentId))
+    expect(child.status, JSON.stringify(child.json)).toBe(201)
+    const listed = await request('GET', `${parent.path}?include=${later.path}&per_page=100`)
+    expect(listed.status, JSON.stringify(listed.json)).toBe(200)
+    const rows = listed.json.data as unknown as Json[]
+    const row = rows.find((candidate) => String(candidate.id) === parentId)!
+    const included = row[later.path] as Json[]
+    expect(included.map((record) => String(record.id))).toEqual([String(child.json.data.id)])
+  }, 300_000)
 })
 
 describe('kiln installed beside zod 3, outside its zod range', () => {

@@ -256,6 +256,19 @@ export const bookings = pgTable('bookings', {
       expect(stripVTControlCharacters(out.lines.join('\n'))).toMatch(
         /ℹ \S*src\/api\/controllers\/tools\.ts includes bookings now: its defineResource takes relations from the schema's foreign keys/,
       )
+      // Run again with --all (the tools controller is then one of the chosen models): the same line.
+      const loans = `
+export const loans = pgTable('loans', {
+  id: serial('id').primaryKey(),
+  toolId: integer('tool_id').notNull().references(() => tools.id),
+})
+`
+      writeFileSync(join(app.root, 'src/schema.ts'), bookings + loans)
+      const again = print()
+      await runMakeApi({ cwd: app.root, all: true, yes: true, print: again.print })
+      expect(stripVTControlCharacters(again.lines.join('\n'))).toMatch(
+        /ℹ \S*src\/api\/controllers\/tools\.ts includes loans now/,
+      )
       // A controller of kiln 0.1 (defineListQuery) names its relations: the run says what to add.
       const legacyPath = join(legacy.root, 'src/api/controllers/tools.ts')
       writeFileSync(legacyPath, toolsController.replace('defineResource(', 'defineListQuery('))

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pc from 'picocolors'
 import type { ApiScaffold } from './plan.ts'
+import type { ModelTemplateInput } from './template-input.ts'
 
 /**
  * What existing controllers of other models gain or could gain for `include=`: relations to the
@@ -15,10 +16,18 @@ export function printNewRelations(
   outDir: string,
   show: (path: string) => string,
 ): void {
-  const generated = new Set(scaffold.models.map((m) => m.names.table))
-  for (const other of scaffold.others) {
-    const path = join(outDir, 'controllers', `${other.names.pluralFile}.ts`)
-    if (!existsSync(path)) continue
+  const controllerOf = (model: ModelTemplateInput) =>
+    join(outDir, 'controllers', `${model.names.pluralFile}.ts`)
+  // Under `--all` the models whose controllers existed are among the chosen ones: what is new
+  // is what this run creates.
+  const created = new Set(scaffold.files.filter((file) => !file.exists).map((file) => file.path))
+  const everyModel = [...scaffold.models, ...scaffold.others]
+  const generated = new Set(
+    everyModel.filter((m) => created.has(controllerOf(m))).map((m) => m.names.table),
+  )
+  for (const other of everyModel) {
+    const path = controllerOf(other)
+    if (created.has(path) || !existsSync(path)) continue
     const source = readFileSync(path, 'utf8')
     const gained = (other.relations ?? []).filter(
       (relation) =>
