@@ -13,8 +13,8 @@ import {
   type McpQueries,
   type ModelAccess,
   policyCaller,
-  resolveAccess,
 } from './access.ts'
+import { resolveAccess } from './access-resolve.ts'
 import { aggregateRecords } from './crud-aggregate.ts'
 import type { Crud } from './crud-contract.ts'
 import {
