@@ -6,34 +6,20 @@ import { auditedCrud } from '../audit/audited-crud.ts'
 import { ToolError } from '../tool-error.ts'
 import {
   type AccessPolicy,
-  authorizeCall,
   checkCall,
   type McpAccessOptions,
   type McpCaller,
   type McpQueries,
-  type ModelAccess,
-  policyCaller,
 } from './access.ts'
 import { resolveAccess } from './access-resolve.ts'
 import { aggregateRecords } from './crud-aggregate.ts'
 import type { Crud } from './crud-contract.ts'
-import {
-  checkTenantValue,
-  DEFAULT_PER_PAGE,
-  type JsonRecord,
-  MAX_PER_PAGE,
-  parseData,
-  recordId,
-  requirePrimaryKey,
-  resolveModel,
-  tenantOf,
-  toRowObject,
-} from './crud-input.ts'
+import { DEFAULT_PER_PAGE, type JsonRecord, MAX_PER_PAGE, resolveModel } from './crud-input.ts'
 import { type ListInput, type ListResult, listRecords } from './crud-list.ts'
-import { missingAs, modelWrites } from './crud-writes.ts'
+import { toolWrites } from './crud-writes.ts'
 import { guardDatabase } from './database-errors.ts'
-import { type McpColumn, type McpModel, type McpModelSource, TIMESTAMP_FIELDS } from './models.ts'
-import { checkRequest, type McpRequests } from './request-schemas.ts'
+import type { McpModelSource } from './models.ts'
+import type { McpRequests } from './request-schemas.ts'
 
 export type { Crud } from './crud-contract.ts'
 export type { FilterValue } from './crud-list.ts'
@@ -112,40 +98,8 @@ export function createCrud(options: CrudOptions): Crud {
   const run = <T>(action: string, work: () => Promise<T>) => guardDatabase(action, work, logger)
   const find = (name: string) => resolveModel(models, name, policy.visibleModels)
 
-  const writes = (model: McpModel, access: ModelAccess) =>
-    modelWrites(policy, model, access, database, counts)
-
   return {
-    async create({ model: name, data }) {
-      const model = find(name)
-      const access = checkCall(policy, model, { caller, action: 'crud_create' })
-      const values = parseData(model, data, access.creatable, 'create')
-      // Then the REST request's own checks on the values (lengths, formats, required fields).
-      if (access.requests.create) checkRequest(model, access.requests.create, data)
-      await authorizeCall(policy, model, { caller, action: 'crud_create', data: fieldsOf(values) })
-      const tenant = tenantOf(model, access, caller)
-      if (tenant) values.set(tenant.column, checkTenantValue(tenant, values.get(tenant.column)))
-      const missing = model.columns.filter(
-        (column) =>
-          !column.nullable &&
-          !column.hasDefault &&
-          !column.autoIncrement &&
-          !TIMESTAMP_FIELDS.includes(column.name) &&
-          !values.has(column),
-      )
-      if (missing.length > 0) {
-        throw new ToolError(
-          `Missing required field(s) for ${model.resource}: ${missing.map((c) => c.name).join(', ')}`,
-        )
-      }
-      // REST's store: the timestamps, the insert, the count's invalidation.
-      const input = toRowObject(values)
-      const created = await run(`create ${model.resource}`, () =>
-        writes(model, access).store({ caller: policyCaller(caller), input }),
-      )
-      return created.data as JsonRecord
-    },
-
+    ...toolWrites({ policy, database, counts, caller, run, find }),
     async list(input, options) {
       const model = find(input.model)
       const access = checkCall(policy, model, { caller, action: 'crud_list' })
@@ -161,60 +115,5 @@ export function createCrud(options: CrudOptions): Crud {
         aggregateRecords(database, policy, model, access, caller, input),
       )
     },
-
-    async update({ model: name, id, data }) {
-      const model = find(name)
-      const key = requirePrimaryKey(model)
-      if (Object.keys(data).length === 0)
-        throw new ToolError('data must name at least one field to change')
-      if (key.name in data)
-        throw new ToolError(`${key.name} is the primary key and cannot be changed`)
-      const access = checkCall(policy, model, { caller, action: 'crud_update' })
-      const values = parseData(model, data, access.updatable, 'update')
-      if (access.requests.update) checkRequest(model, access.requests.update, data)
-      const tenant = tenantOf(model, access, caller)
-      if (tenant && values.has(tenant.column)) checkTenantValue(tenant, values.get(tenant.column))
-      const record = recordId(model, key, id)
-      await authorizeCall(policy, model, {
-        caller,
-        action: 'crud_update',
-        id,
-        data: fieldsOf(values),
-      })
-      // REST's update: `updated_at`, the caller's rows (its tenant's), never a trashed record.
-      const input = toRowObject(values)
-      const updated = await run(`update ${model.resource}`, () =>
-        writes(model, access)
-          .update({ caller: policyCaller(caller), id: record, input })
-          .catch(missingAs(model, id)),
-      )
-      // An update adds or removes no record, but moves records in and out of filtered counts.
-      await counts.invalidate(model.tableName)
-      return updated.data as JsonRecord
-    },
-
-    async delete({ model: name, id }) {
-      const model = find(name)
-      const key = requirePrimaryKey(model)
-      const access = checkCall(policy, model, { caller, action: 'crud_delete' })
-      // A tenant its model's column cannot hold is refused before the app's hook is asked.
-      tenantOf(model, access, caller)
-      const record = recordId(model, key, id)
-      await authorizeCall(policy, model, { caller, action: 'crud_delete', id })
-      // REST's destroy: a model with `deleted_at` is deleted softly.
-      await run(`delete ${model.resource}`, () =>
-        writes(model, access)
-          .destroy({ caller: policyCaller(caller), id: record })
-          .catch(missingAs(model, id)),
-      )
-      return { message: 'Deleted', id }
-    },
   }
-}
-
-/** Parsed values by column name, as the `authorize` hook sees them. */
-function fieldsOf(values: Map<McpColumn, unknown>): Record<string, unknown> {
-  const fields: Record<string, unknown> = {}
-  for (const [column, value] of values) fields[column.name] = value
-  return fields
 }
