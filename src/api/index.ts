@@ -105,6 +105,7 @@ export {
   type ResourceScopes,
   resourceCall,
   resourceOperations,
+  type WriteCall,
   type WriteInput,
 } from './resource/index.ts'
 export {

@@ -14,6 +14,7 @@ export {
 } from './query/definition.ts'
 export { recordMaker } from './query/record.ts'
 export { toJsonValue } from './query/values.ts'
+export { resourceWrites } from './resource/operations.ts'
 export { decimal, int64, uuid } from './rest/column-values.ts'
 export { DEFAULT_PER_PAGE, MAX_PER_PAGE } from './rest/pagination.ts'
 export {

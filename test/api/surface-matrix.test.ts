@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RESOURCE_OPERATIONS } from '../../src/api/resource/index.ts'
 import { DATA_TOOLS } from '../../src/mcp/data/tools.ts'
 import { describeEachDatabase } from '../support/databases.ts'
+import { APPROVAL } from './matrix/approval.ts'
 import { AUDIT } from './matrix/audit.ts'
 import { type Cell, OPERATION_IDS, openCell, type Row, SURFACES } from './matrix/cell.ts'
+import { CREDENTIALS } from './matrix/credential.ts'
 import { FIELDS } from './matrix/fields.ts'
 import { ROW_FILTER } from './matrix/row-filter.ts'
 import { SCOPE } from './matrix/scope.ts'
@@ -20,6 +22,8 @@ const DECLARATIONS: Record<string, Record<string, Row>> = {
   scope: SCOPE,
   fields: FIELDS,
   'row filter': ROW_FILTER,
+  credential: CREDENTIALS,
+  approval: APPROVAL,
   audit: AUDIT,
 }
 

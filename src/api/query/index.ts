@@ -10,17 +10,12 @@ export {
 export { type BoundCondition, type CountResult, countRecords } from './count.ts'
 export { type CursorPosition, decodeCursor, encodeCursor, setCursorKey } from './cursor.ts'
 export {
-  belongsTo,
   defineListQuery,
-  hasMany,
   type ListQuery,
   type ListQueryDefinition,
-  type ListQueryOptions,
   type QueryCaller,
   type QueryField,
-  type RelationSpec,
   rowsWhere,
-  type SearchMode,
 } from './definition.ts'
 export { type QueryInput, readListQuery } from './grammar.ts'
 export {
@@ -31,6 +26,13 @@ export {
   type FilterOperator,
   type QueryLimits,
 } from './limits.ts'
+export {
+  belongsTo,
+  hasMany,
+  type ListQueryOptions,
+  type RelationSpec,
+  type SearchMode,
+} from './options.ts'
 export { type ListQueryPlan, planListQuery } from './plan.ts'
 export { foreignKeyRelations } from './relations.ts'
 export {

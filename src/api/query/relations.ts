@@ -1,7 +1,7 @@
 import { getTableColumns, getTableName, is, type Table } from 'drizzle-orm'
 import { getTableConfig as getPgTableConfig, PgTable } from 'drizzle-orm/pg-core'
 import { getTableConfig as getSqliteTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core'
-import { belongsTo, hasMany, type RelationSpec } from './definition.ts'
+import { belongsTo, hasMany, type RelationSpec } from './options.ts'
 
 interface ForeignKeyInfo {
   from: Table

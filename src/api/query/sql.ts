@@ -18,7 +18,8 @@ import {
   sql,
 } from 'drizzle-orm'
 import type { ListQueryDefinition, QueryField } from './definition.ts'
-import { exactTimestamp, type FilterClause, type ListQueryPlan, type SortKey } from './plan.ts'
+import type { FilterClause } from './filters.ts'
+import { exactTimestamp, type ListQueryPlan, type SortKey } from './plan.ts'
 
 /**
  * The SQL of a plan, through Drizzle's builders: columns come from the allow-lists, and every

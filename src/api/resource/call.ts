@@ -12,6 +12,16 @@ export interface ResourceCall {
   id?: string | undefined
 }
 
+/**
+ * One call of create, update or delete from a surface that read its arguments itself (the MCP
+ * tools): `input` holds the values to write, already checked there under the resource's rules,
+ * so no body is read; without a request, no `If-Match` is compared.
+ */
+export interface WriteCall extends Omit<ResourceCall, 'request'> {
+  request?: Request | undefined
+  input?: object | undefined
+}
+
 /** What the operations of every resource share: the database and the list totals' cache. */
 export interface ResourceContext {
   db: PostgresDb | SqliteDb

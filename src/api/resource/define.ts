@@ -1,12 +1,8 @@
 import { getTableName, type Table } from 'drizzle-orm'
 import type { z } from 'zod'
 import { resourceName } from '../../db/models/inflect.ts'
-import {
-  defineListQuery,
-  type ListQuery,
-  type ListQueryOptions,
-  resolveRelation,
-} from '../query/definition.ts'
+import { defineListQuery, type ListQuery, resolveRelation } from '../query/definition.ts'
+import type { ListQueryOptions } from '../query/options.ts'
 import { foreignKeyRelations } from '../query/relations.ts'
 import { type SoftDelete, softDeleteColumn, softDeletes } from '../rest/soft-delete.ts'
 import { declareRequests } from '../rest/write-policy.ts'

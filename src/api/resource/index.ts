@@ -1,4 +1,9 @@
-export { type ResourceCall, type ResourceContext, resourceCall } from './call.ts'
+export {
+  type ResourceCall,
+  type ResourceContext,
+  resourceCall,
+  type WriteCall,
+} from './call.ts'
 export {
   defineResource,
   RESOURCE_OPERATIONS,

@@ -5,10 +5,10 @@ import type { ApiEnv } from '../auth/api-key-auth.ts'
 import { scopeGuard } from '../auth/scope-guard.ts'
 import type { AggregateEnvelope } from '../query/aggregate.ts'
 import type { ListEnvelope } from '../query/run.ts'
-import type { ResourceCall, ResourceContext } from './call.ts'
+import type { ResourceCall, ResourceContext, WriteCall } from './call.ts'
 import { RESOURCE_OPERATIONS, type ResourceDefinition, type ResourceOperation } from './define.ts'
 import { readOperations } from './reads.ts'
-import { recordLookup } from './records.ts'
+import { type RecordLookup, recordLookup } from './records.ts'
 import { writeOperations } from './writes.ts'
 
 /** The input of a create or an update, as its request schema gives it. */
@@ -36,9 +36,9 @@ export interface ResourceOperations<R extends ResourceDefinition> {
   index(call: ResourceCall): Promise<ListEnvelope>
   aggregate(call: ResourceCall): Promise<AggregateEnvelope>
   show(call: ResourceCall): Promise<{ data: Partial<Answer<R>> }>
-  store(call: ResourceCall): Promise<{ data: Answer<R> | Answer<R>[] }>
-  update(call: ResourceCall): Promise<{ data: Answer<R> }>
-  destroy(call: ResourceCall): Promise<{ message: string }>
+  store(call: WriteCall): Promise<{ data: Answer<R> | Answer<R>[] }>
+  update(call: WriteCall): Promise<{ data: Answer<R> }>
+  destroy(call: WriteCall): Promise<{ message: string }>
   updateMany(call: ResourceCall): Promise<{ data: Answer<R>[] }>
   destroyMany(call: ResourceCall): Promise<{ message: string; count: number }>
   restore(call: ResourceCall): Promise<{ data: Answer<R> }>
@@ -73,6 +73,25 @@ export function resourceOperations<R extends ResourceDefinition>(
     RESOURCE_OPERATIONS.map((op) => [op, scopeGuard(resource.scopes[op])]),
   )
   return { ...offered, scope } as unknown as ResourceOperations<R>
+}
+
+/**
+ * store, update and destroy of a definition, as `resourceOperations` gives them, for a surface
+ * that guards its own calls and reads its own arguments (the MCP tools, through `WriteCall`):
+ * its writes are REST's, statement for statement.
+ */
+export function resourceWrites(resource: ResourceDefinition, context: ResourceContext) {
+  // A table without a single-column key still takes creates (a join table's rows).
+  const lookup = resource.primaryKey ? recordLookup(resource, context.db) : keyless(resource)
+  const { store, update, destroy } = writeOperations(resource, context, lookup, undefined)
+  return { store, update, destroy }
+}
+
+function keyless(resource: ResourceDefinition): RecordLookup {
+  const refuse = (): never => {
+    throw new TypeError(`${resource.tableName}: update and delete need a single-column primary key`)
+  }
+  return { key: undefined as never, readId: refuse, byId: refuse, find: refuse }
 }
 
 async function notOffered(): Promise<never> {

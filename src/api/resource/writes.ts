@@ -7,7 +7,7 @@ import { rejectBlockedDelete, rejectConstraintViolation } from '../rest/db-error
 import { found } from '../rest/ids.ts'
 import { checkIfMatch } from '../rest/preconditions.ts'
 import { hasFields } from '../rest/rename-keys.ts'
-import type { ResourceCall, ResourceContext } from './call.ts'
+import type { ResourceCall, ResourceContext, WriteCall } from './call.ts'
 import type { ResourceDefinition } from './define.ts'
 import type { AnyDb, RecordLookup } from './records.ts'
 import { timestampsOf, timestampValue } from './values.ts'
@@ -27,12 +27,12 @@ export function writeOperations(
   const stamps = timestampsOf(resource)
   const { byId, readId } = lookup
   /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
-  const shown = async (call: ResourceCall, id: unknown) => {
+  const shown = async (call: WriteCall, id: unknown) => {
     const row = await lookup.find(id, call.caller)
     return row && { data: record(row) }
   }
   /** Delete, or (soft delete) move to the trash: the statement, and its error mapping. */
-  const removal = (via: AnyDb, id: unknown, call: ResourceCall, now: Date) => {
+  const removal = (via: AnyDb, id: unknown, call: WriteCall, now: Date) => {
     if (!softDelete) return via.delete(table).where(byId(id, call.caller)).returning()
     const trashedAt = timestampValue(columnInfo(resource, softDelete.column), resource.dialect, now)
     return via
@@ -45,14 +45,14 @@ export function writeOperations(
 
   return {
     /** `POST /`: one record, or an array of them (all or none). */
-    async store(call: ResourceCall) {
+    async store(call: WriteCall) {
       const now = new Date()
       const created = stamps.created(now)
-      const { inputs, many } = await parseCreateBody(
-        call.request,
-        createSchema(resource),
-        (input) => withPrepared(prepare, input as object, created),
-      )
+      const { inputs, many } = call.input
+        ? { inputs: [await withPrepared(prepare, call.input, created)], many: false }
+        : await parseCreateBody(requestOf(call), createSchema(resource), (input) =>
+            withPrepared(prepare, input as object, created),
+          )
       const rows: Row[] = await loose
         .insert(table)
         .values(inputs)
@@ -64,11 +64,11 @@ export function writeOperations(
     },
 
     /** `PUT` or `PATCH /{id}`: the fields given change (If-Match checked first). */
-    async update(call: ResourceCall) {
+    async update(call: WriteCall) {
       const id = readId(call.id)
-      const input = await parseJsonBody(call.request, updateSchema(resource))
+      const input = call.input ?? (await parseJsonBody(requestOf(call), updateSchema(resource)))
       const values = await withPrepared(prepare, input as object, {})
-      await checkIfMatch(call.request, () => shown(call, id))
+      if (call.request) await checkIfMatch(call.request, () => shown(call, id))
       const set = { ...values, ...stamps.updated(new Date()) }
       // Nothing to write (an empty body, no updated_at): the record as it is.
       const [row]: Row[] = hasFields(set)
@@ -83,9 +83,9 @@ export function writeOperations(
     },
 
     /** `DELETE /{id}`: deleted, or moved to the trash (soft delete); If-Match checked first. */
-    async destroy(call: ResourceCall) {
+    async destroy(call: WriteCall) {
       const id = readId(call.id)
-      await checkIfMatch(call.request, () => shown(call, id))
+      if (call.request) await checkIfMatch(call.request, () => shown(call, id))
       const [row] = await removal(loose, id, call, new Date()).catch(rejectRemoval)
       found(row)
       await counts.invalidate(tableName)
@@ -135,6 +135,11 @@ export function writeOperations(
 
 async function withPrepared(prepare: Prepare, input: object, extra: object): Promise<object> {
   return { ...(prepare ? await prepare(input) : input), ...extra }
+}
+
+function requestOf(call: WriteCall): Request {
+  if (!call.request) throw new TypeError('a write call needs its request or its input')
+  return call.request
 }
 
 function createSchema(resource: ResourceDefinition) {

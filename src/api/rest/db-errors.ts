@@ -20,7 +20,9 @@ export class ConflictError extends KilnError {
 export function rejectConstraintViolation(error: unknown): never {
   const classified = classifyDatabaseError(error)
   const translated = classified && translate(classified)
-  if (translated) throw translated
+  // The driver's error stays its cause: the MCP tools, writing through the same operations,
+  // word a violation their own way (mcp/data/database-errors.ts).
+  if (translated) throw Object.assign(translated, { cause: error })
   throw error
 }
 
@@ -31,7 +33,7 @@ export function rejectConstraintViolation(error: unknown): never {
 export function rejectBlockedDelete(error: unknown): never {
   const kind = classifyDatabaseError(error)?.kind
   if (kind === 'foreign-key' || kind === 'restrict') {
-    throw new ConflictError('The record is still referenced by other records')
+    throw new ConflictError('The record is still referenced by other records', { cause: error })
   }
   return rejectConstraintViolation(error)
 }

@@ -1,29 +1,10 @@
 import type { SQL } from 'drizzle-orm'
 import type { ListQueryDefinition } from '../../api/index.ts'
-import { softDeleteColumn } from '../../api/internal.ts'
-import type { CredentialOptions, PolicyCaller, RowFilter } from '../../db/index.ts'
-import {
-  type ModelReadPolicy,
-  type ModelWritePolicy,
-  readPolicyOf,
-  writePolicyOf,
-} from '../../db/models/policy.ts'
+import type { PolicyCaller, RowFilter } from '../../db/index.ts'
 import type { AccessGrant, GrantAction, GrantableAccess } from '../../oauth/index.ts'
 import { RefusedError } from '../tool-error.ts'
-import {
-  findModel,
-  isSensitiveField,
-  type McpColumn,
-  type McpModel,
-  type McpModelSource,
-  TIMESTAMP_FIELDS,
-} from './models.ts'
-import {
-  columnsOfRequest,
-  type McpRequests,
-  type RequestSchema,
-  requestFields,
-} from './request-schemas.ts'
+import type { McpColumn, McpModel } from './models.ts'
+import type { RequestSchema } from './request-schemas.ts'
 
 /**
  * The data tools an allow-list of a model may name (`crud_aggregate` goes with `crud_list`, under
@@ -169,24 +150,6 @@ export interface ModelAccess {
   approval: ReadonlySet<DataToolName>
 }
 
-/** The read and write policies declared for a model's table (undefined where none). */
-type Declarations = readonly [ModelReadPolicy | undefined, ModelWritePolicy | undefined]
-
-/**
- * The request schemas declared for the model's table (`declareRequests`), each kept only when
- * every field it takes is a column: a schema that takes `password` to hash is REST's alone.
- */
-function declaredRequests(model: McpModel): McpRequests[string] {
-  const declared = writePolicyOf(model.table) as McpRequests[string] | undefined
-  const columnsOnly = (schema: RequestSchema | undefined) => {
-    const fields = schema && requestFields(schema)
-    return fields?.every((field) => model.columns.some((column) => column.name === field))
-      ? schema
-      : undefined
-  }
-  return { create: columnsOnly(declared?.create), update: columnsOnly(declared?.update) }
-}
-
 /** The resolved access policy: what each model allows, checked on every call. */
 export interface AccessPolicy {
   /** The access of a model; `undefined` when the tools cannot see it at all. */
@@ -197,171 +160,6 @@ export interface AccessPolicy {
   authorize: Authorize | undefined
   requireTenant: boolean
   scopes: { read: string; write: string }
-}
-
-/**
- * Resolves the access options against the models once, at start-up. Unknown models or
- * fields, and credential fields in an allow-list, are programmer errors (a `TypeError`).
- */
-export function resolveAccess(
-  source: McpModelSource,
-  options: McpAccessOptions = {},
-  queries: McpQueries = {},
-  requests: McpRequests = {},
-): AccessPolicy {
-  const unlisted = options.unlisted ?? 'none'
-  const queryOf = new Map<McpModel, ListQueryDefinition>()
-  for (const [name, query] of Object.entries(queries)) {
-    const model = findModel(source, name)
-    if (!model) throw new TypeError(`mcp queries: unknown model "${name}"`)
-    if (query.table !== model.table) {
-      throw new TypeError(`mcp queries: ${name} is the list query of ${query.tableName}`)
-    }
-    queryOf.set(model, query)
-  }
-  const requestsOf = new Map<McpModel, McpRequests[string]>()
-  for (const [name, schemas] of Object.entries(requests)) {
-    const model = findModel(source, name)
-    if (!model) throw new TypeError(`mcp requests: unknown model "${name}"`)
-    requestsOf.set(model, schemas)
-  }
-  const byModel = new Map<McpModel, McpModelAccess>()
-  for (const [name, access] of Object.entries(options.models ?? {})) {
-    const model = findModel(source, name)
-    if (!model) throw new TypeError(`mcp access: unknown model "${name}"`)
-    byModel.set(model, access)
-  }
-  const tenantName = options.tenantColumn ?? 'tenant_id'
-  const resolved = new Map<McpModel, ModelAccess>()
-  /**
-   * The declared read and write policies each model was resolved under, for the models whose
-   * list query or request schemas were not handed over: a declaration made later (a controller
-   * imported after the tools were made) is read on the model's next use.
-   */
-  const resolvedUnder = new Map<McpModel, Declarations>()
-  const declarationsOf = (model: McpModel): Declarations => [
-    readPolicyOf(model.table),
-    writePolicyOf(model.table),
-  ]
-  const resolveModel = (model: McpModel, listed: McpModelAccess | undefined): ModelAccess => {
-    const defaults = !listed && unlisted === 'all' ? DATA_TOOL_NAMES : (['crud_list'] as const)
-    const tools = new Set<DataToolName>(listed?.tools ?? defaults)
-    const approval = new Set<DataToolName>()
-    for (const tool of listed?.approval ?? options.approval ?? DEFAULT_APPROVAL) {
-      if (!DATA_TOOL_NAMES.includes(tool) || accessOf(tool) === 'read') {
-        throw new TypeError(
-          `mcp access: approval of ${model.resource}: "${tool}" is not a write tool`,
-        )
-      }
-      if (tools.has(tool)) approval.add(tool)
-    }
-    const credentials = { expose: listed?.expose }
-    for (const name of listed?.expose ?? []) {
-      if (!model.columns.some((column) => column.name === name)) {
-        throw new TypeError(`mcp access: ${model.resource}.${name} in expose: no such field`)
-      }
-    }
-    const query = queryOf.get(model)
-    if (query && listed?.read) {
-      throw new TypeError(
-        `mcp access: ${model.resource}.read: its readable fields are its list query's (queries.${model.resource}); change them there`,
-      )
-    }
-    // Without its list query handed over, the model's declared read policy (its
-    // defineListQuery, beside its controller) still rules: no field it hides (but one `expose`
-    // opts in by name), and its rows.
-    const declared = query ? undefined : readPolicyOf(model.table)
-    let readable = query
-      ? model.columns.filter((column) => query.fields.some((field) => field.name === column.name))
-      : pick(model, listed?.read, readableColumns(model, credentials), 'read')
-    if (declared) {
-      const hidden = (column: McpColumn) =>
-        !declared.readable.has(column.name) && !listed?.expose?.includes(column.name)
-      const named = listed?.read ? readable.find(hidden) : undefined
-      if (named) {
-        throw new TypeError(
-          `mcp access: ${model.resource}.${named.name} in read: its list query does not show it; change it there`,
-        )
-      }
-      readable = readable.filter((column) => !hidden(column))
-    }
-    const handed = requestsOf.get(model)
-    if ((handed?.create || handed?.update) && listed?.write) {
-      throw new TypeError(
-        `mcp access: ${model.resource}.write: its writable fields are its request schemas' (requests.${model.resource}); change them there`,
-      )
-    }
-    // Without them handed over, the schemas declared beside the controller (declareRequests)
-    // still rule: `write` may name fewer of their fields, never one they do not take.
-    const request = handed ?? declaredRequests(model)
-    const writable = pick(model, listed?.write, writableColumns(model, credentials), 'write')
-    const ofRequest = (kind: 'create' | 'update', fallback: McpColumn[]) => {
-      const schema = request[kind]
-      if (!schema) return fallback
-      const taken = columnsOfRequest(model, schema, writableColumns(model, credentials), kind)
-      if (!listed?.write) return taken
-      const outside = writable.find((column) => !taken.includes(column) && !column.primaryKey)
-      if (outside) {
-        throw new TypeError(
-          `mcp access: ${model.resource}.${outside.name} in write: its ${kind} request does not take it; change it there`,
-        )
-      }
-      return taken.filter((column) => writable.includes(column))
-    }
-    const tenantColumn = model.columns.find((column) => column.name === tenantName)
-    const global = listed?.global === true
-    if (options.requireTenant && !tenantColumn && !global) {
-      throw new TypeError(
-        `mcp access: ${model.resource} has no ${tenantName} column; declare it global or unlisted`,
-      )
-    }
-    return {
-      tools,
-      readable,
-      query,
-      rows: query?.rows ?? declared?.rows,
-      creatable: ofRequest(
-        'create',
-        writable.filter((column) => !(column.primaryKey && isGenerated(column))),
-      ),
-      updatable: ofRequest(
-        'update',
-        writable.filter((column) => !column.primaryKey),
-      ).filter((column) => !column.primaryKey),
-      requests: request,
-      tenantColumn,
-      global,
-      approval,
-    }
-  }
-  for (const model of source.models) {
-    const listed = byModel.get(model)
-    if (!listed && unlisted === 'none') continue
-    resolved.set(model, resolveModel(model, listed))
-    if (!queryOf.has(model) || !requestsOf.has(model))
-      resolvedUnder.set(model, declarationsOf(model))
-  }
-  return {
-    // A controller imported after the tools were made declares its model's policies late:
-    // the first use after that reads and writes the model under them, never under the wider
-    // defaults.
-    of(model) {
-      const under = resolvedUnder.get(model)
-      if (under) {
-        const now = declarationsOf(model)
-        if (now[0] !== under[0] || now[1] !== under[1]) {
-          resolvedUnder.set(model, now)
-          resolved.set(model, resolveModel(model, byModel.get(model)))
-        }
-      }
-      return resolved.get(model)
-    },
-    visibleModels: [...resolved.keys()],
-    tools: new Set([...resolved.values()].flatMap((access) => [...access.tools])),
-    authorize: options.authorize,
-    requireTenant: options.requireTenant === true,
-    scopes: options.scopes ?? DEFAULT_TOOL_SCOPES,
-  }
 }
 
 /** True when a call of `tool` on `model` runs only once the user approved it. */
@@ -470,45 +268,4 @@ export function describeAccess(policy: AccessPolicy): GrantableAccess {
       }
     }),
   }
-}
-
-/** Every column but credentials (those the app exposes aside). */
-function readableColumns(model: McpModel, credentials: CredentialOptions): McpColumn[] {
-  return model.columns.filter((column) => !isSensitiveField([column.name, column.key], credentials))
-}
-
-/**
- * Every column but credentials, the timestamps kiln maintains and `deleted_at`, which only a
- * (soft) delete sets (the REST rule).
- */
-function writableColumns(model: McpModel, credentials: CredentialOptions): McpColumn[] {
-  const trash = softDeleteColumn(model.table)?.name
-  return readableColumns(model, credentials).filter(
-    (column) => !TIMESTAMP_FIELDS.includes(column.name) && column.name !== trash,
-  )
-}
-
-function isGenerated(column: McpColumn): boolean {
-  return column.autoIncrement || column.hasDefault
-}
-
-function pick(
-  model: McpModel,
-  names: readonly string[] | undefined,
-  allowed: McpColumn[],
-  kind: 'read' | 'write',
-): McpColumn[] {
-  if (!names) return allowed
-  return names.map((name) => {
-    const column = allowed.find((candidate) => candidate.name === name)
-    if (!column) {
-      const why = model.columns.some((c) => c.name === name)
-        ? kind === 'read'
-          ? 'a credential field is never readable unless listed in expose'
-          : 'credentials (unless listed in expose) and created_at/updated_at are never writable'
-        : 'no such field'
-      throw new TypeError(`mcp access: ${model.resource}.${name} in ${kind}: ${why}`)
-    }
-    return column
-  })
 }

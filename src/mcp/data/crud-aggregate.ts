@@ -10,14 +10,9 @@ import {
   type ModelAccess,
   policyCaller,
 } from './access.ts'
+import { checkFilterFields, type FilterValue, filterParams } from './crud-arguments.ts'
 import { drizzleColumn, tenantOf } from './crud-input.ts'
-import {
-  checkFilterFields,
-  type FilterValue,
-  filterParams,
-  listQueryOf,
-  softDeleteOfModel,
-} from './crud-list.ts'
+import { listQueryOf, softDeleteOfModel } from './crud-list.ts'
 import type { McpModel } from './models.ts'
 
 export interface AggregateInput {

@@ -1,7 +1,5 @@
-import { and, type Column, eq, getTableColumns, type SQL, sql } from 'drizzle-orm'
+import { type Column, getTableColumns } from 'drizzle-orm'
 import { FieldValueError } from '../../core/errors.ts'
-import type { Dialect } from '../../db/index.ts'
-import { classifyColumn } from '../../db/models/columns.ts'
 import { ToolError } from '../tool-error.ts'
 import type { McpCaller, ModelAccess } from './access.ts'
 import {
@@ -11,11 +9,11 @@ import {
   type McpModelSource,
   primaryKeyOf,
 } from './models.ts'
-import { coerceValue, toJsonValue } from './values.ts'
+import { coerceValue } from './values.ts'
 
 /**
  * The checks behind the data tools: model and field names against the model, values against
- * their columns, the caller's tenant, and records as the tools return them.
+ * their columns, the record's id and the caller's tenant.
  */
 
 export type JsonRecord = Record<string, unknown>
@@ -115,21 +113,17 @@ export function checkTenantValue(tenant: TenantScope, given: unknown): unknown {
   return tenant.value
 }
 
-export function rowCondition(
-  model: McpModel,
-  key: McpColumn,
-  id: string | number,
-  tenant: TenantScope | undefined,
-): SQL {
-  let value: unknown
+/**
+ * The record's `{id}` as the resource operations read it, once the key's column took it: a
+ * value it refuses is a tool error that says why (`id: must be an integer`).
+ */
+export function recordId(model: McpModel, key: McpColumn, id: string | number): string {
   try {
-    value = coerceValue({ ...key, nullable: false }, id, { dialect: model.dialect })
+    return String(coerceValue({ ...key, nullable: false }, id, { dialect: model.dialect }))
   } catch (error) {
     if (!(error instanceof FieldValueError)) throw error
     throw new ToolError(`id: ${error.message}`)
   }
-  const condition = eq(drizzleColumn(model, key), value)
-  return tenant ? and(condition, eq(drizzleColumn(model, tenant.column), tenant.value))! : condition
 }
 
 export function notFound(model: McpModel, id: string | number): ToolError {
@@ -146,34 +140,10 @@ function enumValuesOf(model: McpModel, column: McpColumn): readonly string[] | u
   return column.enumValues ?? drizzleColumn(model, column).enumValues
 }
 
-/**
- * Reads the clock once for the timestamps of one write: the database's `now()` on Postgres (the
- * clock `defaultNow()` reads, so a filled `updated_at` equals a defaulted `created_at`); on
- * SQLite, which runs in this process, this process's clock. Undefined for a column that holds
- * no time. The generated controllers write the same values.
- */
-export function readClock(dialect: Dialect): (column: McpColumn) => unknown {
-  const now = new Date()
-  return (column) => {
-    if (column.dataType !== 'date' && column.dataType !== 'string') return undefined
-    if (dialect === 'postgres') {
-      return classifyColumn(column).withTimeZone ? sql`now()` : sql`now() at time zone 'utc'`
-    }
-    return column.dataType === 'date' ? now : now.toISOString()
-  }
-}
-
 export function toRowObject(values: Map<McpColumn, unknown>): Record<string, unknown> {
   const row: Record<string, unknown> = {}
   for (const [column, value] of values) row[column.key] = value
   return row
-}
-
-/** A database row as the tools return it: the readable columns, by column name. */
-export function serialize(readable: readonly McpColumn[], row: JsonRecord): JsonRecord {
-  const out: JsonRecord = {}
-  for (const column of readable) out[column.name] = toJsonValue(row[column.key])
-  return out
 }
 
 function quote(name: string): string {

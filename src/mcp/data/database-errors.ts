@@ -1,3 +1,4 @@
+import { KilnError } from '../../core/errors.ts'
 import type { Logger } from '../../core/index.ts'
 import {
   classifyDatabaseError,
@@ -39,8 +40,11 @@ export async function guardDatabase<T>(
 ): Promise<T> {
   try {
     return await work()
-  } catch (error) {
-    if (error instanceof ToolError) throw error
+  } catch (thrown) {
+    if (thrown instanceof ToolError) throw thrown
+    // The resource operations answer a violation as REST's 422 or 409, the driver's error its
+    // cause: the tools word it from that error.
+    const error = thrown instanceof KilnError && thrown.cause !== undefined ? thrown.cause : thrown
     if (error instanceof QueryTimeoutError) {
       logger?.error({ code: error.code, shape: error.shape }, `mcp: ${action}: ${error.message}`)
       throw new ToolError(error.message)

@@ -149,6 +149,3 @@ function coerceDate(value: unknown): Date {
   if (Number.isNaN(date.getTime())) throw new FieldValueError(mustBe('datetime'))
   return date
 }
-
-/** A database value as JSON: the list queries' own conversion, so both answer alike. */
-export { toJsonValue } from '../../api/internal.ts'

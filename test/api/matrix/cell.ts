@@ -1,12 +1,19 @@
-import { readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { type SQL, sql } from 'drizzle-orm'
 import { expect } from 'vitest'
 import { createApiKey, generateApiClient } from '../../../src/api/index.ts'
 import type { ResourceDefinition } from '../../../src/api/resource/index.ts'
 import { silentLogger } from '../../../src/core/index.ts'
 import { type AuditRecord, createAuditLog, createModelRegistry } from '../../../src/db/index.ts'
-import { createAuditTrail, createDataTools, createMcpServer } from '../../../src/mcp/index.ts'
+import {
+  createAuditTrail,
+  createDataTools,
+  createMcpServer,
+  type DataTools,
+} from '../../../src/mcp/index.ts'
 import { connectInMemory } from '../../mcp/support/client.ts'
 import type { DatabaseBackend } from '../../support/databases.ts'
 import {
@@ -41,11 +48,19 @@ export interface Cell {
   doc: OpenApi
   client: string
   mcp: Client
+  /**
+   * An MCP client of tools under the default approval policy, acting for a signed-in user:
+   * what needs a person's approval waits for it there (`heldTools.approvals` decides).
+   */
+  held: Client
+  heldTools: DataTools
   /** The audit trail's entries of one MCP tool, newest first (the trail flushed first). */
   audited(tool: string): Promise<AuditRecord[]>
   trashed: { id: string | number; title: string }
   /** A record the documents' row filter hides from every key. */
   hidden: { id: string | number; title: string }
+  /** Gives every document the credential's value again (`SECRET`). */
+  keepSecret(): Promise<void>
   /** A request with the app's `*` key, or with a key holding only `scopes`. */
   rest(
     method: string,
@@ -78,9 +93,9 @@ export const listed = async (cell: Cell) =>
 export async function openCell(
   backend: DatabaseBackend,
 ): Promise<{ cell: Cell; close(): Promise<void> }> {
-  const scaffolded: ScaffoldedApp = await scaffoldApp(backend.dialect, {
-    app: TRASH[backend.dialect],
-  })
+  const app = withCredential(backend.dialect)
+  const scaffolded: ScaffoldedApp = await scaffoldApp(backend.dialect, { app })
+  rmSync(app.root, { recursive: true, force: true })
   addRowFilter(scaffolded.outDir)
   const cell = {} as Cell
   cell.api = await startGeneratedApi(scaffolded, backend)
@@ -119,6 +134,9 @@ export async function openCell(
   cell.trashed = docs[2]!
   cell.hidden = docs[3]!
   expect((await cell.rest('DELETE', `${path}/${cell.trashed.id}`)).status).toBe(200)
+  await fileEveryDocument(cell)
+  cell.keepSecret = () => run(cell, sql`update documents set api_token = ${SECRET}`)
+  await cell.keepSecret()
   // The app's own schema module: its tables are the ones the definitions hold.
   const schema = await import(join(scaffolded.root, 'src/schema.ts'))
   const audit = createAuditTrail({ database: cell.api.database, flushIntervalMs: 3_600_000 })
@@ -137,10 +155,24 @@ export async function openCell(
     logger: silentLogger(),
   })
   cell.mcp = await connectInMemory(createMcpServer({ dataTools: { tools } }))
+  cell.heldTools = createDataTools({
+    audit,
+    database: cell.api.database,
+    models: createModelRegistry(schema, backend.dialect),
+    access: { unlisted: 'all' },
+    queries: { documents: cell.definition },
+    approvals: { pageUrl: (id) => `http://app.test/approvals/${id}` },
+    logger: silentLogger(),
+  })
+  const caller = { userId: '1', scopes: ['mcp:read', 'mcp:write'] }
+  cell.held = await connectInMemory(
+    createMcpServer({ dataTools: { tools: cell.heldTools, caller } }),
+  )
   return {
     cell,
     async close() {
       await cell.mcp?.close()
+      await cell.held?.close()
       await audit.close()
       await cell.api?.close()
       scaffolded.cleanup()
@@ -194,4 +226,45 @@ function addRowFilter(outDir: string): void {
     throw new Error('the documents controller changed')
   }
   writeFileSync(file, patched)
+}
+
+/** The value of the documents' credential column: no surface may ever show it, nor its name. */
+export const SECRET = 'tok_never_leaves_the_server'
+export const CREDENTIAL = 'api_token'
+
+/**
+ * The trash app with a credential column on documents (`api_token`, a `*_token` name): its
+ * schema and migrations copied and given the column, as an app adds one.
+ */
+function withCredential(dialect: 'postgres' | 'sqlite') {
+  const from = TRASH[dialect]
+  // Copied from here into the scaffolded app, which lives under the repository.
+  const root = mkdtempSync(join(tmpdir(), 'kiln-credential-'))
+  const schema = join(root, 'schema.ts')
+  const line = /^(\s*)deletedAt: (.*)$/m
+  const source = readFileSync(from.schema, 'utf8')
+  if (!line.test(source)) throw new Error('the trash fixture changed')
+  writeFileSync(schema, source.replace(line, `$&\n$1apiToken: text('${CREDENTIAL}'),`))
+  const migrations = join(root, 'migrations')
+  cpSync(from.migrations, migrations, { recursive: true })
+  const quote = dialect === 'postgres' ? '"' : '`'
+  writeFileSync(
+    join(migrations, '0002_credential.sql'),
+    `ALTER TABLE ${quote}documents${quote} ADD COLUMN ${quote}${CREDENTIAL}${quote} text;\n`,
+  )
+  return { root, schema, migrations }
+}
+
+/** One folder holds every document, for `include=`. */
+async function fileEveryDocument(cell: Cell): Promise<void> {
+  const folder = await cell.rest('POST', '/api/v1/folders', { name: 'Holds every document' })
+  expect(folder.status).toBe(201)
+  const folderId = (folder.body.data as { id: number }).id
+  await run(cell, sql`update documents set folder_id = ${folderId}`)
+}
+
+async function run(cell: Cell, statement: SQL): Promise<void> {
+  const database = cell.api.database
+  if (database.dialect === 'postgres') await database.db.execute(statement)
+  else database.db.run(statement)
 }

@@ -3,7 +3,10 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { stripVTControlCharacters } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createRecordCounter } from '../../../src/api/index.ts'
+import { type ResourceDefinition, resourceOperations } from '../../../src/api/resource/index.ts'
 import { runMakeApi } from '../../../src/cli/commands/make-api.ts'
+import { NotFoundError } from '../../../src/core/errors.ts'
 import { describeEachDatabase } from '../../support/databases.ts'
 import {
   RENTALS,
@@ -91,6 +94,30 @@ describeEachDatabase('the resource operations kiln implements once', (backend) =
       const grouped = await api.request('GET', '/api/v1/documents/aggregate?count=*&group_by=title')
       expect(grouped.status).toBe(200)
       expect(JSON.stringify(await json(grouped))).not.toContain('secret plan')
+    })
+
+    it("a write call with its input (the MCP tools') writes as the REST route does, no body read", async () => {
+      const controller = await import(join(scaffolded.outDir, 'controllers/documents.ts'))
+      const definition = controller.documentsResource as ResourceDefinition
+      const { store, update, destroy } = resourceOperations(definition, {
+        db: api.database.db,
+        counts: createRecordCounter(),
+      })
+      const made = (await store({ caller: undefined, input: { title: 'by input' } })).data as Json
+      // kiln's timestamps, from one reading, as on REST.
+      expect(made).toMatchObject({ title: 'by input' })
+      expect(made.created_at).toEqual(made.updated_at)
+      const id = String(made.id)
+      const changed = await update({ caller: undefined, id, input: { title: 'changed' } })
+      expect(changed.data).toMatchObject({ id: made.id, title: 'changed' })
+      expect(await destroy({ caller: undefined, id })).toEqual({ message: 'Deleted' })
+      // Soft-deleted, as the route deletes: out of sight, in the trash.
+      expect((await api.request('GET', `/api/v1/documents/${id}`)).status).toBe(404)
+      const trash = await api.request('GET', '/api/v1/documents?filter[trashed]=only')
+      expect(JSON.stringify(await json(trash))).toContain('changed')
+      await expect(update({ caller: undefined, id, input: { title: 'x' } })).rejects.toThrow(
+        NotFoundError,
+      )
     })
   })
 

@@ -7,7 +7,7 @@ import { z } from 'zod'
 import { declareRequests, defineListQuery } from '../../../src/api/index.ts'
 import { createLogger, silentLogger } from '../../../src/core/index.ts'
 import { createModelRegistry, type Database } from '../../../src/db/index.ts'
-import { resolveAccess } from '../../../src/mcp/data/access.ts'
+import { resolveAccess } from '../../../src/mcp/data/access-resolve.ts'
 import {
   type AuthorizeRequest,
   createDataTools,
