@@ -48,6 +48,19 @@ const MIN_PART = 5 * 1024 * 1024
 /**
  * A disk on an S3-compatible object store. The AWS SDK (`@aws-sdk/client-s3` and
  * `@aws-sdk/s3-request-presigner`, optional dependencies) is loaded on first use only.
+ * @example
+ * ```ts
+ * const media = s3({
+ *   bucket: 'media',
+ *   region: 'eu-central-1',
+ *   accessKeyId: process.env.S3_ACCESS_KEY_ID,
+ *   secretAccessKey: process.env.S3_SECRET_ACCESS_KEY,
+ * })
+ * const storage = createStorage({
+ *   default: 'media',
+ *   disks: { media: { driver: media, cdn: 'https://cdn.example.com' } },
+ * })
+ * ```
  */
 export function s3(options: S3DiskOptions): Disk {
   if (!options || typeof options.bucket !== 'string' || options.bucket === '') {
