@@ -56,7 +56,9 @@ export function securityHeaderValues(
   return headers
 }
 
-/** Middleware setting `securityHeaderValues(options)` on every response of its routes. * @example
+/**
+ * Middleware setting `securityHeaderValues(options)` on every response of its routes.
+ * @example
  * ```ts
  * app.use('/account/*', securityHeaders())
  * ```
