@@ -86,6 +86,10 @@ const HEADING = 'Invalid CDN configuration'
  * Reads `CDN_URL`, `CDN_PROVIDER` (default `digitalocean`), `CDN_PURGE_TOKEN`,
  * `CDN_PURGE_ZONE` and `CDN_PURGE_API_URL`, falling back to the legacy variables in
  * `LEGACY_CDN_VARIABLES` with one deprecation warning per legacy variable read.
+ * @example
+ * ```ts
+ * const cdn = loadCdnConfig(process.env, { logger, redactor })
+ * ```
  */
 export function loadCdnConfig(
   env: Env = process.env,

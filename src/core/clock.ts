@@ -6,7 +6,15 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() }
 
-/** A clock that only moves when told to. */
+/**
+ * A clock that only moves when told to.
+ * @example
+ * ```ts
+ * const clock = new ManualClock()
+ * const kv = new MemoryKeyValueStore({ clock })
+ * clock.advance(60_000)
+ * ```
+ */
 export class ManualClock implements Clock {
   #now: number
 

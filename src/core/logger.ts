@@ -43,6 +43,11 @@ const KEY_VALUE_PATTERN = /"((?:[^"\\]|\\.)+)"(\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d[\
  * configuration) and every string shaped like a kiln API key, a JWT or a bearer credential.
  * It runs on each serialized log line, so a secret that slips into a message or an error's
  * cause is still never written.
+ * @example
+ * ```ts
+ * const redactor = new Redactor().add(process.env.SMTP_PASSWORD)
+ * const logger = createLogger({ level: 'info', redactor })
+ * ```
  */
 export class Redactor {
   readonly #values = new Set<string>()
@@ -148,7 +153,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   )
 }
 
-/** A logger that drops everything: for tests and benchmarks that do not read logs. */
+/**
+ * A logger that drops everything: for tests and benchmarks that do not read logs.
+ * @example
+ * ```ts
+ * const shared = await createSharedState({ logger: silentLogger() })
+ * ```
+ */
 export function silentLogger(): Logger {
   return pino({ level: 'silent' })
 }

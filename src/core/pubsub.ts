@@ -19,7 +19,14 @@ export interface PubSub {
   close(): Promise<void>
 }
 
-/** Publish and subscribe within this process. */
+/**
+ * Publish and subscribe within this process.
+ * @example
+ * ```ts
+ * const pubsub = new MemoryPubSub()
+ * const stop = await pubsub.subscribe('posts', (id) => logger.info({ id }, 'post changed'))
+ * ```
+ */
 export class MemoryPubSub implements PubSub {
   readonly #channels = new Map<string, Set<PubSubListener>>()
 
@@ -60,6 +67,12 @@ export interface RedisPubSubOptions {
  * Redis PUBLISH/SUBSCRIBE. Publishing uses the shared request-path client; subscriptions share
  * one subscriber connection (opened on the first subscription, through `connections`, so it is
  * closed with the others), which ioredis subscribes again after a reconnection.
+ * @example
+ * ```ts
+ * const connections = new RedisConnections('redis://127.0.0.1:6379')
+ * const pubsub = new RedisPubSub(connections, connections.connect(), { prefix: 'tickets:' })
+ * await pubsub.publish('posts', '42')
+ * ```
  */
 export class RedisPubSub implements PubSub {
   readonly #connections: RedisConnections

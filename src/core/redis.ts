@@ -24,6 +24,11 @@ const lastErrors = new WeakMap<Redis, Error>()
 /**
  * The one place kiln opens Redis connections. Every connection it hands out is tracked and
  * closed by `close()`, so a shutting-down process leaves nothing open.
+ * @example
+ * ```ts
+ * const connections = new RedisConnections('redis://127.0.0.1:6379')
+ * const redis = connections.connect({ name: 'reports' })
+ * ```
  */
 export class RedisConnections {
   readonly url: string

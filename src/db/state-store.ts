@@ -16,6 +16,11 @@ const SWEEP_LIMIT = 100
  * wants). Each operation is one statement, atomic on its own, so many instances over one
  * database share it as they would Redis. Expired entries read as absent and are swept in
  * bounded batches as writes come.
+ * @example
+ * ```ts
+ * const store = new DatabaseKeyValueStore(database)
+ * await store.set('report:last-run', new Date().toISOString())
+ * ```
  */
 export class DatabaseKeyValueStore implements KeyValueStore {
   readonly #database: Database
@@ -139,6 +144,16 @@ export class DatabaseKeyValueStore implements KeyValueStore {
  * Where state that must outlive a restart lives: the shared state's store on Redis; without
  * Redis, the database (`DatabaseKeyValueStore`), not this process's memory. Pass it as the
  * OAuth server's and the bearer validator's `store`.
+ * @example
+ * ```ts
+ * const store = durableState(shared, database)
+ * const validator = createBearerValidator({
+ *   secret: oauthConfig.secret,
+ *   issuer: oauthConfig.issuer,
+ *   resource: `${oauthConfig.issuer}/mcp`,
+ *   store,
+ * })
+ * ```
  */
 export function durableState(shared: Pick<SharedState, 'kind' | 'kv'>, database: Database) {
   return shared.kind === 'redis' ? shared.kv : new DatabaseKeyValueStore(database)

@@ -7,6 +7,10 @@ import { serveStdio as serveSdkStdio } from '@modelcontextprotocol/server/stdio'
  * `createServer` serves the connection. Runs until the client closes its end (or the process
  * gets SIGINT/SIGTERM), then runs `onClose` once. Standard output carries only the protocol:
  * anything else must be written to standard error.
+ * @example
+ * ```ts
+ * await serveStdio(() => createMcpServer({ dataTools: { tools, caller } }), () => database.close())
+ * ```
  */
 export async function serveStdio(
   createServer: McpServerFactory,

@@ -169,6 +169,16 @@ export type BearerEnv = { Variables: { accessToken: AccessTokenClaims } }
  * token is missing (no `error`) or invalid (`error="invalid_token"`), both with `scope` when
  * there are challenge scopes, then 403 `insufficient_scope` when a required scope is absent.
  * @see RFC 6750 §3, RFC 9728 §5.1
+ * @example
+ * ```ts
+ * app.use(
+ *   '/mcp',
+ *   bearerAuth({
+ *     validator,
+ *     resourceMetadataUrl: `${oauthConfig.issuer}/.well-known/oauth-protected-resource/mcp`,
+ *   }),
+ * )
+ * ```
  */
 export function bearerAuth(options: BearerAuthOptions): MiddlewareHandler<BearerEnv> {
   const { validator, resourceMetadataUrl, scopes = [] } = options

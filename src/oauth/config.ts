@@ -64,6 +64,11 @@ export function normalizeIssuer(value: string): string | undefined {
  * Reads `MCP_TOKEN_SECRET` and `APP_URL`. In production a missing or bad value is a
  * `ConfigError` naming each variable; in development a missing secret is generated for this
  * process (tokens then end with it) and a warning says so.
+ * @example
+ * ```ts
+ * const production = config.env === 'production'
+ * const oauthConfig = loadOAuthConfig(process.env, { production, logger })
+ * ```
  */
 export function loadOAuthConfig(env: Env, options: LoadOAuthConfigOptions): OAuthConfig {
   const parsed = parseEnv(schema(options.production), env, 'OAuth configuration')

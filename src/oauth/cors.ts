@@ -19,6 +19,10 @@ export interface OAuthCorsOptions {
  * `cors` sets them on `c.res` before the handler runs instead, and the handler's own `Response`
  * is then copied into a new one: on Node that turns a plain string answer into a web stream
  * and a `Headers` object, the largest saving of a `/mcp` call in docs/performance-archive.md's MCP notes.
+ * @example
+ * ```ts
+ * app.use('/mcp', oauthCors()) // answers preflights before auth
+ * ```
  */
 export function oauthCors(options: OAuthCorsOptions = {}): MiddlewareHandler {
   const exposeHeaders = ['WWW-Authenticate', 'Mcp-Session-Id', ...(options.exposeHeaders ?? [])]

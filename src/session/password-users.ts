@@ -29,6 +29,17 @@ export interface PasswordUsers {
  * The two callbacks a password login needs, from two lookups in the app's user table, so that
  * wiring sessions and the login page is a few lines. Unknown emails still cost one hash check
  * (`PasswordHasher.verify` checks a dummy), so they take as long as a wrong password.
+ * @example
+ * ```ts
+ * import { eq, type SQL } from 'drizzle-orm'
+ * import { users } from './schema.ts'
+ *
+ * const find = async (where: SQL) => (await database.db.select().from(users).where(where))[0]
+ * const accounts = passwordUsers({
+ *   byEmail: (email) => find(eq(users.email, email)),
+ *   byId: (id) => find(eq(users.id, Number(id))),
+ * })
+ * ```
  */
 export function passwordUsers(options: PasswordUsersOptions): PasswordUsers {
   const passwords = options.passwords ?? createPasswordHasher()

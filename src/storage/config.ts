@@ -50,7 +50,13 @@ export interface StorageConfig {
   cdnUrl: string | undefined
 }
 
-/** Reads the FILESYSTEM_* and OBJSTORE_* variables with their defaults. */
+/**
+ * Reads the FILESYSTEM_* and OBJSTORE_* variables with their defaults.
+ * @example
+ * ```ts
+ * const { defaultDisk, objectStore } = loadStorageConfig(process.env)
+ * ```
+ */
 export function loadStorageConfig(env: Env = process.env): StorageConfig {
   const parsed = parseEnv(storageEnvSchema, env, 'Invalid storage configuration')
   const config: StorageConfig = {

@@ -18,7 +18,8 @@ export { local } from './local.ts'
 export { type MemoryDiskOptions, memory } from './memory.ts'
 export { type PublicDiskRoutesOptions, publicDiskRoutes } from './public-routes.ts'
 export { type StorageRoutesOptions, storageRoutes } from './routes.ts'
-export { type S3DiskOptions, s3 } from './s3.ts'
+export { s3 } from './s3.ts'
+export type { S3DiskOptions } from './s3-options.ts'
 export {
   createStorage,
   type DiskConfig,

@@ -29,6 +29,13 @@ let procFd = process.platform === 'linux'
  * content goes to a temporary file in the target's directory, which is then renamed over the
  * target, so readers and a crash never see half a file and concurrent writes to one path end
  * with one complete file. Every path is confined to the root, symbolic links included.
+ * @example
+ * ```ts
+ * const storage = createStorage({
+ *   default: 'local',
+ *   disks: { local: { driver: local('./storage'), url: '/files' } },
+ * })
+ * ```
  */
 export function local(root: string): Disk {
   if (typeof root !== 'string' || root === '') {

@@ -27,7 +27,13 @@ export interface MemoryDiskOptions {
   clock?: Clock
 }
 
-/** A disk held in this process's memory: for tests and throw-away work. */
+/**
+ * A disk held in this process's memory: for tests and throw-away work.
+ * @example
+ * ```ts
+ * const storage = createStorage({ default: 'scratch', disks: { scratch: { driver: memory() } } })
+ * ```
+ */
 export function memory(options: MemoryDiskOptions = {}): Disk {
   return new MemoryDisk(options.clock ?? systemClock)
 }

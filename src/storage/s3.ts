@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream'
 import { importOptional, MissingPackageError } from '../core/optional-package.ts'
-import { revealSecret, type Secret } from '../core/secret.ts'
+import { revealSecret } from '../core/secret.ts'
 import {
   type Content,
   type Disk,
@@ -15,31 +15,11 @@ import { FileNotFoundError, StorageIoError, StorageUnsupportedError } from './er
 import { mimeTypeOf } from './mime.ts'
 import { encodePath, joinUrl } from './path.ts'
 import { uploadParts } from './s3-multipart.ts'
+import type { S3DiskOptions } from './s3-options.ts'
 
 type S3Sdk = typeof import('@aws-sdk/client-s3')
 type Presigner = typeof import('@aws-sdk/s3-request-presigner')
 type S3Client = import('@aws-sdk/client-s3').S3Client
-
-/** Options of `s3`. */
-export interface S3DiskOptions {
-  bucket: string
-  region?: string
-  accessKeyId?: string
-  secretAccessKey?: Secret | string | undefined
-  /** An S3-compatible endpoint (MinIO, DigitalOcean Spaces, R2, …); AWS when omitted. */
-  endpoint?: string
-  /** Path-style URLs (`endpoint/bucket/key`), needed by most S3-compatible stores. */
-  forcePathStyle?: boolean
-  /** A key prefix inside the bucket that acts as the disk root. */
-  prefix?: string
-  /**
-   * Send an ACL (`private` / `public-read`) when `putWithOptions` names a visibility. Turn off
-   * for buckets with ACLs disabled (AWS's default for new buckets since 2023).
-   */
-  acl?: boolean
-  /** Size of each part of a multipart upload of a stream (at least 5 MiB). */
-  partSize?: number
-}
 
 /** Presigned object-store URLs cannot outlive 7 days (SigV4's limit). */
 export const MAX_PRESIGN_SECONDS = 7 * 24 * 60 * 60
@@ -48,6 +28,11 @@ const MIN_PART = 5 * 1024 * 1024
 /**
  * A disk on an S3-compatible object store. The AWS SDK (`@aws-sdk/client-s3` and
  * `@aws-sdk/s3-request-presigner`, optional dependencies) is loaded on first use only.
+ * @example
+ * ```ts
+ * const media = s3({ bucket: 'media', region: 'eu-central-1', endpoint: process.env.S3_ENDPOINT })
+ * const storage = createStorage({ default: 'media', disks: { media: { driver: media } } })
+ * ```
  */
 export function s3(options: S3DiskOptions): Disk {
   if (!options || typeof options.bucket !== 'string' || options.bucket === '') {

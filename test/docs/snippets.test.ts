@@ -73,11 +73,8 @@ function entryOfName(): Map<string, string> {
  */
 function sourceExamples(): Snippet[] {
   const entries = entryOfName()
-  const files = readdirSync(join(repo, 'src'), { recursive: true })
-    .map(String)
-    .filter((name) => name.endsWith('.ts'))
   const snippets: Snippet[] = []
-  for (const file of files) {
+  for (const file of sourceFiles()) {
     const text = readFileSync(join(repo, 'src', file), 'utf8')
     for (const match of text.matchAll(/^ \* @example\n \* ```ts\n([\s\S]*?)^ \* ```/gm)) {
       const code = (match[1] ?? '').replace(/^ \* ?/gm, '')
@@ -98,10 +95,31 @@ function sourceExamples(): Snippet[] {
   return snippets
 }
 
+const sourceFiles = () =>
+  readdirSync(join(repo, 'src'), { recursive: true })
+    .map(String)
+    .filter((name) => name.endsWith('.ts'))
+
+/** The `@example` tags of src/ not written as the ```ts block the check above reads. */
+function uncheckedExamples(): string[] {
+  return sourceFiles().flatMap((file) => {
+    const lines = readFileSync(join(repo, 'src', file), 'utf8').split('\n')
+    return lines.flatMap((line, i) =>
+      /(^|\s)@example\b/.test(line) && !(line === ' * @example' && lines[i + 1] === ' * ```ts')
+        ? [`src/${file}:${i + 1}`]
+        : [],
+    )
+  })
+}
+
 afterAll(() => rmSync(work, { recursive: true, force: true }))
 
 describe('the code blocks of README.md and docs/, and the @example blocks of src/', () => {
   const snippets = [...docSnippets(), ...sourceExamples()]
+
+  it('every @example of src/ opens a ```ts block, so that none escapes the check', () => {
+    expect(uncheckedExamples()).toEqual([])
+  })
 
   it('each skipped block says why', () => {
     for (const snippet of snippets) {

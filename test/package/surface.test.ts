@@ -107,15 +107,21 @@ function readSurface(): Map<string, Exported[]> {
         return {
           name: symbol.name,
           documented: docs.length > 0 || (declaration !== undefined && leadingDoc(declaration)),
-          hasExample: docs.some((doc) =>
-            (doc.tags ?? []).some((t) => t.tagName.text === 'example'),
-          ),
+          hasExample: docs.some((doc) => (doc.tags ?? []).some(showsTsCall)),
         }
       }),
     )
   }
   return surface
 }
+
+/**
+ * An `@example` that opens with a ```ts block: the form test/docs/snippets.test.ts type-checks,
+ * so a marked name cannot pass with prose or an unchecked fragment.
+ */
+const showsTsCall = (tag: ts.JSDocTag) =>
+  tag.tagName.text === 'example' &&
+  (ts.getTextOfJSDocComment(tag.comment) ?? '').trimStart().startsWith('```ts\n')
 
 const inKiln = (symbol: ts.Symbol) => symbol.declarations?.some(isKilnSource) ?? false
 

@@ -8,14 +8,12 @@ const guardScopes = new WeakMap<object, readonly string[]>()
 /**
  * A route middleware that lets a request through only when its API key has every one of
  * `scopes` (`*` on a key passes all): a 403 `{ "error": … }` otherwise, a 401 when the route
- * is not behind `apiKeyAuth`. Generated controllers put one on each route:
- *
+ * is not behind `apiKeyAuth`. Generated controllers put one on each route. The OpenAPI
+ * document lists the scopes each operation needs (`routeScopes`).
+ * @example
  * ```ts
- * .get('/', scopeGuard('posts:read'), async function index(c) { … })
- * .put('/:id', scopeGuard('posts:write'), async function update(c) { … })
+ * app.post('/api/v1/posts/:id/publish', scopeGuard('posts:publish'), (c) => c.body(null, 204))
  * ```
- *
- * The OpenAPI document lists the scopes each operation needs (`routeScopes`).
  */
 export function scopeGuard(...scopes: string[]): MiddlewareHandler<ApiEnv> {
   if (scopes.length === 0) throw new TypeError('scopeGuard: name at least one scope')

@@ -36,6 +36,10 @@ export interface ApiDocsOptions {
  * The docs routes: `GET /api/openapi.json` (OpenAPI 3.0, built from the app's routes on the
  * first request, then reused), `GET /api/openapi-3.1.json` (the same document as OpenAPI 3.1) and `GET /api/docs` (ReDoc, with its script served by the app
  * from the installed `redoc` package, so the page works without any other host).
+ * @example
+ * ```ts
+ * app.route('/', apiDocs({ app, title: config.appName, version: '1.0.0' }))
+ * ```
  */
 export function apiDocs(options: ApiDocsOptions): Hono {
   const specPath = options.specPath ?? '/api/openapi.json'

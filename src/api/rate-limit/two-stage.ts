@@ -21,17 +21,17 @@ export interface TwoStageThrottle {
 /**
  * One named limiter in two stages around `apiKeyAuth`, so a limiter that buckets by key
  * (`r.apiKey ? { key: \`key:${r.apiKey.id}\`, … } : perIp(r, 60)`) sees the key, while requests
- * without a valid key are still limited per client IP:
- *
- * ```ts
- * const limit = twoStageThrottle(limiters, 'api')
- * group.use(limit.beforeAuth).use(apiKeyAuth({ provider })).use(limit.afterAuth)
- * ```
+ * without a valid key are still limited per client IP.
  *
  * Each request is counted once, and before its key is checked, as `apiGuard` does
  * (`reserveKeyCheck`, `settleKeyCheck`): a burst of bad keys meets 429 once its bucket is spent,
  * however many arrive at once. With a per-IP limiter (the default) this is the same 60 requests
  * per minute per IP as a single throttle before auth.
+ * @example
+ * ```ts
+ * const limit = twoStageThrottle(limiters, 'api')
+ * app.use('/api/v1/*', limit.beforeAuth, apiKeyAuth({ provider: apiKeys }), limit.afterAuth)
+ * ```
  */
 export function twoStageThrottle(limiters: RateLimiters, name: string): TwoStageThrottle {
   const fallback = throttleAlone(limiters, name)

@@ -18,12 +18,16 @@ export const CurrentKeyResponse = z.object({
  * caller. Any valid key may ask, about itself only; the key itself is never in the answer.
  * The OpenAPI→MCP bridge (`kilnjs mcp --api-url … --api-key …`) reads it to list only the
  * operations the key may call.
- *
  * @example
- * new Hono<ApiEnv>()
+ * ```ts
+ * import { Hono } from 'hono'
+ * import type { ApiEnv } from 'kilnjs/api'
+ *
+ * const v1 = new Hono<ApiEnv>()
  *   .basePath('/api/v1')
  *   .use(apiGuard({ apiKeys, limiters }))
  *   .route('/keys', currentKeyRoutes())
+ * ```
  */
 export function currentKeyRoutes(): Hono<ApiEnv> {
   return new Hono<ApiEnv>().get(

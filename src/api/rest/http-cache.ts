@@ -18,6 +18,10 @@ import {
  * It is also where the group's responses are built (`plainResponses`): the digest is taken of
  * the JSON text `c.json()` writes, so a body is serialized once and never read back.
  * @see RFC 9110 §8.8.3 (ETag), §13.1.2 (If-None-Match, weak comparison), RFC 9111 §5.2.2 (private, no-cache)
+ * @example
+ * ```ts
+ * app.use('/api/admin/*', apiKeyAuth({ provider: apiKeys }), privateCache())
+ * ```
  */
 export function privateCache() {
   return plainResponses(PRIVATE_CACHE)

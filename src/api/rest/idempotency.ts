@@ -47,6 +47,10 @@ interface StoredAnswer {
  * (with the API key's id), never as given.
  *
  * Mount it after the API-key check (`apiGuard`), which tells whose key it is.
+ * @example
+ * ```ts
+ * app.use('/api/v1/*', apiGuard({ apiKeys, limiters }), idempotency({ store: shared.kv }))
+ * ```
  */
 export function idempotency(options: IdempotencyOptions): MiddlewareHandler<ApiEnv> {
   const { store, ttlMs = IDEMPOTENCY_TTL_MS, pendingTtlMs = 5 * 60 * 1000 } = options

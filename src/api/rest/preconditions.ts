@@ -16,9 +16,10 @@ export class PreconditionFailedError extends KilnError {
  * `current` gives the record as `show` answers it (`{ data: resource }`), or undefined when
  * there is none: the handler then answers 404 as without the header (a condition is ignored
  * when the answer would be neither 2xx nor 412). It is only read when the header is present.
- *
  * @example
- * await checkIfMatch(c.req.raw, () => shown(id))
+ * ```ts
+ * await checkIfMatch(c.req.raw, async () => ({ data: { id: userId, name: 'Ada' } }))
+ * ```
  * @see RFC 9110 §13.1.1 (If-Match: strong comparison), §13.2.1
  */
 export async function checkIfMatch(

@@ -17,6 +17,15 @@ export interface BunnyPurgeOptions extends PurgeHttpOptions {
 /**
  * Bunny CDN: `POST {purge_api_url}/purge?url={full_url}&async=false`, one request per path,
  * header `AccessKey`; success is 200 with an empty body. A trailing `*` purges a prefix.
+ * @example
+ * ```ts
+ * const purger = bunnyPurge({
+ *   cdnUrl: 'https://cdn.example.com',
+ *   token: new Secret(process.env.BUNNY_TOKEN ?? ''),
+ *   logger,
+ * })
+ * await purger.purge(['/assets/app.css'])
+ * ```
  */
 export function bunnyPurge(options: BunnyPurgeOptions): PurgeApi {
   if (!options.cdnUrl) throw new TypeError('bunnyPurge: CDN_URL is required')

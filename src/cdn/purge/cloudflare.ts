@@ -22,6 +22,15 @@ export interface CloudflarePurgeOptions extends PurgeHttpOptions {
  * `{ files }`, chunks of 30; `dir/*` becomes a `{ prefixes: ["host/dir/"] }` request (no
  * wildcards in `files`); `*` alone is `{ purge_everything: true }`. The answer's `success`
  * is checked, since a 200 can carry `success: false`.
+ * @example
+ * ```ts
+ * const purger = cloudflarePurge({
+ *   cdnUrl: 'https://cdn.example.com',
+ *   token: new Secret(process.env.CLOUDFLARE_TOKEN ?? ''),
+ *   zoneId: '023e105f4ecef8ad9ca31a8372d0c353',
+ *   logger,
+ * })
+ * ```
  */
 export function cloudflarePurge(options: CloudflarePurgeOptions): PurgeApi {
   if (!options.cdnUrl) throw new TypeError('cloudflarePurge: CDN_URL is required')

@@ -25,6 +25,14 @@ export const DIGITALOCEAN_WINDOW = { requests: 5, ms: 10_000 }
 /**
  * DigitalOcean Spaces CDN: `DELETE /v2/cdn/endpoints/{id}/cache` with `{ files: [...] }`
  * (paths relative to the origin; a wildcard counts as one), success 204.
+ * @example
+ * ```ts
+ * const purger = digitalOceanPurge({
+ *   endpointId: '19f06b6a-3ace-4315-b086-499a0e521b76',
+ *   token: new Secret(process.env.DIGITALOCEAN_TOKEN ?? ''),
+ *   logger,
+ * })
+ * ```
  */
 export function digitalOceanPurge(options: DigitalOceanPurgeOptions): PurgeApi {
   const logger = options.logger ?? silentLogger()

@@ -2,7 +2,16 @@ import { type Logger, silentLogger } from '../../core/logger.ts'
 import { normalizePurgePaths } from './paths.ts'
 import type { PurgeApi } from './types.ts'
 
-/** `CDN_PROVIDER=none`: purging is a logged no-op. */
+/**
+ * `CDN_PROVIDER=none`: purging is a logged no-op.
+ * @example
+ * ```ts
+ * const purger =
+ *   config.env === 'production'
+ *     ? createPurgeApi(loadCdnConfig(process.env, { logger }))
+ *     : noPurge({ logger })
+ * ```
+ */
 export function noPurge(options: { logger?: Logger } = {}): PurgeApi {
   const logger = options.logger ?? silentLogger()
   return {

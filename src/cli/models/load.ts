@@ -91,6 +91,10 @@ export async function loadSchemaModule(path: string): Promise<Record<string, unk
 /**
  * Finds `kiln.config.ts` in `cwd`, loads it and validates its default export. A missing file,
  * a module that fails to load and an invalid field are each one clear CliError.
+ * @example
+ * ```ts
+ * const loaded = await loadKilnConfig() // { config, root, path }
+ * ```
  */
 export async function loadKilnConfig(cwd: string = process.cwd()): Promise<LoadedKilnConfig> {
   const root = resolve(cwd)
@@ -120,7 +124,13 @@ export async function loadKilnConfig(cwd: string = process.cwd()): Promise<Loade
   return { config: result.data as KilnConfig, root, path }
 }
 
-/** The model registry of a loaded config's schema module. */
+/**
+ * The model registry of a loaded config's schema module.
+ * @example
+ * ```ts
+ * const models = await loadModelRegistry(await loadKilnConfig())
+ * ```
+ */
 export async function loadModelRegistry(loaded: LoadedKilnConfig): Promise<ModelRegistry> {
   const schemaModule = await loadSchemaModule(resolve(loaded.root, loaded.config.schema))
   try {

@@ -33,6 +33,12 @@ export type Env = Record<string, string | undefined>
 /**
  * Parses environment variables with a zod object schema. Empty strings count as unset,
  * as in a `.env` file with `NAME=`. All problems are reported together.
+ * @example
+ * ```ts
+ * import { z } from 'zod'
+ *
+ * const mail = parseEnv(z.object({ SMTP_URL: z.url() }), process.env, 'Invalid mail configuration')
+ * ```
  */
 export function parseEnv<Schema extends z.ZodObject>(
   schema: Schema,

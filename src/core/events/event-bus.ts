@@ -62,6 +62,14 @@ interface Registration {
 /**
  * Typed events with listeners per type. Every listener runs even when another fails;
  * failures are logged and returned. Listeners run one after another, in registration order.
+ * @example
+ * ```ts
+ * import { EventBus } from 'kilnjs/core'
+ *
+ * const events = new EventBus<{ 'post.published': { id: string } }>({ logger, store: shared.kv })
+ * events.on('post.published', async (post) => logger.info({ id: post.id }, 'published'))
+ * await events.emit('post.published', { id: '42' })
+ * ```
  */
 export class EventBus<Events extends object = EventMap> {
   readonly #listeners = new Map<keyof Events, Registration[]>()

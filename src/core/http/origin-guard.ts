@@ -121,6 +121,10 @@ export function formOriginPolicy(options: {
  * Refuses requests from other origins with 403: DNS-rebinding protection, which the MCP
  * Streamable HTTP transport requires ("servers MUST validate the Origin header"), and a guard
  * for the OAuth endpoints. The allow-list comes from APP_URL.
+ * @example
+ * ```ts
+ * app.use('/oauth/*', originGuard({ appUrl: config.appUrl, origins: ['https://admin.example'] }))
+ * ```
  */
 export function originGuard(options: OriginGuardOptions): MiddlewareHandler {
   const policy = originPolicy(options)

@@ -68,6 +68,10 @@ export const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'Ra
  * `c.status()` only record, the throttle records its `RateLimit-*` headers, and `c.json()`
  * builds the response once. An answer made any other way (`c.text()`, a stream, a `Response`
  * of the handler's own) gets the recorded headers added afterwards.
+ * @example
+ * ```ts
+ * app.use('/api/*', plainResponses({ cacheControl: 'no-store', vary: 'Authorization' }))
+ * ```
  */
 export function plainResponses(options: PlainResponsesOptions = {}): MiddlewareHandler {
   return async function plainResponses(c, next) {

@@ -27,6 +27,10 @@ export interface RequestLogOptions {
  * One line per request: method, path (without the query, which may hold personal data), status,
  * time in milliseconds and, when known, the key or client that made it. A 5xx is also logged
  * with its error by the app's error handler; this line is the access log beside it.
+ * @example
+ * ```ts
+ * app.use('*', requestLog({ logger, level: 'debug' }))
+ * ```
  */
 export function requestLog(options: RequestLogOptions): MiddlewareHandler {
   const { logger } = options

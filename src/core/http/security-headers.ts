@@ -56,7 +56,9 @@ export function securityHeaderValues(
   return headers
 }
 
-/** Middleware setting `securityHeaderValues(options)` on every response of its routes. * @example
+/**
+ * Middleware setting `securityHeaderValues(options)` on every response of its routes.
+ * @example
  * ```ts
  * app.use('/account/*', securityHeaders())
  * ```
@@ -78,7 +80,13 @@ export function securityHeaders(options: SecurityHeadersOptions = {}): Middlewar
  */
 export const NO_SNIFF = { name: 'X-Content-Type-Options', value: 'nosniff' } as const
 
-/** Middleware adding `X-Content-Type-Options: nosniff` to every answer of its routes that lacks it. */
+/**
+ * Middleware adding `X-Content-Type-Options: nosniff` to every answer of its routes that lacks it.
+ * @example
+ * ```ts
+ * app.use('*', noSniff(), requestLog({ logger }))
+ * ```
+ */
 export function noSniff(): MiddlewareHandler {
   return async function noSniffMiddleware(c, next) {
     await next()

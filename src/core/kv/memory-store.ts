@@ -13,7 +13,14 @@ export interface MemoryStoreOptions {
   sweepEvery?: number
 }
 
-/** A KeyValueStore in this process's memory. Operations are synchronous inside, hence atomic. */
+/**
+ * A KeyValueStore in this process's memory. Operations are synchronous inside, hence atomic.
+ * @example
+ * ```ts
+ * const kv = new MemoryKeyValueStore()
+ * await kv.set('greeting', 'hello', { ttlMs: 60_000 })
+ * ```
+ */
 export class MemoryKeyValueStore implements KeyValueStore {
   readonly #entries = new Map<string, Entry>()
   readonly #clock: Clock

@@ -22,7 +22,14 @@ export interface RedisStoreOptions {
   prefix?: string
 }
 
-/** A KeyValueStore on Redis: one state for every instance. Atomic by Redis's own commands. */
+/**
+ * A KeyValueStore on Redis: one state for every instance. Atomic by Redis's own commands.
+ * @example
+ * ```ts
+ * const connections = new RedisConnections('redis://127.0.0.1:6379')
+ * const kv = new RedisKeyValueStore(connections.connect(), { prefix: 'tickets:' })
+ * ```
+ */
 export class RedisKeyValueStore implements KeyValueStore {
   readonly #redis: Redis
   readonly #prefix: string

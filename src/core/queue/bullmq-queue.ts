@@ -66,6 +66,12 @@ function bullmq(): typeof import('bullmq') {
  * provider retries); workers block and reconnect. A worker killed mid-job leaves the job
  * active with a lock that is no longer renewed; once it expires, another worker's stalled-job
  * check puts the job back in the waiting list and it runs again.
+ * @example
+ * ```ts
+ * const connections = new RedisConnections('redis://127.0.0.1:6379')
+ * const queue = new BullMqQueue({ connections, name: 'mail', logger })
+ * await queue.enqueue('mail.send', { to: 'ada@example.com' })
+ * ```
  */
 export class BullMqQueue implements Queue {
   readonly kind = 'bullmq'

@@ -38,6 +38,11 @@ export interface MemoryQueueOptions {
  * An in-process queue: jobs run on this event loop after the request that queued them has
  * answered. Retries wait with exponential backoff. Nothing survives a restart: use BullMQ
  * (REDIS_URL) where that matters.
+ * @example
+ * ```ts
+ * const queue = new MemoryQueue({ logger, keepFailed: 100 })
+ * queue.work({ 'mail.send': async (payload) => logger.info({ payload }, 'sent') })
+ * ```
  */
 export class MemoryQueue implements Queue {
   readonly kind = 'memory'

@@ -59,6 +59,18 @@ const NOT_FOUND = new OAuthPageError(
  * approves or denies it: GET and POST `<path>/<id>`, in
  * the consent page's style, with its protections (session, CSRF token, Origin and Host). An
  * approval is shown only to the user it was asked for; anyone else sees "No such approval".
+ * @example
+ * ```ts
+ * app.route(
+ *   '/',
+ *   approvalPages({
+ *     store: tools.approvals,
+ *     appUrl: oauthConfig.issuer,
+ *     session: (request) => sessions.current(request),
+ *     logger,
+ *   }),
+ * )
+ * ```
  */
 export function approvalPages(options: ApprovalPagesOptions): Hono {
   const path = (options.path ?? '/approvals').replace(/\/$/, '')
