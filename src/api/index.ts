@@ -112,6 +112,7 @@ export {
   type StreamRequest,
 } from './realtime/index.ts'
 export {
+  type ChangeView,
   changeView,
   defineResource,
   RESOURCE_OPERATIONS,

@@ -7,7 +7,7 @@ import type { ChangeEvent, StreamMessage } from '../realtime/index.ts'
 import { TRASHED_PARAM } from '../rest/soft-delete.ts'
 import type { ResourceCall, ResourceContext } from './call.ts'
 import type { ResourceDefinition } from './define.ts'
-import type { RecordLookup } from './records.ts'
+import { type RecordLookup, recordLookup } from './records.ts'
 
 /** The list parameters a stream takes: what narrows it and what its records show. */
 const STREAM_PARAMS = /^(filter\[.*\]|fields|include|search)$/
@@ -25,8 +25,8 @@ export function eventsOperation(
     async events(call: ResourceCall): Promise<Response> {
       const { realtime } = context
       if (!realtime) throw new NotFoundError()
-      const params = streamParams(new URL(call.request.url).searchParams)
-      const view = changeView(resource, context, lookup, call.caller, params)
+      const params = new URL(call.request.url).searchParams
+      const view = changeViewOf(resource, context, lookup, call.caller, params)
       // A bad filter or field is a 422 now, before the stream opens, as the list answers it.
       await view.check()
       return realtime.stream({
@@ -51,6 +51,14 @@ function streamParams(given: URLSearchParams): URLSearchParams {
   return params
 }
 
+/** A change as one subscriber may see it (`changeView`). */
+export interface ChangeView {
+  /** Rejects with the list's 422 for a bad parameter, before a subscription starts. */
+  check(): Promise<unknown>
+  /** The event for this subscriber, or undefined when the change is not theirs to see. */
+  read(event: ChangeEvent): Promise<StreamMessage | undefined>
+}
+
 /**
  * A change as one caller may see it. The record is read again through the list query (the
  * caller's row filter, `filter[…]`, `fields`, soft delete, the resource's record mapper), by
@@ -60,11 +68,22 @@ function streamParams(given: URLSearchParams): URLSearchParams {
  */
 export function changeView(
   resource: ResourceDefinition,
+  context: ResourceContext,
+  caller: QueryCaller | undefined,
+  params: URLSearchParams | string = '',
+): ChangeView {
+  const given = new URLSearchParams(params)
+  return changeViewOf(resource, context, recordLookup(resource, context.db), caller, given)
+}
+
+function changeViewOf(
+  resource: ResourceDefinition,
   { db, counts }: ResourceContext,
   lookup: RecordLookup,
   caller: QueryCaller | undefined,
-  params: URLSearchParams,
-) {
+  given: URLSearchParams,
+): ChangeView {
+  const params = streamParams(given)
   const seen = new Set<unknown>()
   const narrowed =
     resource.rows?.(caller) !== undefined ||

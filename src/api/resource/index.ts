@@ -7,7 +7,7 @@ export {
   type ResourceOptions,
   type ResourceScopes,
 } from './define.ts'
-export { changeView } from './events.ts'
+export { type ChangeView, changeView } from './events.ts'
 export {
   type ResourceOperations,
   type ResourceOperationsOptions,
