@@ -1,0 +1,124 @@
+import { eq, sql } from 'drizzle-orm'
+import { NotFoundError } from '../../core/errors.ts'
+import { UNKNOWN_CLIENT } from '../../core/http/client-ip.ts'
+import type { QueryCaller } from '../query/definition.ts'
+import { runListQuery } from '../query/run.ts'
+import type { ChangeEvent, StreamMessage } from '../realtime/index.ts'
+import { TRASHED_PARAM } from '../rest/soft-delete.ts'
+import type { ResourceCall, ResourceContext } from './call.ts'
+import type { ResourceDefinition } from './define.ts'
+import { type RecordLookup, recordLookup } from './records.ts'
+
+/** The list parameters a stream takes: what narrows it and what its records show. */
+const STREAM_PARAMS = /^(filter\[.*\]|fields|include|search)$/
+
+/** Ids a stream remembers having sent, to tell when one of them leaves its view. */
+const SEEN_IDS = 1_000
+
+/** `GET /events`: the resource's changes as server-sent events, each read as a GET reads it. */
+export function eventsOperation(
+  resource: ResourceDefinition,
+  context: ResourceContext,
+  lookup: RecordLookup,
+) {
+  return {
+    async events(call: ResourceCall): Promise<Response> {
+      const { realtime } = context
+      if (!realtime) throw new NotFoundError()
+      const params = new URL(call.request.url).searchParams
+      const view = changeViewOf(resource, context, lookup, call.caller, params)
+      // A bad filter or field is a 422 now, before the stream opens, as the list answers it.
+      await view.check()
+      return realtime.stream({
+        resource: resource.name,
+        request: call.request,
+        caller: call.caller,
+        client: call.client ?? (() => UNKNOWN_CLIENT),
+        view: view.read,
+      })
+    },
+  }
+}
+
+/** The stream's own list parameters, read once per change as one record's list page. */
+function streamParams(given: URLSearchParams): URLSearchParams {
+  const params = new URLSearchParams()
+  for (const [name, value] of given) {
+    if (STREAM_PARAMS.test(name) && name !== TRASHED_PARAM) params.append(name, value)
+  }
+  params.set('count', 'none')
+  params.set('per_page', '1')
+  return params
+}
+
+/** A change as one subscriber may see it (`changeView`). */
+export interface ChangeView {
+  /** Rejects with the list's 422 for a bad parameter, before a subscription starts. */
+  check(): Promise<unknown>
+  /** The event for this subscriber, or undefined when the change is not theirs to see. */
+  read(event: ChangeEvent): Promise<StreamMessage | undefined>
+}
+
+/**
+ * A change as one caller may see it. The record is read again through the list query (the
+ * caller's row filter, `filter[…]`, `fields`, soft delete, the resource's record mapper), by
+ * its id: the rules are the list's, applied in SQL, never restated here. A delete cannot be
+ * read again: a soft-deleted record is read from the trash under the same rules; a hard-deleted
+ * one is sent to a stream that no row filter or filter narrows, or that had sent the record.
+ */
+export function changeView(
+  resource: ResourceDefinition,
+  context: ResourceContext,
+  caller: QueryCaller | undefined,
+  params: URLSearchParams | string = '',
+): ChangeView {
+  const given = new URLSearchParams(params)
+  return changeViewOf(resource, context, recordLookup(resource, context.db), caller, given)
+}
+
+function changeViewOf(
+  resource: ResourceDefinition,
+  { db, counts }: ResourceContext,
+  lookup: RecordLookup,
+  caller: QueryCaller | undefined,
+  given: URLSearchParams,
+): ChangeView {
+  const params = streamParams(given)
+  const seen = new Set<unknown>()
+  const narrowed =
+    resource.rows?.(caller) !== undefined ||
+    [...params.keys()].some((name) => name.startsWith('filter[') || name === 'search')
+  const softDelete = resource.softDelete && { ...resource.softDelete, scopes: [] }
+  const readOne = async (id: unknown, trashed: boolean) => {
+    const query = new URLSearchParams(params)
+    if (trashed) query.set(TRASHED_PARAM, 'only')
+    const scope = { where: id === undefined ? sql`1 = 0` : eq(lookup.key.column, id), key: 'one' }
+    const url = new URL(`http://localhost/?${query}`)
+    const page = await runListQuery(resource, url, { db, counts, caller, softDelete, scope })
+    return page.data[0]
+  }
+  const remember = (id: unknown) => {
+    seen.delete(id)
+    seen.add(id)
+    if (seen.size > SEEN_IDS) seen.delete(seen.values().next().value)
+  }
+  return {
+    check: () => readOne(undefined, false),
+    async read(event: ChangeEvent): Promise<StreamMessage | undefined> {
+      const id = lookup.readId(String(event.id))
+      const deleted = { event: 'deleted', data: { id: event.id } }
+      if (event.kind === 'deleted') {
+        const was = seen.delete(id)
+        if (softDelete) return (await readOne(id, true)) ? deleted : undefined
+        return was || !narrowed ? deleted : undefined
+      }
+      const data = await readOne(id, false)
+      if (data) {
+        remember(id)
+        return { event: event.kind, data: { id: event.id, data } }
+      }
+      // Out of the caller's view now (its row filter, the filter, the trash): its events end.
+      return seen.delete(id) ? deleted : undefined
+    },
+  }
+}
