@@ -8,6 +8,7 @@ export interface RetainedWindow {
   maxAgeMs: number
 }
 
+/** The window kept by default: 1,000 events per resource, none older than 5 minutes. */
 export const DEFAULT_WINDOW: RetainedWindow = { size: 1_000, maxAgeMs: 5 * 60_000 }
 
 /** What a resume asked of the window: the events after the given id, or `gap` past its reach. */
