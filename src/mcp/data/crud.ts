@@ -1,7 +1,7 @@
 import { and, type Column, getTableName, type SQL, sql } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT, PgTable, PgUpdateSetSource } from 'drizzle-orm/pg-core'
 import type { SQLiteTable, SQLiteUpdateSetSource } from 'drizzle-orm/sqlite-core'
-import { createRecordCounter, type RecordCounter } from '../../api/index.ts'
+import { createRecordCounter, type Realtime, type RecordCounter } from '../../api/index.ts'
 import { notTrashed, softDeleteColumn } from '../../api/internal.ts'
 import type { Logger } from '../../core/index.ts'
 import type { Database, PostgresDatabase, SqliteDatabase } from '../../db/index.ts'
@@ -80,6 +80,11 @@ export interface CrudOptions {
    * duration) in the `kiln_mcp_audit` table: `createAuditTrail({ database })`.
    */
   audit?: AuditTrail | undefined
+  /**
+   * The realtime core (`createRealtime`): each write the tools commit is published to its change
+   * feed, as the REST operations' are, so streams and subscriptions hear them.
+   */
+  realtime?: Pick<Realtime, 'publish'> | undefined
 }
 
 /** The access policy of the options, resolved once per options object. */
@@ -113,6 +118,13 @@ export function createCrud(options: CrudOptions): Crud {
     return auditedCrud(createCrud(rest), { trail: audit, caller: rest.caller, models: rest.models })
   }
   const { database, models, caller, logger, counts = createRecordCounter() } = options
+  // After the commit, the record's id: each subscriber reads the record under its own policy.
+  const changed = async (model: McpModel, kind: 'created' | 'updated' | 'deleted', id: unknown) => {
+    if (id === undefined || id === null) return
+    await options.realtime?.publish([
+      { resource: model.resource, table: model.tableName, kind, id },
+    ])
+  }
   const policy = accessPolicyOf(options)
   const run = <T>(action: string, work: () => Promise<T>) => guardDatabase(action, work, logger)
   const find = (name: string) => resolveModel(models, name, policy.visibleModels)
@@ -159,6 +171,8 @@ export function createCrud(options: CrudOptions): Crud {
       )
       if (!created) throw new ToolError(`The ${model.resource} record was not created`)
       await counts.invalidate(model.tableName)
+      const key = model.columns.find((column) => column.primaryKey)
+      await changed(model, 'created', key && (created as Record<string, unknown>)[key.key])
       return serialize(access.readable, created)
     },
 
@@ -230,6 +244,7 @@ export function createCrud(options: CrudOptions): Crud {
       if (!updated) throw notFound(model, id)
       // An update adds or removes no record, but moves records in and out of filtered counts.
       await counts.invalidate(model.tableName)
+      await changed(model, 'updated', id)
       return serialize(access.readable, updated as JsonRecord)
     },
 
@@ -261,6 +276,7 @@ export function createCrud(options: CrudOptions): Crud {
       })
       if (deleted === 0) throw notFound(model, id)
       await counts.invalidate(model.tableName)
+      await changed(model, 'deleted', id)
       return { message: 'Deleted', id }
     },
   }

@@ -73,6 +73,7 @@ describeEachDatabase('MCP resource subscriptions', (backend) => {
             c.json(await rest.store({ request: c.req.raw, caller: undefined }), 201),
           )
         },
+        realtime,
         subscriptions: (tools) => {
           watch = tools.watch
           return mcpSubscriptions({ watch, feed: realtime.feed, keepAliveMs: 60_000 })
@@ -88,7 +89,7 @@ describeEachDatabase('MCP resource subscriptions', (backend) => {
   })
 
   /** A token of user 1 in `tenant`, with the scope and grant given. */
-  async function token(tenant: string, grant?: Record<string, Array<'read'>>) {
+  async function token(tenant: string, grant?: Record<string, Array<'read'>>, scope = 'mcp:read') {
     const now = Math.floor(Date.now() / 1000)
     return signAccessToken(
       {
@@ -98,7 +99,7 @@ describeEachDatabase('MCP resource subscriptions', (backend) => {
         tenant_id: tenant,
         client_id: 'test-client',
         grant_id: 'test-grant',
-        scope: 'mcp:read',
+        scope,
         iat: now,
         exp: now + 600,
         jti: `jti-${tenant}-${Math.random()}`,
@@ -160,6 +161,23 @@ describeEachDatabase('MCP resource subscriptions', (backend) => {
       await heard
       expect(updates).toEqual([URI])
       await subscription.close()
+      await client.close()
+    })
+
+    it('is notified of an MCP write too (crud_create of another client)', async () => {
+      const { client, updates, next } = await connect(await token('t1'), 'modern')
+      const subscription = await client.listen({ resourceSubscriptions: [URI] })
+      const writer = await connect(await token('t1', undefined, 'mcp:read mcp:write'), 'modern')
+      const heard = next()
+      const made = await writer.client.callTool({
+        name: 'crud_create',
+        arguments: { model: 'tickets', data: { tenant_id: 't1', title: 'by an assistant' } },
+      })
+      expect(made.isError ?? false, JSON.stringify(made.content)).toBe(false)
+      await heard
+      expect(updates).toEqual([URI])
+      await subscription.close()
+      await writer.client.close()
       await client.close()
     })
 

@@ -8,6 +8,7 @@ import {
   createDataTools,
   createMcpServer,
   type DataTools,
+  type DataToolsOptions,
   type McpAccessOptions,
   type McpSubscriptions,
   mcpEndpoint,
@@ -29,6 +30,8 @@ export interface McpTestApp {
 export interface McpTestAppExtras {
   routes?: (app: Hono) => void
   subscriptions?: (tools: DataTools) => McpSubscriptions
+  /** Where the tools publish their writes (the realtime core). */
+  realtime?: DataToolsOptions['realtime']
 }
 
 /**
@@ -56,7 +59,13 @@ export async function serveMcpTestApp(
   extras.routes?.(built)
   // With subscriptions, the tools are resolved once (their watch is what subscriptions read).
   const tools = extras.subscriptions
-    ? createDataTools({ database, models, access, logger: silentLogger() })
+    ? createDataTools({
+        database,
+        models,
+        access,
+        logger: silentLogger(),
+        realtime: extras.realtime,
+      })
     : undefined
   built.route(
     '/',
