@@ -35,6 +35,17 @@ export interface ModelWatch {
    * `crud_list` filtered by its key would return (tenant, row filter, soft delete, `authorize`).
    */
   sees(caller: McpCaller | undefined, resource: string, id: string | number): Promise<boolean>
+  /**
+   * Whether a deleted record was in the caller's view: a soft-deleted one is read from the trash
+   * under the same rules; a hard-deleted one cannot be read, and counts as seen only when nothing
+   * narrows the caller's rows (no row filter, no tenant) or `seen` says it was.
+   */
+  sawDeleted(
+    caller: McpCaller | undefined,
+    resource: string,
+    id: string | number,
+    seen: boolean,
+  ): Promise<boolean>
 }
 
 /** The watch of one app's data tools, reading with their database and counter. */
@@ -44,6 +55,20 @@ export function createModelWatch(
 ): ModelWatch {
   const byResource = new Map(policy.visibleModels.map((model) => [model.resource, model]))
   const byUri = new Map(policy.visibleModels.map((model) => [modelUri(model), model]))
+  const viewed = async (
+    model: McpModel | undefined,
+    caller: McpCaller | undefined,
+    id: string | number,
+    trashToo: boolean,
+  ) => {
+    if (!model) return false
+    try {
+      return await inView(policy, read, model, caller, id, trashToo)
+    } catch {
+      // A refusal (scope, grant, tenancy, `authorize`) or a key of the wrong type: not seen.
+      return false
+    }
+  }
   return {
     subscribable(caller, uris) {
       const readable = new Set(this.readable(caller))
@@ -57,15 +82,12 @@ export function createModelWatch(
     resourceOf(uri) {
       return byUri.get(uri)?.resource
     },
-    async sees(caller, resource, id) {
+    sees: (caller, resource, id) => viewed(byResource.get(resource), caller, id, false),
+    async sawDeleted(caller, resource, id, seen) {
       const model = byResource.get(resource)
       if (!model) return false
-      try {
-        return await inView(policy, read, model, caller, id)
-      } catch {
-        // A refusal (scope, grant, tenancy, `authorize`) or a key of the wrong type: not seen.
-        return false
-      }
+      if (softDeleteOfModel(model)) return viewed(model, caller, id, true)
+      return seen || !narrowed(policy, model, caller)
     },
   }
 }
@@ -80,6 +102,7 @@ async function inView(
   model: McpModel,
   caller: McpCaller | undefined,
   id: string | number,
+  trashToo: boolean,
 ): Promise<boolean> {
   const key = primaryKeyOf(model)
   if (!key) return false
@@ -96,7 +119,16 @@ async function inView(
     counts: read.counts,
     scope: where && { where, key: 'watch' },
     caller: policyCaller(caller),
-    softDelete: softDeleteOfModel(model),
+    // Without the soft delete, trashed rows are read too (a deletion's record is in the trash).
+    softDelete: trashToo ? undefined : softDeleteOfModel(model),
   })
   return page.data.length > 0
+}
+
+/** Whether the caller's rows are narrowed: a row filter, or a tenant on a tenant-scoped model. */
+function narrowed(policy: AccessPolicy, model: McpModel, caller: McpCaller | undefined): boolean {
+  const access = policy.of(model)
+  if (!access) return true
+  const { definition } = listQueryOf(policy, model, access)
+  return definition.rows !== undefined || tenantOf(model, access, caller) !== undefined
 }

@@ -33,12 +33,16 @@ export interface WatchOptions {
  */
 const MAX_PENDING = 1_000
 
+/** Ids remembered per URI for their hard deletes, as the REST streams remember theirs. */
+const MAX_SEEN = 1_000
+
 /**
  * Listens to the feed of each watched model and notifies a URI when a change is one the caller
  * could read: a created, updated or restored record in its view now (the list's own query,
- * `ModelWatch.sees`); a deleted record or lost events (`reread`), which no read can check any
- * more, as the notification names the model only and carries no record. Events of one URI are
- * checked one batch at a time, and one notification answers a batch. Returns the stop.
+ * `ModelWatch.sees`); a deleted one that was (`ModelWatch.sawDeleted`: from the trash, or a
+ * record this stream was told of, or any when nothing narrows the caller's rows); lost events
+ * (`reread`). Events of one URI are checked one batch at a time, and one notification answers a
+ * batch. Returns the stop.
  */
 export async function watchModels(options: WatchOptions): Promise<() => Promise<void>> {
   const { feed, watch, caller, notify, logger } = options
@@ -52,10 +56,19 @@ export async function watchModels(options: WatchOptions): Promise<() => Promise<
     for (const uri of options.uris) {
       const resource = watch.resourceOf(uri)
       if (!resource) continue
-      const visible = async (event: FeedEvent) =>
-        event === 'reread' ||
-        event.kind === 'deleted' ||
-        (await watch.sees(caller, resource, event.id))
+      // The ids this stream was told of, so that their hard deletes are told too.
+      const seen = new Set<string>()
+      const visible = async (event: FeedEvent) => {
+        if (event === 'reread') return true
+        const id = String(event.id)
+        if (event.kind === 'deleted') {
+          return watch.sawDeleted(caller, resource, event.id, seen.delete(id))
+        }
+        if (!(await watch.sees(caller, resource, event.id))) return false
+        seen.add(id)
+        if (seen.size > MAX_SEEN) seen.delete(seen.values().next().value!)
+        return true
+      }
       const queue = batched(async (events) => {
         if (stopped || !(await (options.subscribed?.(uri) ?? true))) return
         for (const event of events) {

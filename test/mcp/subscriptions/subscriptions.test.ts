@@ -145,6 +145,11 @@ describeEachDatabase('MCP resource subscriptions', (backend) => {
     expect(
       await watch.sees({ ...caller, tenantId: 't1', grant: {} }, 'tickets', made.data.id),
     ).toBe(false)
+    // A hard delete cannot be read: told to a tenant only of a record its stream was told of.
+    const t1 = { ...caller, tenantId: 't1' }
+    expect(await watch.sawDeleted(t1, 'tickets', made.data.id, false)).toBe(false)
+    expect(await watch.sawDeleted(t1, 'tickets', made.data.id, true)).toBe(true)
+    expect(await watch.sawDeleted(caller, 'tickets', made.data.id, false)).toBe(true)
     expect(watch.subscribable({ ...caller, grant: {} }, [URI])).toEqual([])
     expect(watch.subscribable({ ...caller, scopes: [] }, [URI])).toEqual([])
     expect(watch.subscribable(caller, [URI, 'kiln://models/nope'])).toEqual([URI])
