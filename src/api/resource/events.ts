@@ -63,7 +63,7 @@ export interface ChangeView {
  * A change as one caller may see it. The record is read again through the list query (the
  * caller's row filter, `filter[…]`, `fields`, soft delete, the resource's record mapper), by
  * its id: the rules are the list's, applied in SQL, never restated here. A delete cannot be
- * read again: a soft-deleted record is read from the trash under the same rules; a hard-deleted
+ * read again: a soft-deleted record is read with the trash under the same rules; a hard-deleted
  * one is sent to a stream that no row filter or filter narrows, or that had sent the record.
  */
 export function changeView(
@@ -91,7 +91,8 @@ function changeViewOf(
   const softDelete = resource.softDelete && { ...resource.softDelete, scopes: [] }
   const readOne = async (id: unknown, trashed: boolean) => {
     const query = new URLSearchParams(params)
-    if (trashed) query.set(TRASHED_PARAM, 'only')
+    // With the trash: a record restored since its delete was still deleted, and seen.
+    if (trashed) query.set(TRASHED_PARAM, 'with')
     const scope = { where: id === undefined ? sql`1 = 0` : eq(lookup.key.column, id), key: 'one' }
     const url = new URL(`http://localhost/?${query}`)
     const page = await runListQuery(resource, url, { db, counts, caller, softDelete, scope })
