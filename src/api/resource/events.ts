@@ -15,6 +15,27 @@ const STREAM_PARAMS = /^(filter\[.*\]|fields|include|search)$/
 /** Ids a stream remembers having sent, to tell when one of them leaves its view. */
 const SEEN_IDS = 1_000
 
+/**
+ * The reads of one event, shared by the streams of this instance that would make the same one
+ * (same caller, same parameters): the feed hands every stream the same event object, so a
+ * thousand streams of one key read a change once. Dropped with the event.
+ */
+const sharedReads = new WeakMap<ChangeEvent, Map<string, Promise<unknown>>>()
+
+function once<T>(event: ChangeEvent, key: string, read: () => Promise<T>): Promise<T> {
+  let reads = sharedReads.get(event)
+  if (!reads) {
+    reads = new Map()
+    sharedReads.set(event, reads)
+  }
+  let running = reads.get(key)
+  if (!running) {
+    running = read()
+    reads.set(key, running)
+  }
+  return running as Promise<T>
+}
+
 /** `GET /events`: the resource's changes as server-sent events, each read as a GET reads it. */
 export function eventsOperation(
   resource: ResourceDefinition,
@@ -63,7 +84,7 @@ export interface ChangeView {
  * A change as one caller may see it. The record is read again through the list query (the
  * caller's row filter, `filter[…]`, `fields`, soft delete, the resource's record mapper), by
  * its id: the rules are the list's, applied in SQL, never restated here. A delete cannot be
- * read again: a soft-deleted record is read from the trash under the same rules; a hard-deleted
+ * read again: a soft-deleted record is read with the trash under the same rules; a hard-deleted
  * one is sent to a stream that no row filter or filter narrows, or that had sent the record.
  */
 export function changeView(
@@ -91,12 +112,18 @@ function changeViewOf(
   const softDelete = resource.softDelete && { ...resource.softDelete, scopes: [] }
   const readOne = async (id: unknown, trashed: boolean) => {
     const query = new URLSearchParams(params)
-    if (trashed) query.set(TRASHED_PARAM, 'only')
+    // With the trash: a record restored since its delete was still deleted, and seen.
+    if (trashed) query.set(TRASHED_PARAM, 'with')
     const scope = { where: id === undefined ? sql`1 = 0` : eq(lookup.key.column, id), key: 'one' }
     const url = new URL(`http://localhost/?${query}`)
     const page = await runListQuery(resource, url, { db, counts, caller, softDelete, scope })
     return page.data[0]
   }
+  // Everything a row filter may read of the caller, and the stream's parameters.
+  const who = caller && [caller.id, caller.scopes, caller.userId, caller.tenantId, caller.clientId]
+  const readKey = `${resource.name} ${JSON.stringify(who ?? null)} ${params}`
+  const readShared = (event: ChangeEvent, id: unknown, trashed: boolean) =>
+    once(event, `${readKey} ${trashed}`, () => readOne(id, trashed))
   const remember = (id: unknown) => {
     seen.delete(id)
     seen.add(id)
@@ -109,10 +136,10 @@ function changeViewOf(
       const deleted = { event: 'deleted', data: { id: event.id } }
       if (event.kind === 'deleted') {
         const was = seen.delete(id)
-        if (softDelete) return (await readOne(id, true)) ? deleted : undefined
+        if (softDelete) return (await readShared(event, id, true)) ? deleted : undefined
         return was || !narrowed ? deleted : undefined
       }
-      const data = await readOne(id, false)
+      const data = await readShared(event, id, false)
       if (data) {
         remember(id)
         return { event: event.kind, data: { id: event.id, data } }

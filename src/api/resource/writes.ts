@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { rowsWhere } from '../query/definition.ts'
 import type { Row } from '../query/types.ts'
-import type { ChangeKind } from '../realtime/index.ts'
+import type { ChangeKind, Realtime } from '../realtime/index.ts'
 import { parseJsonBody } from '../rest/body.ts'
 import { parseBulkUpdate, parseCreateBody, parseIdList, writeEach } from '../rest/bulk.ts'
 import { rejectBlockedDelete, rejectConstraintViolation } from '../rest/db-errors.ts'
@@ -43,18 +43,7 @@ export function writeOperations(
       .returning()
   }
   const rejectRemoval = softDelete ? rejectConstraintViolation : rejectBlockedDelete
-  /**
-   * The one place writes reach the change feed: after their commit, one change per record
-   * written (a soft delete is `deleted`: the record leaves every read). Ids only; each stream
-   * reads the record under its own caller's policy.
-   */
-  const changed = async (kind: ChangeKind, ids: unknown[]) => {
-    if (!realtime || ids.length === 0) return
-    await realtime.publish(
-      ids.map((id) => ({ resource: resource.name, table: tableName, kind, id })),
-    )
-  }
-  const idsOf = (rows: Row[]) => rows.map((row) => row[lookup.key.key])
+  const { changed, idsOf } = changeFeedOf(resource, realtime, lookup)
 
   return {
     /** `POST /`: one record, or an array of them (all or none). */
@@ -149,6 +138,26 @@ export function writeOperations(
       if (row) await changed('restored', [id])
       return { data: record(found(row)) }
     },
+  }
+}
+
+/**
+ * The one place writes reach the change feed: after their commit, one change per record
+ * written (a soft delete is `deleted`: the record leaves every read). Ids only; each stream
+ * reads the record under its own caller's policy.
+ */
+function changeFeedOf(
+  resource: ResourceDefinition,
+  realtime: Realtime | undefined,
+  lookup: RecordLookup,
+) {
+  const { name, tableName: table } = resource
+  return {
+    async changed(kind: ChangeKind, ids: unknown[]) {
+      if (!realtime || ids.length === 0) return
+      await realtime.publish(ids.map((id) => ({ resource: name, table, kind, id })))
+    },
+    idsOf: (rows: Row[]) => rows.map((row) => row[lookup.key.key]),
   }
 }
 
