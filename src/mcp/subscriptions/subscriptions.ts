@@ -49,8 +49,9 @@ export function internalsOf(subscriptions: McpSubscriptions): SubscriptionsInter
  * hear on its `GET` stream (docs/realtime.md).
  * @example
  * ```ts
- * const subscriptions = mcpSubscriptions({ watch: tools.watch, feed, store: shared.kv })
- * app.route('/mcp', mcpEndpoint({ …, subscriptions }))
+ * const realtime = createRealtime({ shared, apiKeys, logger })
+ * const subscriptions = mcpSubscriptions({ watch: tools.watch, feed: realtime.feed, store: shared.kv })
+ * // mcpEndpoint({ validator, resourceMetadataUrl, subscriptions, createServer })
  * ```
  */
 export function mcpSubscriptions(options: McpSubscriptionsOptions): McpSubscriptions {
