@@ -32,6 +32,7 @@ export {
 } from './data/data-tools.ts'
 export type { McpColumn, McpModel, McpModelSource } from './data/models.ts'
 export type { McpRequests, RequestSchema } from './data/request-schemas.ts'
+export type { ModelWatch } from './data/watch.ts'
 export { type McpHttpHandlerOptions, mcpHttpHandler } from './http/endpoint.ts'
 export { type McpEndpointOptions, mcpEndpoint } from './http/mcp-endpoint.ts'
 export type { McpLimit, McpRateLimitOptions } from './http/rate-limit.ts'
