@@ -96,7 +96,12 @@ class ResourceChannel {
       if (event) channel.#run(() => channel.#receive(event))
     })
     // Numbered from the log's head once subscribed: an event after that arrives, or is caught up.
-    channel.#last = await log.head(resource)
+    try {
+      channel.#last = await log.head(resource)
+    } catch (error) {
+      await channel.#unsubscribe()
+      throw error
+    }
     return channel
   }
 

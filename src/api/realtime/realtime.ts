@@ -125,9 +125,10 @@ async function openStream(request: StreamRequest, settings: StreamSettings): Pro
   })
   open.add(stream)
   try {
-    const tell = deliverer(stream, request, settings)
+    const delivery = deliverer(stream, request, settings)
     const after = lastEventId(request.request)
-    const subscription = await feed.subscribe(request.resource, tell, { after })
+    const subscription = await feed.subscribe(request.resource, delivery.tell, { after })
+    delivery.live()
     cleanups.push(() => subscription.close())
   } catch (error) {
     stream.end('error')
@@ -149,27 +150,37 @@ async function openStream(request: StreamRequest, settings: StreamSettings): Pro
   })
 }
 
-/** Each change, read under the caller's policy, in feed order; `reread` where some were lost. */
+/**
+ * Each change, read under the caller's policy, in feed order; `reread` where some were lost.
+ * The live changes waiting for their read are bounded by `maxPending`; a resume's replay is
+ * not counted (the window bounds it), so a resume is never taken for a slow consumer.
+ */
 function deliverer(stream: EventStream, request: StreamRequest, settings: StreamSettings) {
   const maxPending = settings.maxPending ?? 256
   let pending = 0
+  let replaying = true
   let chain = Promise.resolve()
-  return (event: ChangeEvent | 'reread') => {
+  const tell = (event: ChangeEvent | 'reread') => {
     if (stream.ended) return
-    if (++pending > maxPending) return stream.end('slow_consumer')
+    const counted = !replaying
+    if (counted && ++pending > maxPending) return stream.end('slow_consumer')
     chain = chain.then(async () => {
-      pending--
+      if (counted) pending--
       if (stream.ended) return
       if (event === 'reread') return stream.send(REREAD)
       try {
         const message = await request.view(event)
-        if (message) stream.send({ ...message, id: event.seq })
+        if (message) stream.send(message.id === undefined ? { ...message, id: event.seq } : message)
       } catch (error) {
         settings.logger?.warn({ err: error, resource: request.resource }, 'realtime: read failed')
         stream.send(REREAD)
       }
     })
   }
+  const live = () => {
+    replaying = false
+  }
+  return { tell, live }
 }
 
 /** The event that tells a client its copy may be stale: read the resource again. */

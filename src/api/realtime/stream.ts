@@ -10,6 +10,21 @@ export type EndReason = 'slow_consumer' | 'key_rejected' | 'shutdown' | 'error'
 
 const encoder = new TextEncoder()
 
+/**
+ * The bytes of each message, made once however many streams send it (the streams of one
+ * instance reading a change alike share its message object). Dropped with the message.
+ */
+const encoded = new WeakMap<StreamMessage, Uint8Array>()
+
+function bytesOf(message: StreamMessage): Uint8Array {
+  let bytes = encoded.get(message)
+  if (!bytes) {
+    bytes = encoder.encode(formatEvent(message))
+    encoded.set(message, bytes)
+  }
+  return bytes
+}
+
 /** The text of one event, as the SSE format writes it. */
 export function formatEvent({ event, data, id }: StreamMessage): string {
   return `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
@@ -45,18 +60,18 @@ export class EventStream {
 
   /** Queues an event; a client that has not read the buffer's worth ends the stream instead. */
   send(message: StreamMessage): void {
-    this.#write(formatEvent(message))
+    this.#write(bytesOf(message))
   }
 
   /** A comment line: a heartbeat, which keeps proxies from cutting an idle stream. */
   comment(text: string): void {
-    this.#write(`: ${text}\n\n`)
+    this.#write(encoder.encode(`: ${text}\n\n`))
   }
 
   /** Ends the stream with an `end` event saying why, which the client reads before the close. */
   end(reason: EndReason): void {
     if (this.#ended) return
-    this.#enqueue(formatEvent({ event: 'end', data: { reason } }))
+    this.#enqueue(encoder.encode(formatEvent({ event: 'end', data: { reason } })))
     this.#finish(reason)
     try {
       this.#controller.close()
@@ -65,15 +80,15 @@ export class EventStream {
     }
   }
 
-  #write(text: string): void {
+  #write(bytes: Uint8Array): void {
     if (this.#ended) return
     if ((this.#controller.desiredSize ?? 0) <= 0) this.end('slow_consumer')
-    else this.#enqueue(text)
+    else this.#enqueue(bytes)
   }
 
-  #enqueue(text: string): void {
+  #enqueue(bytes: Uint8Array): void {
     try {
-      this.#controller.enqueue(encoder.encode(text))
+      this.#controller.enqueue(bytes)
     } catch {
       this.#finish('closed')
     }

@@ -76,7 +76,10 @@ function streamParams(given: URLSearchParams): URLSearchParams {
 export interface ChangeView {
   /** Rejects with the list's 422 for a bad parameter, before a subscription starts. */
   check(): Promise<unknown>
-  /** The event for this subscriber, or undefined when the change is not theirs to see. */
+  /**
+   * The event for this subscriber (its `id` the event's `seq`), or undefined when the change is
+   * not theirs to see. Subscribers reading alike share one message object: never change it.
+   */
   read(event: ChangeEvent): Promise<StreamMessage | undefined>
 }
 
@@ -122,8 +125,20 @@ function changeViewOf(
   // Everything a row filter may read of the caller, and the stream's parameters.
   const who = caller && [caller.id, caller.scopes, caller.userId, caller.tenantId, caller.clientId]
   const readKey = `${resource.name} ${JSON.stringify(who ?? null)} ${params}`
-  const readShared = (event: ChangeEvent, id: unknown, trashed: boolean) =>
-    once(event, `${readKey} ${trashed}`, () => readOne(id, trashed))
+  /** The message of a change, one object for the streams reading alike (its bytes made once). */
+  const changed = (event: ChangeEvent, id: unknown) =>
+    once(event, readKey, async (): Promise<StreamMessage | undefined> => {
+      const data = await readOne(id, false)
+      return data && { event: event.kind, data: { id: event.id, data }, id: event.seq }
+    })
+  const inTrash = (event: ChangeEvent, id: unknown) =>
+    once(event, `${readKey} trash`, async () => (await readOne(id, true)) !== undefined)
+  const deletedOf = (event: ChangeEvent) =>
+    once(event, 'deleted', async () => ({
+      event: 'deleted',
+      data: { id: event.id },
+      id: event.seq,
+    }))
   const remember = (id: unknown) => {
     seen.delete(id)
     seen.add(id)
@@ -133,19 +148,18 @@ function changeViewOf(
     check: () => readOne(undefined, false),
     async read(event: ChangeEvent): Promise<StreamMessage | undefined> {
       const id = lookup.readId(String(event.id))
-      const deleted = { event: 'deleted', data: { id: event.id } }
       if (event.kind === 'deleted') {
         const was = seen.delete(id)
-        if (softDelete) return (await readShared(event, id, true)) ? deleted : undefined
-        return was || !narrowed ? deleted : undefined
+        const visible = softDelete ? await inTrash(event, id) : was || !narrowed
+        return visible ? deletedOf(event) : undefined
       }
-      const data = await readShared(event, id, false)
-      if (data) {
+      const message = await changed(event, id)
+      if (message) {
         remember(id)
-        return { event: event.kind, data: { id: event.id, data } }
+        return message
       }
       // Out of the caller's view now (its row filter, the filter, the trash): its events end.
-      return seen.delete(id) ? deleted : undefined
+      return seen.delete(id) ? deletedOf(event) : undefined
     },
   }
 }

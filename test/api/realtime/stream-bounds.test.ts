@@ -58,6 +58,21 @@ describeEachDatabase(
       expect(replay.map((e) => e.event)).toEqual(['created', 'created', 'created'])
     })
 
+    it('a resume longer than the waiting bound is a replay, not a slow consumer', async () => {
+      const api = await start({ maxPending: 2 })
+      const first = await open(api)
+      await write(api, 1)
+      const [seen] = await first.events.take(1)
+      await first.events.cancel()
+      await write(api, 6)
+      const resumed = await api.app.request('/api/v1/notes/events', {
+        headers: { ...api.writer, 'last-event-id': seen!.id! },
+      })
+      const events = new EventReader(resumed)
+      expect((await events.take(6)).map((e) => e.event)).toEqual(Array(6).fill('created'))
+      await events.cancel()
+    })
+
     it('beyond the window the client is told to re-read, never left in silence', async () => {
       const api = await start({ window: { size: 2 } })
       const first = await open(api)
