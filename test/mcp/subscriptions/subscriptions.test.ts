@@ -2,112 +2,34 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as TransportV2,
 } from '@modelcontextprotocol/client'
-import { sql } from 'drizzle-orm'
-import { pgTable, text as pgText, serial } from 'drizzle-orm/pg-core'
-import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { z } from 'zod'
-import {
-  createRealtime,
-  createRecordCounter,
-  defineResource,
-  type Realtime,
-  resourceOperations,
-} from '../../../src/api/index.ts'
-import { errorHandler, silentLogger } from '../../../src/core/index.ts'
-import { createModelRegistry, type Database } from '../../../src/db/index.ts'
-import { type DataTools, mcpSubscriptions } from '../../../src/mcp/index.ts'
-import { hmacKey, signAccessToken } from '../../../src/oauth/protocol/access-token.ts'
+import type { Database } from '../../../src/db/index.ts'
+import type { DataTools } from '../../../src/mcp/index.ts'
 import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
-import { type McpTestApp, SECRET, serveMcpTestApp } from '../support/http-app.ts'
-
-const tables = {
-  sqlite: sqliteTable('tickets', {
-    id: integer('id').primaryKey({ autoIncrement: true }),
-    tenant_id: text('tenant_id').notNull(),
-    title: text('title').notNull(),
-  }),
-  postgres: pgTable('tickets', {
-    id: serial('id').primaryKey(),
-    tenant_id: pgText('tenant_id').notNull(),
-    title: pgText('title').notNull(),
-  }),
-}
-const DDL = {
-  sqlite: `CREATE TABLE tickets (id integer PRIMARY KEY AUTOINCREMENT, tenant_id text NOT NULL, title text NOT NULL)`,
-  postgres: `CREATE TABLE tickets (id serial PRIMARY KEY, tenant_id text NOT NULL, title text NOT NULL)`,
-}
-const CreateTicket = z.strictObject({ tenant_id: z.string(), title: z.string() })
-const URI = 'kiln://models/tickets'
-const UPDATED = 'notifications/resources/updated'
+import type { McpTestApp } from '../support/http-app.ts'
+import { createTickets, type TicketsInstance, ticketsInstance, UPDATED, URI } from './support.ts'
 
 describeEachDatabase('MCP resource subscriptions', (backend) => {
   let test: TestDatabase
   let database: Database
-  let realtime: Realtime
+  let instance: TicketsInstance
   let app: McpTestApp
   let watch: DataTools['watch']
 
   beforeAll(async () => {
     test = await backend.create()
     database = test.database
-    const tickets = database.dialect === 'sqlite' ? tables.sqlite : tables.postgres
-    if (database.dialect === 'sqlite') database.db.run(sql.raw(DDL.sqlite))
-    else await database.db.execute(sql.raw(DDL.postgres))
-    realtime = createRealtime({})
-    const resource = defineResource(tickets as never, { requests: { create: CreateTicket } })
-    const rest = resourceOperations(resource, {
-      db: database.db,
-      counts: createRecordCounter(),
-      realtime,
-    })
-    app = await serveMcpTestApp(
-      database,
-      createModelRegistry({ tickets }, database.dialect),
-      { unlisted: 'all', approval: [] },
-      {
-        // The REST write, as an app's generated route makes it (no key: the test's own route).
-        routes: (hono) => {
-          hono.onError(errorHandler({ logger: silentLogger() }))
-          hono.post('/api/v1/tickets', async (c) =>
-            c.json(await rest.store({ request: c.req.raw, caller: undefined }), 201),
-          )
-        },
-        realtime,
-        subscriptions: (tools) => {
-          watch = tools.watch
-          return mcpSubscriptions({ watch, feed: realtime.feed, keepAliveMs: 60_000 })
-        },
-      },
-    )
+    instance = await ticketsInstance(database, await createTickets(database))
+    ;({ app, watch } = instance)
   })
 
   afterAll(async () => {
-    await app?.close()
-    await realtime?.close()
+    await instance?.close()
     await test?.cleanup()
   })
 
-  /** A token of user 1 in `tenant`, with the scope and grant given. */
-  async function token(tenant: string, grant?: Record<string, Array<'read'>>, scope = 'mcp:read') {
-    const now = Math.floor(Date.now() / 1000)
-    return signAccessToken(
-      {
-        iss: app.origin,
-        aud: `${app.origin}/mcp`,
-        sub: '1',
-        tenant_id: tenant,
-        client_id: 'test-client',
-        grant_id: 'test-grant',
-        scope,
-        iat: now,
-        exp: now + 600,
-        jti: `jti-${tenant}-${Math.random()}`,
-        ...(grant ? { grant } : {}),
-      },
-      hmacKey(SECRET),
-    )
-  }
+  const token = (...args: Parameters<TicketsInstance['token']>) => instance.token(...args)
+  const post = (tenant: string, title: string) => instance.post(tenant, title)
 
   /** A v2 SDK client with the token, in the era `version` asks for. */
   async function connect(bearer: string, version: 'modern' | 'legacy') {
@@ -129,13 +51,6 @@ describeEachDatabase('MCP resource subscriptions', (backend) => {
     )
     return { client, updates, next }
   }
-
-  const post = (tenant: string, title: string) =>
-    fetch(`${app.origin}/api/v1/tickets`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ tenant_id: tenant, title }),
-    })
 
   it("reads a change under the caller's view: its tenant sees it, another tenant does not", async () => {
     const made = (await (await post('t1', 'seen by t1')).json()) as { data: { id: number } }
