@@ -231,7 +231,7 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     if (subscriptions && session && request.method === 'GET' && acceptsEventStream(request)) {
       const { context, store } = subscriptions
       const expiresAt = authInfoOf(c, caller(c)).expiresAt
-      return serveSessionStream(context, store, caller(c), session, expiresAt)
+      return await serveSessionStream(context, store, caller(c), session, expiresAt)
     }
     if (request.method !== 'POST') {
       return jsonRpcError(

@@ -65,33 +65,27 @@ export async function serveListen(
     notifications.resourceSubscriptions = uris
     if (uris.length === 0) delete notifications.resourceSubscriptions
   }
+  // The feed is listened to before the acknowledgement goes out, so that a write the client
+  // makes once acknowledged is heard; what arrives before the stream's listener is held.
+  let deliver: ((uri: string) => void) | undefined
+  const early = new Set<string>()
+  const notify = (uri: string) => (deliver ? deliver(uri) : early.add(uri))
+  const stop = uris.length > 0 ? await watchModels({ ...context, caller, uris, notify }) : undefined
   let handler: ReturnType<typeof createMcpHandler> | undefined
+  let subscribed = false
   const bus: ServerEventBus = {
     publish() {},
     subscribe(listener) {
-      let stop: (() => Promise<void>) | undefined
-      let ended = false
+      subscribed = true
       const untrack = context.track(() => handler?.close())
       const expires = authInfo.expiresAt
         ? setTimeout(() => void handler?.close(), authInfo.expiresAt * 1000 - Date.now())
         : undefined
-      watchModels({
-        ...context,
-        caller,
-        uris,
-        notify: (uri) => listener({ kind: 'resource_updated', uri }),
-      }).then(
-        (stopWatching) => {
-          if (ended) void stopWatching()
-          else stop = stopWatching
-        },
-        (error: Error) => {
-          context.logger?.error({ error: error.message }, 'mcp: the change feed is unavailable')
-          void handler?.close()
-        },
-      )
+      deliver = (uri) => listener({ kind: 'resource_updated', uri })
+      for (const uri of early) deliver(uri)
+      early.clear()
       return () => {
-        ended = true
+        deliver = undefined
         clearTimeout(expires)
         untrack()
         void stop?.()
@@ -103,5 +97,13 @@ export async function serveListen(
     bus,
     ...(context.keepAliveMs !== undefined ? { keepAliveMs: context.keepAliveMs } : {}),
   })
-  return handler.fetch(request, { parsedBody: body, authInfo })
+  try {
+    const response = await handler.fetch(request, { parsedBody: body, authInfo })
+    // Refused, or acknowledged with nothing to listen for: the stream never listened.
+    if (!subscribed) await stop?.()
+    return response
+  } catch (error) {
+    await stop?.()
+    throw error
+  }
 }

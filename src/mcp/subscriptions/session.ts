@@ -71,23 +71,37 @@ export async function answerSubscribeCall(
  * another instance after the stream opened is heard. Keep-alive comments hold it open; it ends
  * when the token expires, or at shutdown.
  */
-export function serveSessionStream(
+export async function serveSessionStream(
   context: SubscriptionContext,
   store: KeyValueStore,
   caller: McpCaller,
   session: string,
   expiresAt: number | undefined,
-): Response {
+): Promise<Response> {
   const encoder = new TextEncoder()
+  let write: ((frame: string) => void) | undefined
+  const notification = (uri: string) => ({
+    jsonrpc: '2.0',
+    method: 'notifications/resources/updated',
+    params: { uri },
+  })
+  // Listening starts before the stream is answered: a write made once it is open is heard.
+  const stop = await watchModels({
+    ...context,
+    caller,
+    uris: context.watch.readable(caller),
+    subscribed: async (uri) =>
+      (await store.get(subscriptionKey(caller, session, uri))) !== undefined,
+    notify: (uri) => write?.(`event: message\ndata: ${JSON.stringify(notification(uri))}\n\n`),
+  })
   let end: () => void = () => {}
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       let open = true
-      const write = (frame: string) => {
+      write = (frame: string) => {
         if (open) controller.enqueue(encoder.encode(frame))
       }
-      let stop: (() => Promise<void>) | undefined
-      const keepAlive = setInterval(() => write(': keepalive\n\n'), context.keepAliveMs ?? 15_000)
+      const keepAlive = setInterval(() => write?.(': keepalive\n\n'), context.keepAliveMs ?? 15_000)
       const expires = expiresAt ? setTimeout(() => end(), expiresAt * 1000 - Date.now()) : undefined
       const untrack = context.track(() => end())
       end = () => {
@@ -96,31 +110,9 @@ export function serveSessionStream(
         clearInterval(keepAlive)
         clearTimeout(expires)
         untrack()
-        void stop?.()
+        void stop()
         controller.close()
       }
-      const notification = (uri: string) => ({
-        jsonrpc: '2.0',
-        method: 'notifications/resources/updated',
-        params: { uri },
-      })
-      watchModels({
-        ...context,
-        caller,
-        uris: context.watch.readable(caller),
-        subscribed: async (uri) =>
-          (await store.get(subscriptionKey(caller, session, uri))) !== undefined,
-        notify: (uri) => write(`event: message\ndata: ${JSON.stringify(notification(uri))}\n\n`),
-      }).then(
-        (stopWatching) => {
-          if (open) stop = stopWatching
-          else void stopWatching()
-        },
-        (error: Error) => {
-          context.logger?.error({ error: error.message }, 'mcp: the change feed is unavailable')
-          end()
-        },
-      )
     },
     cancel() {
       end()
