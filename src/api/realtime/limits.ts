@@ -94,7 +94,11 @@ export class RedisStreamCounter implements StreamCounter {
     if (ok !== 1) throw new TooManyRequestsError(RETRY_AFTER_S, 'Too many open streams')
     return {
       renew: async () => {
-        for (const set of keys) await this.redis.zadd(set, 'XX', until(), id)
+        // The set lives as long as its newest lease: a renewal keeps it too.
+        const end = until()
+        for (const set of keys) {
+          await this.redis.multi().zadd(set, 'XX', end, id).pexpireat(set, end).exec()
+        }
       },
       release: async () => {
         for (const set of keys) await this.redis.zrem(set, id)

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import { revokeApiKey } from '../../../src/api/index.ts'
+import { healthRoutes } from '../../../src/core/index.ts'
 import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
 import { type NotesApp, notesApp, notesDatabase } from './notes-app.ts'
 import { EventReader } from './sse.ts'
@@ -127,6 +128,20 @@ describeEachDatabase(
       const { events } = await open(api, { authorization: reader.authorization })
       await revokeApiKey(test.database, reader.id)
       expect(await events.rest()).toEqual([{ event: 'end', data: { reason: 'key_rejected' } }])
+    })
+
+    it('readiness reports the open streams an app gives it', async () => {
+      const api = await start()
+      const details = () => ({ streams: api.realtime.status().streams })
+      api.app.route('/', healthRoutes({ checks: {}, details }))
+      const { events } = await open(api)
+      expect(await (await api.app.request('/health')).json()).toEqual({
+        status: 'ok',
+        dependencies: {},
+        streams: 1,
+      })
+      await events.cancel()
+      expect(((await (await api.app.request('/health')).json()) as Json).streams).toBe(0)
     })
 
     it('shutdown ends every stream with its reason', async () => {
