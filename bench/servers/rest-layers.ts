@@ -25,6 +25,7 @@ import {
   apiGuard,
   apiKeyAuth,
   createDatabaseApiKeyProvider,
+  createRealtime,
   createRecordCounter,
   privateCache,
   twoStageThrottle,
@@ -44,7 +45,12 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: pool
 pool.on('error', () => {})
 const limiters = createRateLimiters({ limiters: { api: { points: 1_000_000_000 } }, logger })
 const apiKeys = createDatabaseApiKeyProvider({ database, logger })
-const context = { db: database.db, counts: createRecordCounter(), hashPassword }
+const context = {
+  db: database.db,
+  counts: createRecordCounter(),
+  realtime: createRealtime(),
+  hashPassword,
+}
 
 /** Stands in for `apiKeyAuth` where a layer leaves it out: the controller checks scopes. */
 const fixedKey: MiddlewareHandler<ApiEnv> = async (c, next) => {

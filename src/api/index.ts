@@ -93,6 +93,27 @@ export {
 } from './query/index.ts'
 export { type TwoStageThrottle, twoStageThrottle } from './rate-limit/index.ts'
 export {
+  CHANGE_KINDS,
+  type Change,
+  type ChangeEvent,
+  type ChangeFeed,
+  type ChangeInput,
+  type ChangeKind,
+  type ChangeListener,
+  createRealtime,
+  DEFAULT_WINDOW,
+  type EndReason,
+  type FeedSubscription,
+  type Realtime,
+  type RealtimeOptions,
+  type RealtimeStatus,
+  type RetainedWindow,
+  type StreamMessage,
+  type StreamRequest,
+} from './realtime/index.ts'
+export {
+  type ChangeView,
+  changeView,
   defineResource,
   RESOURCE_OPERATIONS,
   type ResourceCall,

@@ -32,13 +32,17 @@ export {
 } from './data/data-tools.ts'
 export type { McpColumn, McpModel, McpModelSource } from './data/models.ts'
 export type { McpRequests, RequestSchema } from './data/request-schemas.ts'
-export {
-  type McpEndpointOptions,
-  type McpHttpHandlerOptions,
-  mcpEndpoint,
-  mcpHttpHandler,
-} from './http/endpoint.ts'
+export type { ModelWatch } from './data/watch.ts'
+export { type McpHttpHandlerOptions, mcpHttpHandler } from './http/endpoint.ts'
+export { type McpEndpointOptions, mcpEndpoint } from './http/mcp-endpoint.ts'
 export type { McpLimit, McpRateLimitOptions } from './http/rate-limit.ts'
 export { type CreateMcpServerOptions, createMcpServer, type McpServer } from './server.ts'
 export { serveStdio } from './stdio.ts'
+export {
+  type ChangeSource,
+  type FeedEvent,
+  type McpSubscriptions,
+  type McpSubscriptionsOptions,
+  mcpSubscriptions,
+} from './subscriptions/index.ts'
 export { AUDIT_OUTCOME, RefusedError, ToolError } from './tool-error.ts'

@@ -47,8 +47,12 @@ function expectOneCallIntoKiln(file: string): void {
   for (const { name, guard, body } of handlers) {
     expect(RESOURCE_OPERATIONS, `${file}: ${name}`).toContain(name)
     expect(guard, `${file}: ${name}`).toBe(`kiln.scope.${name}`)
+    // The event stream is the operation's own Response; every other answer is JSON.
+    const call = `kiln\\.${name}\\(resourceCall\\(c\\)\\)`
     expect(body, `${file}: ${name}`).toMatch(
-      new RegExp(`^return c\\.json\\(await kiln\\.${name}\\(resourceCall\\(c\\)\\)(, 201)?\\)$`),
+      new RegExp(
+        name === 'events' ? `^return ${call}$` : `^return c\\.json\\(await ${call}(, 201)?\\)$`,
+      ),
     )
   }
 }

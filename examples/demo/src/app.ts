@@ -3,6 +3,7 @@ import { errorHandler, healthRoutes, noSniff, requestLog } from 'kilnjs/core'
 import { loginRoutes } from 'kilnjs/session'
 import { verifyUserCredentials } from './auth.ts'
 import type { DemoContext } from './context.ts'
+import { demoRealtime } from './features/api.ts'
 import { type DemoAppOptions, features } from './features/index.ts'
 import { homeRoutes } from './pages/home.ts'
 
@@ -27,6 +28,8 @@ export async function createDemoApp(ctx: DemoContext, options: DemoAppOptions = 
         ...(redis ? { redis: () => redis.ping() } : {}),
       },
       logger: ctx.logger,
+      // Open event streams: what a deploy waits for, or cuts (each ends with its reason).
+      details: () => ({ streams: demoRealtime(ctx).status().streams }),
     }),
   )
   app.route('/', homeRoutes(ctx))

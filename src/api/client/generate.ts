@@ -1,6 +1,7 @@
 import { pascalCase } from '../../db/models/inflect.ts'
 import type { JsonSchema } from '../openapi/types.ts'
 import { RUNTIME } from './runtime.ts'
+import { isStream, streamSource } from './streams.ts'
 import {
   docComment,
   oneLine,
@@ -16,7 +17,8 @@ import {
  * The generated, typed client of an API: TypeScript source with no runtime dependency (plain
  * `fetch`), written from the API's OpenAPI 3.0 document (`/api/openapi.json`). For every
  * resource it writes `list`, `show`, `create`, `update` and `delete`, and the `updateMany`,
- * `deleteMany`, `restore` and `aggregate` the API documents; the list's query type is
+ * `deleteMany`, `restore` and `aggregate` the API documents, and `subscribe(resource, { filter })`
+ * over the event streams it documents; the list's query type is
  * the operation's documented parameters, so a filter on an unknown field, a sort key the
  * resource does not allow or a value of the wrong type is a compile error. Answers are typed
  * per status: the success body (`{ data, meta, links }` for a list) or the documented error
@@ -43,6 +45,7 @@ export function generateApiClient(document: unknown): string {
 
   const resources = collectResources(doc)
   const clientMembers: string[] = []
+  const streams: Array<{ name: string; r: string } & Located> = []
   for (const resource of resources) {
     const r = pascalCase(resource.name)
     const methods: string[] = []
@@ -124,6 +127,7 @@ export function generateApiClient(document: unknown): string {
       )
       method('aggregate', op, `query?: ${r}AggregateQuery`, '{ query }')
     }
+    if (resource.events) streams.push({ name: resource.name, r, ...resource.events })
     if (methods.length > 0) {
       clientMembers.push(
         `    ${propertyName(resource.name)}: {\n${methods.map((m) => `  ${m}`).join('\n')}\n    },`,
@@ -131,13 +135,17 @@ export function generateApiClient(document: unknown): string {
     }
   }
 
-  out.push(RUNTIME)
+  const streamed = streamSource(streams)
+  out.push(...streamed.types)
+  out.push(RUNTIME, streamed.runtime)
   out.push(
-    '/** The client: one member per resource, each with its operations. */',
+    '/** The client: one member per resource, each with its operations, and `subscribe`. */',
     'export function createClient(options: ClientOptions) {',
     '  const call = caller(options)',
+    ...streamed.setup,
     '  return {',
     ...clientMembers,
+    ...streamed.member,
     '  }',
     '}',
     '',
@@ -185,6 +193,8 @@ interface Resource {
   restore?: Located
   /** `GET /{resource}/aggregate`. */
   aggregate?: Located
+  /** `GET /{resource}/events`: the resource's changes as server-sent events. */
+  events?: Located
 }
 
 function readDocument(document: unknown): Document {
@@ -240,6 +250,7 @@ function slotOf(method: string, rest: string, operation: Operation): Slot | unde
     aggregate: { get: 'aggregate' },
   }
   if (rest === '' && method === 'get') return isList(operation) ? 'list' : undefined
+  if (rest === 'events' && method === 'get') return isStream(operation) ? 'events' : undefined
   return slots[rest]?.[method]
 }
 

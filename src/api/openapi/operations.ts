@@ -17,6 +17,7 @@ import {
   restoreOperation,
 } from './bulk-operations.ts'
 import { BODY_ERRORS, errorRefs, errorResponse } from './error-responses.ts'
+import { eventsOperation, isEventsRoute } from './events-operation.ts'
 import { toSchema } from './json-schema.ts'
 import { listOperation } from './list-operation.ts'
 import { fieldsParameter } from './list-parameters.ts'
@@ -70,6 +71,7 @@ export function describeOperation(
   if (kind === 'item' && method === 'delete') return deleteOperation(o)
   if (resource?.query && method === 'get' && shape.params.length === 0 && isAggregate(shape))
     return aggregateOperation(tag, `aggregate${pascalCase(tag)}`, o.plural, resource.query)
+  if (isEventsRoute(o)) return eventsOperation(o)
   if (resource && method === 'post' && shape.rest.join('/') === 'restore' && kind === 'other') {
     const restore = restoreOperation(tag, model, o.singular)
     return { ...o.base, ...restore, parameters: [...parameters, ...(restore.parameters ?? [])] }

@@ -12,6 +12,7 @@ export const RESOURCE_OPERATIONS = [
   'index',
   'show',
   'aggregate',
+  'events',
   'store',
   'update',
   'destroy',
@@ -23,11 +24,11 @@ export const RESOURCE_OPERATIONS = [
 /** The name of one operation of a resource (`index`, `store`, `destroyMany`…). */
 export type ResourceOperation = (typeof RESOURCE_OPERATIONS)[number]
 
-/** The operations that only read: they need the read scope, the others the write scope. */
-const READS: ReadonlySet<ResourceOperation> = new Set(['index', 'show', 'aggregate'])
+/** The operations that only read (`events` streams changes): the read scope; others the write scope. */
+const READS: ReadonlySet<ResourceOperation> = new Set(['index', 'show', 'aggregate', 'events'])
 
 /**
- * The scope each operation needs: `read` for index, show and aggregate, `write` for the rest
+ * The scope each operation needs: `read` for index, show, aggregate and events, `write` for the rest
  * (defaults `<resource>:read` and `<resource>:write`), and any one operation apart
  * (`{ destroy: 'posts:admin' }`).
  */

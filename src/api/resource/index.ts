@@ -12,6 +12,7 @@ export {
   type ResourceOptions,
   type ResourceScopes,
 } from './define.ts'
+export { type ChangeView, changeView } from './events.ts'
 export {
   type ResourceOperations,
   type ResourceOperationsOptions,

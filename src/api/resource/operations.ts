@@ -7,6 +7,7 @@ import type { AggregateEnvelope } from '../query/aggregate.ts'
 import type { ListEnvelope } from '../query/run.ts'
 import type { ResourceCall, ResourceContext, WriteCall } from './call.ts'
 import { RESOURCE_OPERATIONS, type ResourceDefinition, type ResourceOperation } from './define.ts'
+import { eventsOperation } from './events.ts'
 import { readOperations } from './reads.ts'
 import { type RecordLookup, recordLookup } from './records.ts'
 import { writeOperations } from './writes.ts'
@@ -17,7 +18,10 @@ export type WriteInput<R> =
     ? z.output<C> | z.output<U>
     : never
 
-/** Options of `resourceOperations`: the database, the totals' cache, the app's step in writes. */
+/**
+ * Options of `resourceOperations`: the database, the totals' cache, the realtime core, the
+ * app's step in writes.
+ */
 export interface ResourceOperationsOptions<R> extends ResourceContext {
   /**
    * Turns each valid input of create, update and the bulk update into the values written: a
@@ -35,6 +39,8 @@ export interface ResourceOperations<R extends ResourceDefinition> {
   scope: Readonly<Record<ResourceOperation, MiddlewareHandler<ApiEnv>>>
   index(call: ResourceCall): Promise<ListEnvelope>
   aggregate(call: ResourceCall): Promise<AggregateEnvelope>
+  /** `GET /events`: a `text/event-stream` of the resource's changes (404 without `realtime`). */
+  events(call: ResourceCall): Promise<Response>
   show(call: ResourceCall): Promise<{ data: Partial<Answer<R>> }>
   store(call: WriteCall): Promise<{ data: Answer<R> | Answer<R>[] }>
   update(call: WriteCall): Promise<{ data: Answer<R> }>
@@ -64,6 +70,7 @@ export function resourceOperations<R extends ResourceDefinition>(
   const prepare = step as ((input: object) => object | Promise<object>) | undefined
   const all = {
     ...readOperations(resource, context, lookup),
+    ...eventsOperation(resource, context, lookup),
     ...writeOperations(resource, context, lookup, prepare),
   }
   const offered = Object.fromEntries(

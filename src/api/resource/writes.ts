@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { rowsWhere } from '../query/definition.ts'
 import type { Row } from '../query/types.ts'
+import type { ChangeKind, Realtime } from '../realtime/index.ts'
 import { parseJsonBody } from '../rest/body.ts'
 import { parseBulkUpdate, parseCreateBody, parseIdList, writeEach } from '../rest/bulk.ts'
 import { rejectBlockedDelete, rejectConstraintViolation } from '../rest/db-errors.ts'
@@ -17,7 +18,7 @@ type Prepare = ((input: object) => object | Promise<object>) | undefined
 /** store, update, destroy, the bulk updateMany and destroyMany, and restore. */
 export function writeOperations(
   resource: ResourceDefinition,
-  { db, counts }: ResourceContext,
+  { db, counts, realtime }: ResourceContext,
   lookup: RecordLookup,
   prepare: Prepare,
 ) {
@@ -42,6 +43,7 @@ export function writeOperations(
       .returning()
   }
   const rejectRemoval = softDelete ? rejectConstraintViolation : rejectBlockedDelete
+  const { changed, idsOf } = changeFeedOf(resource, realtime, lookup)
 
   return {
     /** `POST /`: one record, or an array of them (all or none). */
@@ -59,6 +61,7 @@ export function writeOperations(
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate(tableName)
+      await changed('created', idsOf(rows))
       const data = rows.map(record)
       return { data: many ? data : found(data[0]) }
     },
@@ -79,6 +82,7 @@ export function writeOperations(
             .returning()
             .catch(rejectConstraintViolation)
         : await loose.select().from(table).where(byId(id, call.caller))
+      if (row && hasFields(set)) await changed('updated', [id])
       return { data: record(found(row)) }
     },
 
@@ -89,6 +93,7 @@ export function writeOperations(
       const [row] = await removal(loose, id, call, new Date()).catch(rejectRemoval)
       found(row)
       await counts.invalidate(tableName)
+      await changed('deleted', [id])
       return { message: 'Deleted' }
     },
 
@@ -105,6 +110,7 @@ export function writeOperations(
           .where(byId(id, call.caller))
           .returning(),
       ).catch(rejectConstraintViolation)
+      await changed('updated', idsOf(rows as Row[]))
       return { data: rows.map((row) => record(row as Row)) }
     },
 
@@ -114,6 +120,7 @@ export function writeOperations(
       const now = new Date()
       await writeEach(db, ids, (tx: AnyDb, id) => removal(tx, id, call, now)).catch(rejectRemoval)
       await counts.invalidate(tableName)
+      await changed('deleted', ids)
       return { message: 'Deleted', count: ids.length }
     },
 
@@ -128,8 +135,29 @@ export function writeOperations(
         .returning()
         .catch(rejectConstraintViolation)
       await counts.invalidate(tableName)
+      if (row) await changed('restored', [id])
       return { data: record(found(row)) }
     },
+  }
+}
+
+/**
+ * The one place writes reach the change feed: after their commit, one change per record
+ * written (a soft delete is `deleted`: the record leaves every read). Ids only; each stream
+ * reads the record under its own caller's policy.
+ */
+function changeFeedOf(
+  resource: ResourceDefinition,
+  realtime: Realtime | undefined,
+  lookup: RecordLookup,
+) {
+  const { name, tableName: table } = resource
+  return {
+    async changed(kind: ChangeKind, ids: unknown[]) {
+      if (!realtime || ids.length === 0) return
+      await realtime.publish(ids.map((id) => ({ resource: name, table, kind, id })))
+    },
+    idsOf: (rows: Row[]) => rows.map((row) => row[lookup.key.key]),
   }
 }
 

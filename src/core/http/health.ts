@@ -20,6 +20,8 @@ export interface HealthOptions {
    * a dependency with these checks while requests find it down, and says when it is back.
    */
   logger?: Logger
+  /** What readiness reports beside the dependencies, read at each answer (open streams…). */
+  details?: () => Record<string, unknown>
 }
 
 type State = 'up' | 'down'
@@ -90,7 +92,8 @@ export function healthRoutes(options: HealthOptions): Hono {
   app.get('/health/live', (c) => c.json({ status: 'ok' }, 200, noStore))
   const readiness = async (c: Context) => {
     const { dependencies, down } = await ready()
-    if (down.length === 0) return c.json({ status: 'ok', dependencies }, 200, noStore)
+    const details = options.details?.() ?? {}
+    if (down.length === 0) return c.json({ status: 'ok', dependencies, ...details }, 200, noStore)
     // Requests already found it down: the outage log tells it, not a line per probe.
     if (down.every((name) => outages?.isDown(name))) setContextValue(c, OUTAGE_ANSWER, true)
     return c.json(
@@ -98,6 +101,7 @@ export function healthRoutes(options: HealthOptions): Hono {
         error: `Service Unavailable: ${down.join(' and ')} ${down.length === 1 ? 'is' : 'are'} down`,
         code: 'dependency_unavailable',
         dependencies,
+        ...details,
       },
       503,
       { ...noStore, 'Retry-After': '5' },

@@ -1,5 +1,10 @@
 import { and, eq } from 'drizzle-orm'
-import type { RecordCounter, ResourceDefinition } from '../../api/index.ts'
+import type {
+  Realtime,
+  RecordCounter,
+  ResourceContext,
+  ResourceDefinition,
+} from '../../api/index.ts'
 import { resourceWrites } from '../../api/internal.ts'
 import { NotFoundError } from '../../core/errors.ts'
 import type { Database, RowFilter } from '../../db/index.ts'
@@ -31,8 +36,8 @@ import { checkRequest } from './request-schemas.ts'
 /** store, update and destroy of one model, as the REST resource operations give them. */
 export type ModelWrites = ReturnType<typeof resourceWrites>
 
-/** By the model's access (a late declaration replaces it), then by the tools' counter. */
-const built = new WeakMap<ModelAccess, WeakMap<RecordCounter, ModelWrites>>()
+/** By the model's access (a late declaration replaces it), then by the tools' context. */
+const built = new WeakMap<ModelAccess, WeakMap<ResourceContext, ModelWrites>>()
 
 /**
  * The writes of `crud_create`, `crud_update` and `crud_delete`: the REST resource operations
@@ -45,12 +50,11 @@ export function modelWrites(
   policy: AccessPolicy,
   model: McpModel,
   access: ModelAccess,
-  database: Database,
-  counts: RecordCounter,
+  context: ResourceContext,
 ): ModelWrites {
-  const byCounter = built.get(access) ?? new WeakMap<RecordCounter, ModelWrites>()
-  built.set(access, byCounter)
-  let writes = byCounter.get(counts)
+  const byContext = built.get(access) ?? new WeakMap<ResourceContext, ModelWrites>()
+  built.set(access, byContext)
+  let writes = byContext.get(context)
   if (writes) return writes
   const { definition } = listQueryOf(policy, model, access)
   const rows: RowFilter = (caller) => {
@@ -71,8 +75,8 @@ export function modelWrites(
     softDelete: softDeleteOfModel(model),
     rows,
   } as unknown as ResourceDefinition
-  writes = resourceWrites(resource, { db: database.db, counts })
-  byCounter.set(counts, writes)
+  writes = resourceWrites(resource, context)
+  byContext.set(context, writes)
   return writes
 }
 
@@ -88,6 +92,7 @@ export interface WriteContext {
   policy: AccessPolicy
   database: Database
   counts: RecordCounter
+  realtime: Realtime | undefined
   caller: McpCaller | undefined
   run<T>(action: string, work: () => Promise<T>): Promise<T>
   find(name: string): McpModel
@@ -98,9 +103,11 @@ export interface WriteContext {
  * its arguments (in the REST 422's words), the app's `authorize` hook, then REST's operation.
  */
 export function toolWrites(context: WriteContext): Pick<Crud, 'create' | 'update' | 'delete'> {
-  const { policy, database, counts, caller, run, find } = context
+  const { policy, database, counts, realtime, caller, run, find } = context
+  // One context per set of tools: the writes of a model are built once for it.
+  const resources: ResourceContext = { db: database.db, counts, realtime }
   const writes = (model: McpModel, access: ModelAccess) =>
-    modelWrites(policy, model, access, database, counts)
+    modelWrites(policy, model, access, resources)
 
   return {
     async create({ model: name, data }) {

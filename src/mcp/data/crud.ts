@@ -1,4 +1,4 @@
-import { createRecordCounter, type RecordCounter } from '../../api/index.ts'
+import { createRecordCounter, type Realtime, type RecordCounter } from '../../api/index.ts'
 import type { Logger } from '../../core/index.ts'
 import type { Database } from '../../db/index.ts'
 import type { AuditTrail } from '../audit/audit-trail.ts'
@@ -61,6 +61,11 @@ export interface CrudOptions {
    * duration) in the `kiln_mcp_audit` table: `createAuditTrail({ database })`.
    */
   audit?: AuditTrail | undefined
+  /**
+   * The realtime core (`createRealtime`): each write the tools commit is published to its change
+   * feed by the same resource operations REST writes through, so streams and subscriptions hear it.
+   */
+  realtime?: Realtime | undefined
 }
 
 /** The access policy of the options, resolved once per options object. */
@@ -99,7 +104,7 @@ export function createCrud(options: CrudOptions): Crud {
   const find = (name: string) => resolveModel(models, name, policy.visibleModels)
 
   return {
-    ...toolWrites({ policy, database, counts, caller, run, find }),
+    ...toolWrites({ policy, database, counts, realtime: options.realtime, caller, run, find }),
     async list(input, options) {
       const model = find(input.model)
       const access = checkCall(policy, model, { caller, action: 'crud_list' })

@@ -30,6 +30,7 @@ import { resolveModel } from './crud-input.ts'
 import { isSensitiveField } from './models.ts'
 import { registerModelResources } from './resources.ts'
 import { DATA_TOOLS, type DataToolDescriptor, type ToolInputParts } from './tools.ts'
+import { createModelWatch, type ModelWatch } from './watch.ts'
 
 export { DATA_TOOL_NAMES }
 
@@ -49,6 +50,8 @@ export interface DataTools {
   readonly approvals: ApprovalStore
   /** What the tools let an assistant do, for the consent page (`oauthServer({ describeAccess })`). */
   describeAccess(): GrantableAccess
+  /** What resource subscriptions read: which models a caller may watch, which rows it sees. */
+  readonly watch: ModelWatch
   /**
    * Registers the tools the policy allows on `server`, acting as `caller`; with a grant, only
    * those the grant allows on some model.
@@ -98,6 +101,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
     policy,
     approvals: gate.store,
     describeAccess: () => described,
+    watch: createModelWatch(policy, { database: options.database, counts }),
     register(server, caller) {
       sweep?.()
       const crud = createCrud({ ...options, access: policy, caller, counts })

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import {
   type AuthInfo,
   type ClientCapabilities,
@@ -9,46 +8,45 @@ import {
   type McpServer,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server'
-import { type Context, type Handler, Hono, type MiddlewareHandler } from 'hono'
+import type { Context, Handler } from 'hono'
 import {
-  ForbiddenError,
   InvalidJsonError,
   type KilnError,
   MethodNotAllowedError,
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
 } from '../../core/errors.ts'
-import {
-  noSniff,
-  type OriginGuardOptions,
-  originPolicy,
-  originRefusal,
-  readBodyBytes,
-} from '../../core/http/index.ts'
+import { readBodyBytes } from '../../core/http/index.ts'
 import type { Logger } from '../../core/index.ts'
+import { type AccessTokenClaims, getAccessToken } from '../../oauth/index.ts'
+import type { McpCaller } from '../data/access.ts'
 import {
-  type AccessTokenClaims,
-  type BearerEnv,
-  bearerAuth,
-  getAccessToken,
-  oauthCors,
-  type ValidateBearer,
-} from '../../oauth/index.ts'
-import { DEFAULT_TOOL_SCOPES, type McpCaller } from '../data/access.ts'
+  answerSubscribeCall,
+  declaringSubscribe,
+  internalsOf,
+  isListen,
+  isSubscribeCall,
+  type McpSubscriptions,
+  serveListen,
+  serveSessionStream,
+} from '../subscriptions/index.ts'
 import {
   asksClient,
   createServerRequestRelay,
   isAnswer,
   type ServerRequestRelayOptions,
 } from './elicitation-relay.ts'
-import { type McpRateLimitOptions, mcpRateLimit } from './rate-limit.ts'
 import {
   acceptsEventStream,
   closingWhenDone,
   hasProgressToken,
+  isCancellation,
   isPlainLegacyCall,
   isPlainModernCall,
   isToolCall,
+  newSessionId,
+  sessionOf,
+  withSession,
 } from './request.ts'
 
 /** Options of `mcpHttpHandler`. */
@@ -76,6 +74,11 @@ export interface McpHttpHandlerOptions {
    * approval, say), so that proxies do not close it as idle. Default 15 s (the SDK's).
    */
   keepAliveMs?: number
+  /**
+   * Resource subscriptions (`mcpSubscriptions`): the server declares `resources.subscribe`,
+   * 2026-07-28 clients listen, 2025-era sessions subscribe and open a `GET` stream.
+   */
+  subscriptions?: McpSubscriptions
 }
 
 /**
@@ -97,7 +100,7 @@ export function callerFromAccessToken(c: Context): McpCaller {
  * An error as the transport answers it: its status and headers, the body a JSON-RPC error
  * without an id (`code`: by default `-32700` for a body that is not JSON, `-32000` otherwise).
  */
-function jsonRpcError(
+export function jsonRpcError(
   error: KilnError,
   code = error.code === 'invalid_json' ? -32700 : -32000,
 ): Response {
@@ -117,10 +120,13 @@ const CALLER = 'kiln.caller'
  * any request. GET and DELETE (2025 session streams and teardown) answer 405.
  */
 export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
-  const { createServer, caller = callerFromAccessToken, logger } = options
-  if (typeof createServer !== 'function') {
+  const { caller = callerFromAccessToken, logger } = options
+  if (typeof options.createServer !== 'function') {
     throw new TypeError('mcpHttpHandler: `createServer` is required')
   }
+  const subscriptions = options.subscriptions && internalsOf(options.subscriptions)
+  const createServer = (caller: McpCaller) =>
+    subscriptions ? declaringSubscribe(options.createServer(caller)) : options.createServer(caller)
   const maxRequestBodySize = options.maxRequestBodySize ?? 1024 * 1024
   const callerOf = (authInfo: AuthInfo | undefined) =>
     (authInfo?.extra?.[CALLER] as McpCaller | undefined) ?? {}
@@ -148,9 +154,14 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
       const session = newSessionId()
       const kept = await relay.remember(body, authInfo, caller, session)
       const response = await serveLegacyCall(request, body, authInfo, undefined)
-      return kept ? withSession(response, session) : response
+      // A session also holds the client's resource subscriptions.
+      return kept || subscriptions ? withSession(response, session) : response
     }
     const session = sessionOf(request)
+    if (subscriptions && isSubscribeCall(body)) {
+      const { context, store } = subscriptions
+      return answerSubscribeCall(context, store, body, caller, session)
+    }
     if (session && isCancellation(body)) await relay.cancel(body, authInfo, caller, session)
     // A tool call of a client that declared it can be asked things (elicitation, say) is
     // streamed, so that the server's questions can go out on the stream; see the relay.
@@ -216,6 +227,12 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
 
   return async function mcpHandler(c) {
     const request = c.req.raw
+    const session = sessionOf(request)
+    if (subscriptions && session && request.method === 'GET' && acceptsEventStream(request)) {
+      const { context, store } = subscriptions
+      const expiresAt = authInfoOf(c, caller(c)).expiresAt
+      return await serveSessionStream(context, store, caller(c), session, expiresAt)
+    }
     if (request.method !== 'POST') {
       return jsonRpcError(
         new MethodNotAllowedError(
@@ -261,31 +278,16 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
     ) {
       return serveLegacy(request, body, authInfo)
     }
+    if (subscriptions && isListen(body)) {
+      const listener = callerOf(authInfo)
+      const serve = () => options.createServer(listener)
+      return serveListen(subscriptions.context, request, body, authInfo, listener, serve)
+    }
     return modern.fetch(request, { parsedBody: body, authInfo })
   }
 }
 
 const utf8 = new TextDecoder()
-
-/** The id a 2025-era client's `initialize` answer names its session with (`Mcp-Session-Id`). */
-function newSessionId(): string {
-  return randomBytes(24).toString('base64url')
-}
-
-function sessionOf(request: Request): string | undefined {
-  const session = request.headers.get('mcp-session-id')
-  return session && /^[\w-]{1,128}$/.test(session) ? session : undefined
-}
-
-function withSession(response: Response, session: string): Response {
-  const headers = new Headers(response.headers)
-  headers.set('mcp-session-id', session)
-  return new Response(response.body, { status: response.status, headers })
-}
-
-function isCancellation(body: unknown): boolean {
-  return (body as { method?: unknown } | null)?.method === 'notifications/cancelled'
-}
 
 /**
  * The SDK's view of the request's credentials: the token's client, scopes and expiry (which
@@ -302,86 +304,4 @@ function authInfoOf(c: Context, caller: McpCaller): AuthInfo {
     ...(claims ? { expiresAt: claims.exp } : {}),
     extra: { [CALLER]: caller },
   }
-}
-
-/** Options of `mcpEndpoint`. */
-export interface McpEndpointOptions extends McpHttpHandlerOptions {
-  /** Validates the bearer token (kiln/oauth `createBearerValidator`). */
-  validator: ValidateBearer
-  resourceMetadataUrl: string
-  /** Scopes every request must carry, whatever the tool (the tools check their own). */
-  scopes?: string[]
-  /**
-   * The `scope` of the 401 challenges, which clients ask for when they authorize. Default:
-   * `scopes` and the data tools' `mcp:read` and `mcp:write`.
-   */
-  challengeScopes?: string[]
-  /**
-   * The allowed `Origin` and `Host` values (DNS-rebinding protection). Default: the origin of
-   * `resourceMetadataUrl`, which is the app's `APP_URL`. `false` turns the check off.
-   */
-  origins?: OriginGuardOptions | false
-  /**
-   * Requests per OAuth client and per user, counted after authentication and before any tool
-   * runs (429 with `Retry-After` over either). Pass the app's `rateLimiters` to share the
-   * counts through Redis. Defaults: 600 per minute per client, 120 per minute per user.
-   */
-  rateLimit?: Omit<McpRateLimitOptions, 'logger'>
-}
-
-/**
- * 403 for a request whose `Origin` or `Host` is not the app's, before authentication: the
- * Streamable HTTP transport says servers MUST validate `Origin` (a page on a rebinding domain
- * reaches a local server with its own name). The body is a JSON-RPC error without an id.
- */
-function mcpOriginGuard(options: OriginGuardOptions): MiddlewareHandler {
-  const policy = originPolicy(options)
-  return async function mcpOriginGuardMiddleware(c, next) {
-    const refusal = originRefusal(c.req.raw, policy)
-    if (refusal) return jsonRpcError(new ForbiddenError(`Forbidden: ${refusal}`))
-    await next()
-  }
-}
-
-/**
- * The protected MCP endpoint as a Hono app to mount (`app.route('/mcp', mcpEndpoint(…))`):
- * CORS answers preflights, a foreign `Origin` or `Host` gets 403, `bearerAuth` answers 401 with
- * `resource_metadata` (and 403 for a scope every request needs), each client and user is
- * rate-limited (429 with `Retry-After`), and tool calls run as the token's user and tenant,
- * with the token's scopes and grant.
- * @example
- * ```ts
- * app.route('/mcp', mcpEndpoint({
- *   validator,
- *   resourceMetadataUrl: `${oauthConfig.issuer}/.well-known/oauth-protected-resource/mcp`,
- *   createServer: (caller) => createMcpServer({ dataTools: { tools, caller } }),
- * }))
- * ```
- */
-export function mcpEndpoint(options: McpEndpointOptions): Hono<BearerEnv> {
-  const app = new Hono<BearerEnv>()
-  const auth = bearerAuth({
-    validator: options.validator,
-    resourceMetadataUrl: options.resourceMetadataUrl,
-    ...(options.scopes ? { scopes: options.scopes } : {}),
-    challengeScopes: options.challengeScopes ?? [
-      ...new Set([...(options.scopes ?? []), ...Object.values(DEFAULT_TOOL_SCOPES)]),
-    ],
-  })
-  const handler = mcpHttpHandler(options)
-  app.use('/', noSniff())
-  app.use('/', oauthCors())
-  if (options.origins !== false) {
-    app.use('/', mcpOriginGuard(options.origins ?? { appUrl: options.resourceMetadataUrl }))
-  }
-  app.use('/', auth)
-  app.use(
-    '/',
-    mcpRateLimit(
-      { ...options.rateLimit, logger: options.logger },
-      options.caller ?? callerFromAccessToken,
-    ),
-  )
-  app.all('/', handler)
-  return app
 }

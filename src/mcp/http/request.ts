@@ -2,6 +2,7 @@
  * What the MCP endpoint reads off a request before any server sees it: which era a message plainly belongs to, and whether its answer may carry
  * notifications; and the wrapper that closes a streamed exchange's server when it ends.
  */
+import { randomBytes } from 'node:crypto'
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server'
 
 /** The revision whose requests the shortcut below sends to the modern entry unclassified. */
@@ -102,4 +103,24 @@ export function hasProgressToken(body: unknown): boolean {
 export function isToolCall(body: unknown): boolean {
   if (Array.isArray(body)) return body.some(isToolCall)
   return (body as { method?: unknown } | null)?.method === 'tools/call'
+}
+
+/** The id a 2025-era client's `initialize` answer names its session with (`Mcp-Session-Id`). */
+export function newSessionId(): string {
+  return randomBytes(24).toString('base64url')
+}
+
+export function sessionOf(request: Request): string | undefined {
+  const session = request.headers.get('mcp-session-id')
+  return session && /^[\w-]{1,128}$/.test(session) ? session : undefined
+}
+
+export function withSession(response: Response, session: string): Response {
+  const headers = new Headers(response.headers)
+  headers.set('mcp-session-id', session)
+  return new Response(response.body, { status: response.status, headers })
+}
+
+export function isCancellation(body: unknown): boolean {
+  return (body as { method?: unknown } | null)?.method === 'notifications/cancelled'
 }

@@ -106,6 +106,37 @@ export async function run(baseUrl: string, apiKey: string) {
 }
 `
 
+/**
+ * A front end watching posts: it creates one, then subscribes from the feed's start (`0`), so
+ * the retained window replays the creation whether it came before the stream opened or not; the
+ * filter narrows the stream to that post.
+ */
+const SUBSCRIBER = `import { createClient, type PostsEvent } from './api-client'
+
+export async function run(baseUrl: string, apiKey: string) {
+  const api = createClient({ baseUrl, apiKey })
+  const users = await api.users.list({ per_page: 1 })
+  const authorId = users.ok ? (users.body.data[0]?.id ?? 0) : 0
+  const made = await api.posts.create({ title: 'Streamed post', body: 'Hi', author_id: authorId })
+  if (!made.ok) throw new Error(\`create: \${made.status}\`)
+  const controller = new AbortController()
+  const events = api.subscribe('posts', {
+    filter: { title: { starts_with: 'Streamed' } },
+    lastEventId: '0',
+    signal: controller.signal,
+  })
+  for await (const event of events) {
+    const seen: PostsEvent = event
+    if (seen.event === 'created') {
+      const title: string = seen.data.data.title
+      controller.abort()
+      return { event: seen.event, id: seen.data.id === made.body.data.id, title, eventId: typeof seen.id }
+    }
+  }
+  return null
+}
+`
+
 /** Mistakes the client's types must refuse, one per file: [file, code, what the message names]. */
 const MISTAKES: Array<[string, string, RegExp]> = [
   [
@@ -146,6 +177,11 @@ const MISTAKES: Array<[string, string, RegExp]> = [
   [
     'unknown-aggregate-filter.ts',
     `export const groups = api.posts.aggregate({ filter: { titel: 'x' } })`,
+    /'titel' does not exist/,
+  ],
+  [
+    'misspelled-stream-filter.ts',
+    `export const events = api.subscribe('posts', { filter: { titel: 'x' } })`,
     /'titel' does not exist/,
   ],
   [
@@ -211,6 +247,7 @@ describe('the generated client, against the demo on 127.0.0.1', () => {
     rawKey = (await createApiKey(ctx.database, { name: 'front end', scopes: ['*'] })).rawKey
     await runMakeClient({ url: origin, out: join(dir, 'api-client.ts'), print: () => {} })
     writeFileSync(join(dir, 'front-end.ts'), FRONT_END)
+    writeFileSync(join(dir, 'subscriber.ts'), SUBSCRIBER)
     for (const [file, code] of MISTAKES) {
       writeFileSync(
         join(dir, file),
@@ -239,9 +276,14 @@ describe('the generated client, against the demo on 127.0.0.1', () => {
   })
 
   it('the front end type-checks under a strict tsconfig; each mistake is a compile error', () => {
-    const files = [join(dir, 'front-end.ts'), ...MISTAKES.map(([file]) => join(dir, file))]
+    const files = [
+      join(dir, 'front-end.ts'),
+      join(dir, 'subscriber.ts'),
+      ...MISTAKES.map(([file]) => join(dir, file)),
+    ]
     const diagnostics = diagnosticsByFile(files)
     expect(diagnostics.get(join(dir, 'front-end.ts'))).toEqual([])
+    expect(diagnostics.get(join(dir, 'subscriber.ts'))).toEqual([])
     expect(diagnostics.get(join(dir, 'api-client.ts')) ?? []).toEqual([])
     for (const [file, , message] of MISTAKES) {
       const found = diagnostics.get(join(dir, file)) ?? []
@@ -274,6 +316,18 @@ describe('the generated client, against the demo on 127.0.0.1', () => {
       ],
       bulkTitles: ['Bulk one', 'Bulk two'],
       removedCount: 2,
+    })
+  })
+
+  it('subscribe yields a typed created event after a POST, narrowed by the filter', async () => {
+    const front = (await import(join(dir, 'subscriber.ts'))) as {
+      run(baseUrl: string, apiKey: string): Promise<unknown>
+    }
+    expect(await front.run(origin, rawKey)).toEqual({
+      event: 'created',
+      id: true,
+      title: 'Streamed post',
+      eventId: 'string',
     })
   })
 

@@ -185,6 +185,7 @@ export const OPERATION_IDS: Record<string, string[]> = {
   index: ['listDocuments'],
   show: ['showDocument'],
   aggregate: ['aggregateDocuments'],
+  events: ['watchDocuments'],
   store: ['createDocument'],
   update: ['updateDocument', 'patchDocument'],
   destroy: ['deleteDocument'],

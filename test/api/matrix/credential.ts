@@ -13,6 +13,7 @@ import {
   SECRET,
   toolRow,
 } from './cell.ts'
+import { streamed } from './stream.ts'
 
 /** Neither the credential's value nor its name is anywhere in `answer`. */
 const sealed = (answer: unknown, where: string) => {
@@ -45,6 +46,11 @@ const REST: Record<ResourceOperation, ((cell: Cell) => Promise<void>) | string> 
     sealed((await cell.rest('GET', `${path}/aggregate?count=*&group_by=title`)).body, 'groups')
     await refused(cell, 'GET', `${path}/aggregate?count=*&group_by=${CREDENTIAL}`)
     await refused(cell, 'GET', `${path}/aggregate?min=${CREDENTIAL}`)
+  },
+  events: async (cell) => {
+    sealed(await streamed(cell), 'the event stream')
+    await refused(cell, 'GET', `${path}/events?fields=${CREDENTIAL}`)
+    await refused(cell, 'GET', `${path}/events?filter[${CREDENTIAL}]=${SECRET}`)
   },
   store: async (cell) => {
     await refused(cell, 'POST', path, { title: 'Keyed', [CREDENTIAL]: 'set by a client' })

@@ -11,6 +11,7 @@ import {
   type Row,
   toolRow,
 } from './cell.ts'
+import { streamed } from './stream.ts'
 
 const keysOf = (records: unknown) => [
   ...new Set((records as Json[]).flatMap((record) => Object.keys(record))),
@@ -84,6 +85,20 @@ export const FIELDS: Record<string, Row> = {
     client: async (cell) =>
       expect(clientBlock(cell, 'DocumentsAggregateQuery')).toMatch(/\bgroup_by\?: /),
     mcp: na('crud_aggregate is a row of its own'),
+    audit: notAudited,
+  },
+  events: {
+    rest: async (cell) => {
+      const records = (await streamed(cell, 'fields=title'))
+        .filter((e) => e.data.data !== undefined)
+        .map((e) => e.data.data)
+      expect(records.length).toBeGreaterThan(0)
+      expect(keysOf(records)).toEqual(['title'])
+      expect((await cell.rest('GET', `${path}/events?fields=nope`)).status).toBe(422)
+    },
+    openapi: documentedFields('watchDocuments'),
+    client: typedFields('DocumentsEventsQuery'),
+    mcp: na('an MCP subscription is notified with the model resource URI alone: no field'),
     audit: notAudited,
   },
   store: writeRow('crud_create is a row of its own'),

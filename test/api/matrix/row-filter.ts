@@ -1,6 +1,7 @@
 import { expect } from 'vitest'
 import { call } from '../../mcp/support/client.ts'
 import { type Cell, HIDDEN, type Json, listed, na, path, type Row, toolRow } from './cell.ts'
+import { streamed } from './stream.ts'
 
 const perCaller = na('the row filter is the app’s code, run per caller: no parameter to document')
 const notAudited = na('REST calls are not in the audit trail, which records MCP tool calls')
@@ -32,6 +33,11 @@ export const ROW_FILTER: Record<string, Row> = {
     expect(titles.length).toBe((await listed(cell)).length)
   }),
   show: row(notFound((cell) => ['GET', `${path}/${cell.hidden.id}`])),
+  events: row(async (cell) => {
+    const ids = (await streamed(cell)).map((event) => event.data.id)
+    expect(ids).toContain((await listed(cell))[0])
+    expect(ids).not.toContain(cell.hidden.id)
+  }, 'an MCP subscription is notified only of records in its list (test/mcp/subscriptions)'),
   store: row(na('the filter selects existing records; a create selects none')),
   update: row(async (cell) => {
     for (const method of ['PUT', 'PATCH']) {

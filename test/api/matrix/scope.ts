@@ -8,6 +8,7 @@ const REQUESTS: Record<ResourceOperation, (live: unknown) => [string, string, un
   index: () => ['GET', path],
   show: (id) => ['GET', `${path}/${id}`],
   aggregate: () => ['GET', `${path}/aggregate?count=*`],
+  events: () => ['GET', `${path}/events`],
   store: () => ['POST', path, { title: 'Refused' }],
   update: (id) => ['PUT', `${path}/${id}`, { title: 'Refused' }],
   destroy: (id) => ['DELETE', `${path}/${id}`],

@@ -11,6 +11,7 @@ import {
   type Row,
   toolRow,
 } from './cell.ts'
+import { streamed } from './stream.ts'
 
 const count = async (cell: Cell, query = '') =>
   (
@@ -46,6 +47,22 @@ export const SOFT_DELETE: Record<string, Row> = {
     client: async (cell) =>
       expect(clientBlock(cell, 'DocumentsAggregateQuery')).toContain('"filter[trashed]"?:'),
     mcp: na('crud_aggregate is a row of its own'),
+    audit: notAudited,
+  },
+  events: {
+    rest: async (cell) => {
+      // The trashed record's last event says it left every read; nothing shows it after.
+      const own = (await streamed(cell)).filter((event) => event.data.id === cell.trashed.id)
+      expect(own.at(-1)?.event).toBe('deleted')
+    },
+    openapi: async (cell) => {
+      const names = (cell.operation('watchDocuments').parameters ?? []).map((p) => p.name)
+      expect(names).not.toContain('filter[trashed]')
+      const text = JSON.stringify(cell.operation('watchDocuments'))
+      expect(text).toContain('"restored"')
+    },
+    client: async (cell) => expect(clientBlock(cell, 'DocumentsEvent')).toContain('"restored"'),
+    mcp: na('an MCP subscription is notified of a delete; the tools have rows of their own'),
     audit: notAudited,
   },
   show: {

@@ -4,7 +4,15 @@ import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { MemoryKeyValueStore, silentLogger } from '../../../src/core/index.ts'
 import { type Database, type ModelRegistry, migrate } from '../../../src/db/index.ts'
-import { createMcpServer, type McpAccessOptions, mcpEndpoint } from '../../../src/mcp/index.ts'
+import {
+  createDataTools,
+  createMcpServer,
+  type DataTools,
+  type DataToolsOptions,
+  type McpAccessOptions,
+  type McpSubscriptions,
+  mcpEndpoint,
+} from '../../../src/mcp/index.ts'
 import { createBearerValidator, type OAuthSession, oauthServer } from '../../../src/oauth/index.ts'
 import { MemoryOAuthProvider } from '../../support/memory-oauth-provider.ts'
 
@@ -18,6 +26,14 @@ export interface McpTestApp {
   close(): Promise<void>
 }
 
+/** What a test adds to the app: its own routes, and the endpoint's resource subscriptions. */
+export interface McpTestAppExtras {
+  routes?: (app: Hono) => void
+  subscriptions?: (tools: DataTools) => McpSubscriptions
+  /** Where the tools publish their writes (the realtime core). */
+  realtime?: DataToolsOptions['realtime']
+}
+
 /**
  * A small app on 127.0.0.1: kiln's OAuth server at the root, cookie sessions created by the
  * test, and the protected MCP endpoint with the data tools at /mcp.
@@ -26,6 +42,7 @@ export async function serveMcpTestApp(
   database: Database,
   models: ModelRegistry,
   access: McpAccessOptions = { unlisted: 'all', approval: [] },
+  extras: McpTestAppExtras = {},
 ): Promise<McpTestApp> {
   await migrate(database, { logger: { info() {}, warn() {} } as never })
   const sessions = new Map<string, OAuthSession>()
@@ -39,6 +56,17 @@ export async function serveMcpTestApp(
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const store = new MemoryKeyValueStore()
   const built = new Hono()
+  extras.routes?.(built)
+  // With subscriptions, the tools are resolved once (their watch is what subscriptions read).
+  const tools = extras.subscriptions
+    ? createDataTools({
+        database,
+        models,
+        access,
+        logger: silentLogger(),
+        realtime: extras.realtime,
+      })
+    : undefined
   built.route(
     '/',
     oauthServer({
@@ -64,10 +92,13 @@ export async function serveMcpTestApp(
         store,
       }),
       resourceMetadataUrl: `${origin}/.well-known/oauth-protected-resource/mcp`,
+      ...(tools && extras.subscriptions ? { subscriptions: extras.subscriptions(tools) } : {}),
       createServer: (caller) =>
-        createMcpServer({
-          data: { database, models, caller, access, logger: silentLogger() },
-        }),
+        tools
+          ? createMcpServer({ dataTools: { tools, caller } })
+          : createMcpServer({
+              data: { database, models, caller, access, logger: silentLogger() },
+            }),
     }),
   )
   app = built

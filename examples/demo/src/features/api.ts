@@ -1,5 +1,10 @@
 import type { Hono } from 'hono'
-import { createRecordCounter, type DatabaseApiKeyProvider } from 'kilnjs/api'
+import {
+  createRealtime,
+  createRecordCounter,
+  type DatabaseApiKeyProvider,
+  type Realtime,
+} from 'kilnjs/api'
 import { apiKeyProvider, apiRoutes, docsRoutes } from '../api/index.ts'
 import { hashPassword } from '../auth.ts'
 import type { DemoContext } from '../context.ts'
@@ -21,6 +26,25 @@ export function demoApiKeys(ctx: DemoContext): DatabaseApiKeyProvider {
   return provider
 }
 
+const realtimes = new WeakMap<DemoContext, Realtime>()
+
+/**
+ * The demo's realtime core, once per context: writes publish to it and `GET …/events` streams
+ * from it (through Redis when REDIS_URL is set, so every instance sees every change). Its
+ * streams end (`{ reason: 'shutdown' }`) when the context closes, before the shared state.
+ */
+export function demoRealtime(ctx: DemoContext): Realtime {
+  let realtime = realtimes.get(ctx)
+  if (!realtime) {
+    const apiKeys = demoApiKeys(ctx)
+    const created = createRealtime({ shared: ctx.shared, apiKeys, logger: ctx.logger })
+    ctx.onClose(() => created.close())
+    realtimes.set(ctx, created)
+    realtime = created
+  }
+  return realtime
+}
+
 /**
  * The generated REST API (`kilnjs make:api --all`, in ../api) under /api/v1, with its OpenAPI
  * document at /api/openapi.json and ReDoc at /api/docs. Rate limits, list totals and the
@@ -39,6 +63,7 @@ export function mountApi(app: Hono, ctx: DemoContext): void {
     // A user created or updated through the API signs in with the password it was given.
     hashPassword,
     logger: ctx.logger,
+    realtime: demoRealtime(ctx),
   })
   app.route('/', api)
   app.route('/', docsRoutes({ app, title: ctx.config.appName }))

@@ -7,6 +7,7 @@ import { CreateCommentRequest } from '../api/requests/comment.ts'
 import { CreatePostRequest, UpdatePostRequest } from '../api/requests/post.ts'
 import type { DemoContext } from '../context.ts'
 import { posts } from '../schema.ts'
+import { demoRealtime } from './api.ts'
 
 const built = new WeakMap<DemoContext, DataTools>()
 
@@ -31,6 +32,8 @@ export function demoDataTools(ctx: DemoContext): DataTools {
       // The REST list's counts (same store): writes through either surface refresh `total`.
       counts: createRecordCounter({ store: ctx.shared.kv }),
       logger: ctx.logger,
+      // The tools' writes reach the REST streams and the MCP subscriptions, as the API's do.
+      realtime: demoRealtime(ctx),
       // Pending approvals in the shared store (Redis when REDIS_URL is set): any instance can
       // show the page, and any instance can run the approved retry.
       approvals: {

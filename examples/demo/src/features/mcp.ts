@@ -1,6 +1,7 @@
 import type { Hono } from 'hono'
-import { approvalPages, createMcpServer, mcpEndpoint } from 'kilnjs/mcp'
+import { approvalPages, createMcpServer, mcpEndpoint, mcpSubscriptions } from 'kilnjs/mcp'
 import type { DemoContext } from '../context.ts'
+import { demoRealtime } from './api.ts'
 import { demoDataTools } from './data-tools.ts'
 import type { DemoAppOptions } from './index.ts'
 import { demoOAuth } from './oauth.ts'
@@ -13,6 +14,15 @@ import { demoOAuth } from './oauth.ts'
 export function mountMcp(app: Hono, ctx: DemoContext, options: DemoAppOptions = {}): void {
   const { validator, resourceMetadataUrl } = demoOAuth(ctx)
   const tools = demoDataTools(ctx)
+  // Assistants subscribe to posts and comments as they may read them; a 2025 session's
+  // subscriptions live in the shared store, so its stream may be held by any instance.
+  const subscriptions = mcpSubscriptions({
+    watch: tools.watch,
+    feed: demoRealtime(ctx).feed,
+    store: ctx.shared.kv,
+    logger: ctx.logger,
+  })
+  ctx.onClose(() => subscriptions.close())
   // Where the signed-in author approves or denies a deletion an assistant asked for.
   app.route(
     '/',
@@ -43,6 +53,7 @@ export function mountMcp(app: Hono, ctx: DemoContext, options: DemoAppOptions = 
       // A 2025-era client's answer to an approval question may reach another instance than
       // the call that waits for it: it is routed through the shared store (Redis when set).
       serverRequests: { store: ctx.shared.kv, pubsub: ctx.shared.pubsub },
+      subscriptions,
       createServer: (caller) =>
         createMcpServer({
           name: ctx.config.appName,

@@ -80,10 +80,12 @@ import {
   type ApiKeyProvider,
   apiDocs,
   apiGuard,
+  createRealtime,
   createRecordCounter,
   currentKeyRoutes,
   idempotency,
   type OpenApiResource,
+  type Realtime,
   type RecordCounter,
 } from 'kilnjs/api'
 import {
@@ -112,6 +114,12 @@ export interface ApiDeps {
    * REDIS_URL is set). This process's memory by default.
    */
   idempotencyStore?: KeyValueStore${hashField}
+  /**
+   * Where writes publish their changes and \`GET …/events\` streams them from: give every
+   * instance \`createRealtime({ shared, apiKeys })\` (Redis when REDIS_URL is set). This
+   * process alone by default.
+   */
+  realtime?: Realtime
   /** Where server errors (5xx) are logged; standard output by default. */
   logger?: Logger
 }
@@ -119,7 +127,8 @@ export interface ApiDeps {
 /** What each controller receives. */
 export interface ApiContext {
   db: ${dbType}
-  counts: RecordCounter${passwords.length ? `\n  hashPassword: ApiDeps['hashPassword']` : ''}
+  counts: RecordCounter
+  realtime: Realtime${passwords.length ? `\n  hashPassword: ApiDeps['hashPassword']` : ''}
 }
 
 /**
@@ -141,8 +150,9 @@ export function apiRoutes({
   counts = createRecordCounter(),
   idempotencyStore = new MemoryKeyValueStore(),${passwords.length ? '\n  hashPassword,' : ''}
   logger = createLogger(),
+  realtime = createRealtime({ apiKeys, logger }),
 }: ApiDeps) {
-  const context: ApiContext = { db: ${narrow}(database), counts${passwords.length ? ', hashPassword' : ''} }
+  const context: ApiContext = { db: ${narrow}(database), counts, realtime${passwords.length ? ', hashPassword' : ''} }
   return new Hono<ApiEnv>()
     .basePath('/api/v1')
     .onError(errorHandler({ logger }))

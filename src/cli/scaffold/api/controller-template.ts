@@ -2,10 +2,14 @@ import { importLine } from './format.ts'
 import { resourceBlock } from './list-query.ts'
 import type { ModelTemplateInput, TemplateContext } from './template-input.ts'
 
-/** A controller's handlers, in the order they stand: route, path, operation, status. */
+/**
+ * A controller's handlers, in the order they stand: route, path, operation, status (`raw`: the
+ * operation answers its own Response, the event stream).
+ */
 const HANDLERS = [
   ['get', "'/'", 'index'],
   ['get', "'/aggregate'", 'aggregate'],
+  ['get', "'/events'", 'events', 'raw'],
   ['post', "'/'", 'store', ', 201'],
   ['get', "'/:id'", 'show'],
   ['on', "['PUT', 'PATCH'], '/:id'", 'update'],
@@ -17,7 +21,8 @@ const HANDLERS = [
 /**
  * `controllers/<resource>.ts`: the resource's definition (`defineResource`), then its named
  * handlers (index, aggregate, store, show, update, destroy, the bulk updateMany and destroyMany,
- * and with soft delete restore), each a call to the operation kiln implements once. What the
+ * and with soft delete restore; events, the change stream), each a call to the operation kiln
+ * implements once. What the
  * app changes is its own: a handler replaced by its code, the definition's lists.
  */
 export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateContext): string {
@@ -29,11 +34,13 @@ export function controllerTemplate(template: ModelTemplateInput, ctx: TemplateCo
   ].map(([method, path, operation, status = '']) =>
     [
       `    .${method}(${path}, kiln.scope.${operation}, async function ${operation}(c) {`,
-      `      return c.json(await kiln.${operation}(resourceCall(c))${status})`,
+      status === 'raw'
+        ? `      return kiln.${operation}(resourceCall(c))`
+        : `      return c.json(await kiln.${operation}(resourceCall(c))${status})`,
       '    })',
     ].join('\n'),
   )
-  const deps = ['db', 'counts', ...(passwordColumn ? ['hashPassword'] : [])].join(', ')
+  const deps = ['db', 'counts', 'realtime', ...(passwordColumn ? ['hashPassword'] : [])].join(', ')
   return `import { Hono } from 'hono'
 import { type ApiEnv, defineResource, resourceCall, resourceOperations } from 'kilnjs/api'
 ${importLine([names.table], ctx.schemaImport)}
@@ -72,11 +79,12 @@ ${handlers.join('\n')}
 /** `const kiln = resourceOperations(…)`, with the password hashing of a model that has one. */
 function operationsLine({ names, passwordColumn }: ModelTemplateInput): string {
   const head = `  const kiln = resourceOperations(${names.definition}, {`
-  if (!passwordColumn) return `${head} db, counts })`
+  if (!passwordColumn) return `${head} db, counts, realtime })`
   const hash = passwordColumn.key
   return `${head}
     db,
     counts,
+    realtime,
     // The password a request gives is stored as its hash, by the login's own hasher.
     prepare: async ({ password, ...input }) => ({
       ...input,
