@@ -135,11 +135,19 @@ export interface OperationsOptions {
   scopes?: readonly string[] | undefined
 }
 
+/** The operation answers a server-sent event stream (a resource's `/events`), not one body. */
+function streams(operation: JsonObject, resolve: (value: unknown) => unknown): boolean {
+  const responses = resolve(operation.responses)
+  const ok = isObject(responses) ? resolve(responses['200']) : undefined
+  const content = isObject(ok) && isObject(ok.content) ? ok.content : {}
+  return 'text/event-stream' in content
+}
+
 /**
  * The tools of an OpenAPI document: one per operation, named from method and path with the
  * `/api` and version segments left out (`GET /api/v1/posts/{id}` → `get_posts_by_id`), and an
  * input schema made of the path and query parameters plus `body` for a JSON request body.
- * With the key's `scopes`, only the operations it may call.
+ * With the key's `scopes`, only the operations it may call; event streams are left out.
  */
 export function operationsFromDocument(
   document: JsonObject,
@@ -156,6 +164,8 @@ export function operationsFromDocument(
       const operation = resolve(item[method])
       if (!isObject(operation)) continue
       if (scopes && !mayCall(scopes, operation['x-scopes'])) continue
+      // A stream (`text/event-stream`) never ends: a tool call must answer once.
+      if (streams(operation, resolve)) continue
       const properties: Record<string, object> = {}
       const required: string[] = []
       const parameters: BridgeParameter[] = []
