@@ -407,15 +407,23 @@ describeEachDatabase('who can see what: every surface under one policy', (backen
 
   describe('the OpenAPI→MCP bridge', () => {
     type Document = {
-      paths: Record<string, Record<string, { 'x-scopes'?: string[] }>>
+      paths: Record<
+        string,
+        Record<string, { 'x-scopes'?: string[]; responses?: Record<string, { content?: object }> }>
+      >
     }
     const documentOf = async () =>
       (await (await api.request('GET', '/api/openapi.json')).json()) as Document
-    /** `method path` of each operation a key with `scopes` may call, from the document. */
+    /** `method path` of each operation a key with `scopes` may call as a tool, from the document. */
     const callable = (document: Document, scopes: string[]) =>
       Object.entries(document.paths).flatMap(([path, item]) =>
         Object.entries(item)
           .filter(([, operation]) => (operation['x-scopes'] ?? []).every((s) => allows(scopes, s)))
+          // An event stream is no tool: a call answers once.
+          .filter(
+            ([, operation]) =>
+              !('text/event-stream' in (operation.responses?.['200']?.content ?? {})),
+          )
           .map(([method]) => `${method} ${path}`),
       )
 

@@ -31,18 +31,28 @@ describeEachDatabase('GET /events: the changes kiln writes, as server-sent event
 
   it('each REST write, bulk ones and restore included, in order with rising ids', async () => {
     const events = await stream()
+    // Each write waits for its events: a stream reads the record as it is when it reads it, so
+    // an update read after the delete that followed it would be told as that delete.
+    const got: Awaited<ReturnType<typeof events.take>> = []
+    const wrote = async (count: number) => got.push(...(await events.take(count)))
     const one = await created({ title: 'one' })
+    await wrote(1)
     const two = (await created([{ title: 'two' }, { title: 'three' }])) as unknown as Json[]
+    await wrote(2)
     await api.request('PATCH', `/api/v1/notes/${one.id}`, { title: 'one!' })
+    await wrote(1)
     await api.request(
       'PATCH',
       '/api/v1/notes',
       two.map((n) => ({ id: n.id, title: 'bulk' })),
     )
+    await wrote(2)
     await api.request('DELETE', `/api/v1/notes/${one.id}`)
+    await wrote(1)
     await api.request('POST', `/api/v1/notes/${one.id}/restore`)
+    await wrote(1)
     await api.request('DELETE', `/api/v1/notes?ids=${two.map((n) => n.id).join(',')}`)
-    const got = await events.take(10)
+    await wrote(2)
     await events.cancel()
     expect(got.map((e) => [e.event, (e.data as Json).id])).toEqual([
       ['created', one.id],
