@@ -135,7 +135,10 @@ export interface OperationsOptions {
   scopes?: readonly string[] | undefined
 }
 
-/** The operation answers a server-sent event stream (a resource's `/events`), not one body. */
+/**
+ * The operation answers a server-sent event stream (a resource's `/events`), not one body: it
+ * is no tool, since a tool call answers once and a stream never ends.
+ */
 function streams(operation: JsonObject, resolve: (value: unknown) => unknown): boolean {
   const responses = resolve(operation.responses)
   const ok = isObject(responses) ? resolve(responses['200']) : undefined
@@ -164,7 +167,6 @@ export function operationsFromDocument(
       const operation = resolve(item[method])
       if (!isObject(operation)) continue
       if (scopes && !mayCall(scopes, operation['x-scopes'])) continue
-      // A stream (`text/event-stream`) never ends: a tool call must answer once.
       if (streams(operation, resolve)) continue
       const properties: Record<string, object> = {}
       const required: string[] = []
@@ -196,10 +198,8 @@ export function operationsFromDocument(
         ? jsonBodySchema(requestBody.content, resolve)
         : undefined
       const bodyRequired = isObject(requestBody) && requestBody.required === true
-      if (bodySchema) {
-        properties.body = bodySchema
-        if (bodyRequired) required.push('body')
-      }
+      if (bodySchema) properties.body = bodySchema
+      if (bodySchema && bodyRequired) required.push('body')
       const name = unique(toolName(method, path), names)
       const summary = typeof operation.summary === 'string' ? operation.summary : undefined
       const description = [
