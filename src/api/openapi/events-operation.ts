@@ -42,7 +42,9 @@ export function eventsOperation(o: OperationContext): OpenApiOperation {
     type: 'object',
     required: ['event', 'data', ...(withId ? ['id'] : [])],
     properties: {
-      ...(withId ? { id: { type: 'string', description: 'The event id, for `Last-Event-ID`.' } } : {}),
+      ...(withId
+        ? { id: { type: 'string', description: 'The event id, for `Last-Event-ID`.' } }
+        : {}),
       event: { type: 'string', enum: event },
       data,
     },
