@@ -80,6 +80,10 @@ export interface LoadMessagingConfigOptions {
 /**
  * Reads `MSG_APP_SECRET`, `MSG_ACCESS_TOKEN`, `MSG_PHONE_NUMBER_ID`, `MSG_VERIFY_TOKEN` and the
  * optional `MSG_GRAPH_API_URL`. Throws a ConfigError naming every missing or bad variable.
+ * @example
+ * ```ts
+ * const messagingConfig = loadMessagingConfig(process.env, { redactor })
+ * ```
  */
 export function loadMessagingConfig(
   env: Env = process.env,

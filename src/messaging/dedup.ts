@@ -31,6 +31,10 @@ export interface MemoryDeduplicationStoreOptions {
  * one for many. Every id lives equally long and the map keeps insertion order, so the oldest
  * ids are at the front: each insert drops the expired ones from there, in amortized constant
  * time, however many ids a busy number has in its window.
+ * @example
+ * ```ts
+ * const dedup = new MemoryDeduplicationStore({ ttlMs: 10 * 60_000 })
+ * ```
  */
 export class MemoryDeduplicationStore implements DeduplicationStore {
   readonly #seen = new Map<string, number>()
@@ -80,6 +84,10 @@ export interface KeyValueDeduplicationStoreOptions {
 /**
  * Dedup on a KeyValueStore's atomic `setIfAbsent`: on Redis it is shared by every instance
  * and survives restarts; on the memory store it behaves like MemoryDeduplicationStore.
+ * @example
+ * ```ts
+ * const dedup = new KeyValueDeduplicationStore(shared.kv, { prefix: 'msg-dedup:' })
+ * ```
  */
 export class KeyValueDeduplicationStore implements DeduplicationStore {
   readonly #kv: KeyValueStore
@@ -112,6 +120,10 @@ export interface QueueDeduplicationStoreOptions {
  * webhook given this store and the same queue marks a notification's message id and queues
  * its job in one atomic step, one Redis round trip instead of two, and a failed enqueue leaves
  * no mark behind. Batches with several message ids mark them here first, then queue.
+ * @example
+ * ```ts
+ * const dedup = new QueueDeduplicationStore(queue)
+ * ```
  */
 export class QueueDeduplicationStore implements DeduplicationStore {
   readonly queue: Queue

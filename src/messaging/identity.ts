@@ -29,6 +29,10 @@ export function classifySender(sender: string | SenderIds, isOwner: IsOwner): Se
 /**
  * An `isOwner` over a fixed list of phone numbers (written with `+`, spaces or dashes if you
  * like) and BSUIDs (written as the provider writes them).
+ * @example
+ * ```ts
+ * const isOwner = staticOwners(['15551234567'])
+ * ```
  */
 export function staticOwners(ids: Iterable<string>): IsOwner {
   const owners = toSet(ids)

@@ -87,7 +87,14 @@ export function processMessagingWebhook(
   }
 }
 
-/** `{ ProcessMessagingWebhook: handler }`, to spread into a worker's job handlers. */
+/**
+ * `{ ProcessMessagingWebhook: handler }`, to spread into a worker's job handlers.
+ * @example
+ * ```ts
+ * const bus = createMessagingEventBus({ store: shared.kv, logger })
+ * queue.work(messagingJobHandlers({ bus, isOwner: staticOwners(['15551234567']), logger }))
+ * ```
+ */
 export function messagingJobHandlers(options: MessagingJobOptions): JobHandlers {
   return { [PROCESS_MESSAGING_WEBHOOK]: processMessagingWebhook(options) }
 }

@@ -23,6 +23,11 @@ import {
  * resource does not allow or a value of the wrong type is a compile error. Answers are typed
  * per status: the success body (`{ data, meta, links }` for a list) or the documented error
  * body (`{ error }`, `{ error, errors }` for a 422).
+ * @example
+ * ```ts
+ * const document = await (await fetch(`${config.appUrl}/api/openapi.json`)).json()
+ * const source = generateApiClient(document)
+ * ```
  */
 export function generateApiClient(document: unknown): string {
   const doc = readDocument(document)

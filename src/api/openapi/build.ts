@@ -34,6 +34,10 @@ export interface OpenApiOptions {
  * 4. operations are tagged with their resource name; 5. an API-key security scheme in the
  * `Authorization` header applies to every operation. Request and response schemas come from
  * the resources' zod schemas.
+ * @example
+ * ```ts
+ * const document = buildOpenApiDocument(app.routes, { title: config.appName, version: '1.0.0' })
+ * ```
  */
 export function buildOpenApiDocument(
   routes: readonly RouteInfo[],

@@ -37,6 +37,10 @@ const descriptions = new WeakMap<object, RouteDescription>()
  * ```ts
  * group.get('/ping', describeRoute({ summary: 'Ping', responses: { 200: { description: 'Pong.', schema: Pong } } }), ping)
  * ```
+ * @example
+ * ```ts
+ * app.get('/api/ping', describeRoute({ summary: 'Ping', tags: ['health'] }), (c) => c.json({ pong: true }))
+ * ```
  */
 export function describeRoute(description: RouteDescription): MiddlewareHandler {
   const documented: MiddlewareHandler = async function documentedRoute(_c, next) {

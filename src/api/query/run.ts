@@ -20,14 +20,14 @@ import { Placeholders, pageStatement, runQuery, shapeOf } from './statement.ts'
 import { trashedRead } from './trash.ts'
 import type { QueryDb, Row } from './types.ts'
 
+export type { ListEnvelope, ListLinks, ListMeta } from './envelope.ts'
+export type { QueryDb, Row } from './types.ts'
+
 /**
  * What `runListQuery` needs beside the definition and the URL: the database, the count cache,
  * the caller, and what bounds this request (a scope, its signal, a soft delete). A controller's
  * `index` handler builds it per request.
  */
-export type { ListEnvelope, ListLinks, ListMeta } from './envelope.ts'
-export type { QueryDb, Row } from './types.ts'
-
 export interface ListQueryContext extends PlanOptions {
   /** The database the list reads (PostgreSQL or SQLite, as the definition's dialect). */
   db: PostgresDb | SqliteDb

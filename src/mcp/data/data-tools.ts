@@ -211,6 +211,11 @@ function logUnreachable(
 /**
  * Registers the data tools on an MCP server: direct database access to the app's models, as
  * far as the access policy allows, scoped to the caller's tenant when it has one.
+ * @example
+ * ```ts
+ * const server = createMcpServer({ name: config.appName })
+ * registerDataTools(server, { database, models, access, caller })
+ * ```
  */
 export function registerDataTools(server: McpServer, options: DataToolsOptions): void {
   createDataTools(options).register(server, options.caller)

@@ -118,6 +118,10 @@ const CALLER = 'kiln.caller'
  * the 2026 revision. Either way a fresh server bound to the request's caller answers one
  * request and nothing lives between requests, so any instance behind a load balancer answers
  * any request. GET and DELETE (2025 session streams and teardown) answer 405.
+ * @example
+ * ```ts
+ * app.post('/mcp', mcpHttpHandler({ createServer: (caller) => createMcpServer({ dataTools: { tools, caller } }) }))
+ * ```
  */
 export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
   const { caller = callerFromAccessToken, logger } = options
