@@ -92,6 +92,8 @@ describe.skipIf(!postgresUrl || !redisUrl)('faults: dependencies going away', ()
       error: 'Service Unavailable: database is down',
       code: 'dependency_unavailable',
       dependencies: { database: 'down' },
+      // The demo's open event streams, beside its dependencies.
+      streams: 0,
     })
 
     postgres.unblock()

@@ -46,7 +46,7 @@ describe.skipIf(!serversAvailable)('health while PostgreSQL is frozen', () => {
   it('answers readiness 503 naming the database within a second, liveness 200, then recovers', async () => {
     const before = await timed('/health/ready')
     expect(before.status).toBe(200)
-    expect(before.body).toEqual({ status: 'ok', dependencies: { database: 'up' } })
+    expect(before.body).toEqual({ status: 'ok', dependencies: { database: 'up' }, streams: 0 })
 
     await postgres.freeze()
     try {
@@ -58,6 +58,7 @@ describe.skipIf(!serversAvailable)('health while PostgreSQL is frozen', () => {
           error: 'Service Unavailable: database is down',
           code: 'dependency_unavailable',
           dependencies: { database: 'down' },
+          streams: 0,
         })
         expect(frozen.headers?.get('retry-after')).toBe('5')
       }
