@@ -15,7 +15,11 @@ describe('demo login and sessions', () => {
   it('answers /health and the home page', async () => {
     const health = await demo.app.request('/health')
     expect(health.status).toBe(200)
-    expect(await health.json()).toEqual({ status: 'ok', dependencies: { database: 'up' }, streams: 0 })
+    expect(await health.json()).toEqual({
+      status: 'ok',
+      dependencies: { database: 'up' },
+      streams: 0,
+    })
     const home = await demo.app.request('/')
     expect(home.status).toBe(200)
     expect(await home.text()).toContain('Sign in')
