@@ -34,6 +34,8 @@ export async function adoptPgPool(
   const poolMax = pool.options.max ?? 10
   setPoolBudget(pool, {
     statementTimeoutMs: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+    // The app's pool may stand behind a transaction pooler: one statement at a time.
+    pipelines: false,
     gate: new QueryGate(
       options.slowQueryConcurrency ?? defaultSlowQueryConcurrency(poolMax, 0),
       options.slowQueryWaitMs ?? DEFAULT_SLOW_QUERY_WAIT_MS,

@@ -218,6 +218,7 @@ async function openPostgres(url: string, settings: PostgresSettings): Promise<Po
     pipelineOneOffQueries(pool, Client, pipeline)
     setPoolBudget(pool, {
       statementTimeoutMs,
+      pipelines: !settings.behindTransactionPooler,
       gate: new QueryGate(slowQueries.concurrency, slowQueries.waitMs),
       Session: NodePgSession,
       Database: NodePgDatabase,

@@ -173,6 +173,11 @@ export class QueryGate {
 /** A pg pool's budget, set by `createDatabase`, with the Drizzle classes to build a db with. */
 interface PoolBudget {
   statementTimeoutMs: number
+  /**
+   * Whether a budgeted query's statements may leave together (pg's pipeline mode): not through
+   * a transaction pooler, where kiln sends no pipelines.
+   */
+  pipelines: boolean
   /** The turns of the queries that may be slow (`slowQueryConcurrency`, `slowQueryWaitMs`). */
   gate: QueryGate
   Session: typeof NodePgSession
@@ -273,7 +278,7 @@ async function budgetedQuery(
 ): Promise<pg.QueryResult> {
   const release = await budget.gate.enter(options)
   try {
-    return await budgetedQueryOnPool(pool, budget.statementTimeoutMs, options, config, values)
+    return await budgetedQueryOnPool(pool, budget, options, config, values)
   } finally {
     release()
   }
@@ -281,7 +286,7 @@ async function budgetedQuery(
 
 async function budgetedQueryOnPool(
   pool: pg.Pool,
-  timeoutMs: number,
+  { statementTimeoutMs: timeoutMs, pipelines: mayPipeline }: PoolBudget,
   { signal, shape }: QueryBudgetOptions,
   config: unknown,
   values: unknown,
@@ -297,24 +302,35 @@ async function budgetedQueryOnPool(
     if (pid !== undefined) cancelled ??= sendCancelRequest(pool, client)
   }
   signal?.addEventListener('abort', onAbort, { once: true })
-  // One statement at a time, each sent once the one before is answered: pg refuses (and pg 9
-  // will reject) a query written while the client still runs another. A COMMIT after a failed
-  // (or cancelled) query ends the transaction as a ROLLBACK does, without an error.
+  // The three statements leave together, in one round trip: the connection is in pg's pipeline
+  // mode for this use (a query written while another runs is deprecated outside it, and pg 9
+  // rejects it). Without it (an older pg, a transaction pooler) each waits for the one before. A COMMIT
+  // after a failed (or cancelled) query ends the transaction as a ROLLBACK does, without error.
   let broken: Error | undefined
   let answered: PromiseSettledResult<pg.QueryResult> | undefined
+  const mode = client as unknown as { pipeline?: boolean }
+  const pipelines = mayPipeline && mode.pipeline === false
+  if (pipelines) mode.pipeline = true
   try {
-    const results = await client.query(
-      `begin; select set_config('statement_timeout', '${timeoutMs}', true), pg_backend_pid() as pid`,
-    )
+    const begin = `begin; select set_config('statement_timeout', '${timeoutMs}', true), pg_backend_pid() as pid`
+    const begun = client.query(begin)
+    const ask = () =>
+      client.query(config as pg.QueryConfig, values as unknown[]).then(
+        (value) => ({ status: 'fulfilled', value }) as const,
+        (reason: unknown) => ({ status: 'rejected', reason }) as const,
+      )
+    const asked = pipelines ? ask() : undefined
+    const committed = pipelines ? client.query('commit') : undefined
+    committed?.catch(() => {})
+    const results = await begun
     pid = (results as unknown as [unknown, pg.QueryResult<{ pid: number }>])[1].rows[0]?.pid
     if (signal?.aborted) onAbort()
-    answered = await client.query(config as pg.QueryConfig, values as unknown[]).then(
-      (value) => ({ status: 'fulfilled', value }) as const,
-      (reason: unknown) => ({ status: 'rejected', reason }) as const,
-    )
-    await client.query('commit')
+    answered = await (asked ?? ask())
+    await (committed ?? client.query('commit'))
   } catch (error) {
     broken = error as Error
+  } finally {
+    if (pipelines) mode.pipeline = false
   }
   signal?.removeEventListener('abort', onAbort)
   if (cancelled) {
