@@ -1,5 +1,6 @@
 import { pascalCase } from '../../db/models/inflect.ts'
 import { CHANGE_KINDS } from '../realtime/index.ts'
+import { END_REASONS } from '../realtime/stream.ts'
 import { softDeleteColumn } from '../rest/soft-delete.ts'
 import { errorRefs } from './error-responses.ts'
 import { fieldsParameter, filterParameter, searchParameters } from './list-parameters.ts'
@@ -8,9 +9,6 @@ import type { JsonSchema, OpenApiOperation, OpenApiParameter } from './types.ts'
 
 /** The media type of an event stream; the generated client finds the stream by it. */
 export const EVENT_STREAM = 'text/event-stream'
-
-/** Why kiln ends a stream, in its `end` event (the realtime core's `EndReason`). */
-const END_REASONS = ['slow_consumer', 'key_rejected', 'shutdown', 'error']
 
 /** `GET /{resource}/events`: is this route the resource's stream? */
 export function isEventsRoute(o: OperationContext): boolean {
@@ -91,7 +89,11 @@ export function eventsOperation(o: OperationContext): OpenApiOperation {
                 ),
                 message(['deleted'], record({ id }), true),
                 message(['reread'], record({ reason: { type: 'string' } }), false),
-                message(['end'], record({ reason: { type: 'string', enum: END_REASONS } }), false),
+                message(
+                  ['end'],
+                  record({ reason: { type: 'string', enum: [...END_REASONS] } }),
+                  false,
+                ),
               ],
             },
           },

@@ -6,7 +6,10 @@ export interface StreamMessage {
 }
 
 /** Why kiln ended a stream, in the `end` event's data (`{ reason }`). */
-export type EndReason = 'slow_consumer' | 'key_rejected' | 'shutdown' | 'error'
+/** Why kiln ends a stream, in its `end` event: the one list the OpenAPI documents read too. */
+export const END_REASONS = ['slow_consumer', 'key_rejected', 'shutdown', 'error'] as const
+/** One of `END_REASONS`. */
+export type EndReason = (typeof END_REASONS)[number]
 
 const encoder = new TextEncoder()
 
