@@ -11,6 +11,7 @@
  * short round). Needs wrk and PostgreSQL.
  */
 import {
+  formatPaced,
   type HttpRequest,
   type HttpTarget,
   type Ratio,
@@ -82,8 +83,8 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
     return [
       `${rows.toLocaleString('en-US')} posts; now against ${ref}, each kind in its own rounds`,
       '',
-      '| request | ratio (median) | per round | req/s | p50 / p99 ms | server CPU µs/req | load |',
-      '|---|---:|---|---:|---|---|---|',
+      '| request | ratio (median) | per round | req/s | p50 / p99 ms | server CPU µs/req | load | equal offered load: p99 ratio (per round), p50 / p99 ms |',
+      '|---|---:|---|---:|---|---|---|---|',
       ...lines,
     ].join('\n')
   } finally {
@@ -100,6 +101,7 @@ function row(r: Ratio): string {
     `| ${kind} | **${r.median.toFixed(2)}×** | ${r.perRound.map((x) => x.toFixed(2)).join(', ')} | ` +
     `${Math.round(r.subjectRps)} vs ${Math.round(r.baselineRps)} | ` +
     `${ms(r.subjectP50Ms)} / ${ms(r.subjectP99Ms)} vs ${ms(r.baselineP50Ms)} / ${ms(r.baselineP99Ms)} | ` +
-    `${r.subjectCpuUs.toFixed(0)} vs ${r.baselineCpuUs.toFixed(0)} | ${r.loads.map((x) => x.toFixed(1)).join(', ')} |`
+    `${r.subjectCpuUs.toFixed(0)} vs ${r.baselineCpuUs.toFixed(0)} | ${r.loads.map((x) => x.toFixed(1)).join(', ')} | ` +
+    `${formatPaced(r.paced)} |`
   )
 }

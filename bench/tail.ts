@@ -20,8 +20,8 @@
  *
  * Both loads are closed loops at full speed: each connection sends its next request the moment
  * the last is answered, so the server that answers fast requests sooner holds more of its
- * connections on deep pages. The paced load offers the mixed requests at the same rate to both
- * servers, below what either can answer (`PACED_SHARE`): the p99 of the same load.
+ * connections on deep pages. So each load is followed by paced rounds (`runRounds`), which offer
+ * the same rate to both servers, below what either can answer: the p99 of the same load.
  *
  * `npm run bench -- tail` (`--quick`: 10^4 rows, one short round). Needs wrk and PostgreSQL
  * (KILN_BENCH_DATABASE_URL, else KILN_TEST_DATABASE_URL, else
@@ -48,11 +48,6 @@ const P99_BOUND = 1.2
 /** The split load: connections sending fast requests, and beside them deep pages. */
 const FAST_CONNECTIONS = 45
 const DEEP_CONNECTIONS = 5
-/**
- * The paced load: the mixed requests offered at this share of the slower server's saturated
- * mixed throughput, the same rate to both (a production API runs below its capacity).
- */
-const PACED_SHARE = 0.6
 const CONNECTIONS = 50
 
 export default async function run({ quick }: BenchOptions): Promise<string> {
@@ -98,38 +93,29 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
     requests,
   })
   try {
-    const result = await runRounds(
+    // The mixed load and the shows in rounds of their own, each followed by its paced rounds
+    // (`runRounds`): the same load offered to both servers, 60% of the slower one's rate.
+    const options = roundsFromEnv(quick)
+    const mixedRounds = await runRounds(
       [
         on(pipelined, 'mixed, pipelined (4)', mixed),
         on(pooled, 'mixed, pipelineConnections: 0', mixed),
+      ],
+      { ...options, connections: CONNECTIONS },
+    )
+    const showRounds = await runRounds(
+      [
         on(pipelined, 'shows, pipelined (4)', shows),
         on(pooled, 'shows, pipelineConnections: 0', shows),
       ],
-      roundsFromEnv(quick),
+      { ...options, connections: CONNECTIONS },
     )
-    const mixedRatio = ratio(result, 'mixed, pipelined (4)', 'mixed, pipelineConnections: 0')
-    const showRatio = ratio(result, 'shows, pipelined (4)', 'shows, pipelineConnections: 0')
+    const mixedRatio = ratio(mixedRounds, 'mixed, pipelined (4)', 'mixed, pipelineConnections: 0')
+    const showRatio = ratio(showRounds, 'shows, pipelined (4)', 'shows, pipelineConnections: 0')
     // p99 of the pipelined server over the pooled one's, round by round.
-    const p99PerRound = result.bursts.map((row) => {
-      const [subject, baseline] = [row[0], row[1]]
-      return subject && baseline ? subject.p99Ms / baseline.p99Ms : Number.NaN
-    })
-    const within = p99PerRound.filter((x) => x <= P99_BOUND).length
-    // The same mix at the same offered rate to both servers: each connection pauses before
-    // each request, so neither server is saturated and the p99 is its own answer time.
-    const saturated = Math.min(
-      median(result.bursts.map((row) => row[0]!.rps)),
-      median(result.bursts.map((row) => row[1]!.rps)),
-    )
-    const offered = saturated * PACED_SHARE
-    const pauseMs = (CONNECTIONS / offered) * 1000
-    const paced = await runRounds(
-      [
-        on(pipelined, 'paced mixed, pipelined (4)', mixed),
-        on(pooled, 'paced mixed, pipelineConnections: 0', mixed),
-      ],
-      { ...roundsFromEnv(quick), connections: CONNECTIONS, pauseMs },
-    )
+    const p99PerRound = mixedRounds.bursts.map((row) => row[0]!.p99Ms / row[1]!.p99Ms)
+    const within = (xs: number[]) => xs.filter((x) => x <= P99_BOUND).length
+    const pacedWithin = within(mixedRatio.paced?.p99PerRound ?? [])
     const split = await splitRounds(
       [
         { label: 'pipelined (4)', origin: `http://127.0.0.1:${pipelined.info.port}` },
@@ -137,53 +123,21 @@ export default async function run({ quick }: BenchOptions): Promise<string> {
       ],
       fast,
       deepPages,
-      roundsFromEnv(quick),
+      options,
     )
     return [
       formatRatios([mixedRatio, showRatio]),
       `Mixed load, p99 pipelined ÷ p99 pooled per round: ${p99PerRound.map((x) => x.toFixed(2)).join(', ')} ` +
         `(deep page: ${deep}, ${rows.toLocaleString('en-US')} posts); ` +
-        `within ${P99_BOUND}× in ${within} of ${p99PerRound.length} rounds.`,
-      formatPaced(paced, offered, pauseMs),
+        `within ${P99_BOUND}× in ${within(p99PerRound)} of ${p99PerRound.length} rounds. ` +
+        `At equal offered load (the last column): within ${P99_BOUND}× in ${pacedWithin} of ` +
+        `${mixedRatio.paced?.p99PerRound.length ?? 0} rounds.`,
       formatSplit(split),
     ].join('\n\n')
   } finally {
     await Promise.all(servers.map((s) => s.stop()))
     await database.drop()
   }
-}
-
-/** The paced load: both servers' req/s, p50 and p99 (medians), and the p99 ratio per round. */
-function formatPaced(
-  { labels, bursts }: { labels: string[]; bursts: LoadResult[][] },
-  offered: number,
-  pauseMs: number,
-): string {
-  const ms = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1))
-  const lines = [
-    `Paced mixed load (the same mix offered at ~${Math.round(offered)} req/s to both, ` +
-      `${PACED_SHARE * 100}% of the slower server's saturated mixed throughput: ${CONNECTIONS} ` +
-      `connections, each pausing ${pauseMs.toFixed(0)} ms before each request), medians of ${bursts.length} rounds:`,
-    '',
-    '| server | req/s | p50 / p99 ms | p99 per round |',
-    '|---|---:|---|---|',
-  ]
-  labels.forEach((label, i) => {
-    const side = bursts.map((row) => row[i]!)
-    lines.push(
-      `| ${label} | ${Math.round(median(side.map((b) => b.rps)))} | ` +
-        `${ms(median(side.map((b) => b.p50Ms)))} / ${ms(median(side.map((b) => b.p99Ms)))} | ` +
-        `${side.map((b) => ms(b.p99Ms)).join(', ')} |`,
-    )
-  })
-  const perRound = bursts.map((row) => row[0]!.p99Ms / row[1]!.p99Ms)
-  const within = perRound.filter((x) => x <= P99_BOUND).length
-  lines.push(
-    '',
-    `Paced load, p99 pipelined ÷ p99 pooled per round: ${perRound.map((x) => x.toFixed(2)).join(', ')}; ` +
-      `within ${P99_BOUND}× in ${within} of ${perRound.length} rounds.`,
-  )
-  return lines.join('\n')
 }
 
 interface SplitBurst {

@@ -4,6 +4,12 @@
  * them alike. Per target and round: requests per second, p50/p99 latency, and the CPU time the
  * server process spent per request (from /proc, so the load generator is not counted). Ratios
  * are taken per round, and their median is the result.
+ *
+ * A closed loop at full speed says how much a server can answer, not how slow its slowest
+ * answers are at the load it is run at: the server that answers sooner is sent more. So after
+ * the closed-loop rounds come as many rounds at **equal offered load**: every target gets the
+ * same paced load (each connection pauses before each request), a share of the slowest
+ * target's closed-loop rate (`pacedShare`), and the p99 of those rounds is compared.
  */
 import { loadavg } from 'node:os'
 import { processCpuUs } from './server.ts'
@@ -38,6 +44,12 @@ export interface RoundsOptions {
   threads?: number
   /** A pause before each request on each connection, ms (`LoadOptions.pauseMs`). Default 0. */
   pauseMs?: number
+  /**
+   * The paced rounds' offered load, as a share of the slowest target's median closed-loop
+   * requests per second (default 0.6, `KILN_BENCH_PACED_SHARE`; 0 runs no paced rounds).
+   * Ignored when `pauseMs` is given: the rounds are paced already.
+   */
+  pacedShare?: number
   /** Other CPU counters (µs used so far), read around every burst: Redis's `INFO cpu`, … */
   cpuProbes?: Record<string, () => number | Promise<number>>
   /** Called after every burst (progress on stderr by default). */
@@ -57,8 +69,19 @@ export interface RoundsResult {
   labels: string[]
   /** bursts[round][target] */
   bursts: Burst[][]
+  /** The rounds at equal offered load, when they ran. */
+  paced?: PacedRounds
   loadBefore: number[]
   loadAfter: number[]
+}
+
+export interface PacedRounds {
+  /** The rate offered to every target: `pacedShare` of the slowest closed-loop rate. */
+  offeredRps: number
+  /** Each connection's pause before each request, ms. */
+  pauseMs: number
+  /** bursts[round][target], as the closed loop's. */
+  bursts: Burst[][]
 }
 
 /**
@@ -124,23 +147,29 @@ async function burst(
   }
 }
 
-/** Runs every target once per round, rotating the order; see the file comment. */
-export async function runRounds(
+/** The paced rounds' share of the slowest closed-loop rate: the option, else the environment. */
+function pacedShareOf(options: RoundsOptions): number {
+  if (options.pauseMs) return 0
+  const share = options.pacedShare ?? Number(process.env.KILN_BENCH_PACED_SHARE ?? 0.6)
+  if (!(share >= 0 && share < 1)) throw new TypeError('KILN_BENCH_PACED_SHARE must be in [0, 1)')
+  return share
+}
+
+/** Every target once per round, the order rotating; `label` prefixes the progress lines. */
+async function interleave(
   targets: HttpTarget[],
-  options: RoundsOptions = {},
-): Promise<RoundsResult> {
+  options: RoundsOptions,
+  label = '',
+): Promise<Burst[][]> {
   const rounds = options.rounds ?? 3
   const seconds = options.seconds ?? 5
-  const warmup = options.warmupSeconds ?? 2
   const report =
     options.onBurst ??
-    ((label: string, round: number, b: Burst) =>
+    ((name: string, round: number, b: Burst) =>
       process.stderr.write(
-        `  round ${round + 1} ${label}: ${Math.round(b.rps)} req/s, p99 ${b.p99Ms.toFixed(1)} ms, ` +
-          `${b.cpuUs.toFixed(0)} µs CPU/req, load ${b.load.toFixed(1)}\n`,
+        `  round ${round + 1} ${label}${name}: ${Math.round(b.rps)} req/s, p50 ${b.p50Ms.toFixed(2)} ms, ` +
+          `p99 ${b.p99Ms.toFixed(1)} ms, ${b.cpuUs.toFixed(0)} µs CPU/req, load ${b.load.toFixed(1)}\n`,
       ))
-  const loadBefore = loadavg()
-  if (warmup > 0) for (const target of targets) await burst(target, -1, warmup, options)
   const bursts: Burst[][] = []
   for (let round = 0; round < rounds; round++) {
     const row: Burst[] = new Array(targets.length)
@@ -153,7 +182,37 @@ export async function runRounds(
     }
     bursts.push(row)
   }
-  return { labels: targets.map((t) => t.label), bursts, loadBefore, loadAfter: loadavg() }
+  return bursts
+}
+
+/** Runs every target once per round, rotating the order, then the paced rounds; see the file comment. */
+export async function runRounds(
+  targets: HttpTarget[],
+  options: RoundsOptions = {},
+): Promise<RoundsResult> {
+  const warmup = options.warmupSeconds ?? 2
+  const loadBefore = loadavg()
+  if (warmup > 0) for (const target of targets) await burst(target, -1, warmup, options)
+  const bursts = await interleave(targets, options)
+  const share = pacedShareOf(options)
+  let paced: PacedRounds | undefined
+  if (share > 0) {
+    const slowest = Math.min(...targets.map((_, i) => median(bursts.map((row) => row[i]!.rps))))
+    const offeredRps = slowest * share
+    // Each connection's cycle is its pause plus the answer's time; at the offered rates the
+    // answer takes a millisecond or two, so the pause alone sets the rate closely enough (the
+    // rate measured is reported beside it).
+    const pauseMs = ((options.connections ?? 50) / offeredRps) * 1000
+    const pacedBursts = await interleave(targets, { ...options, pauseMs }, 'paced, ')
+    paced = { offeredRps, pauseMs, bursts: pacedBursts }
+  }
+  return {
+    labels: targets.map((t) => t.label),
+    bursts,
+    ...(paced ? { paced } : {}),
+    loadBefore,
+    loadAfter: loadavg(),
+  }
 }
 
 export interface Ratio {
@@ -174,6 +233,18 @@ export interface Ratio {
   /** Median probe CPU per request, subject side. */
   subjectProbesUs: Record<string, number>
   loads: number[]
+  /** The same two at equal offered load, when the paced rounds ran. */
+  paced?: PacedRatio
+}
+
+export interface PacedRatio {
+  offeredRps: number
+  /** subject p99 ÷ baseline p99, per paced round. */
+  p99PerRound: number[]
+  subjectP50Ms: number
+  subjectP99Ms: number
+  baselineP50Ms: number
+  baselineP99Ms: number
 }
 
 /** The ratio of two targets of one run (by label), round by round, with medians of the rest. */
@@ -181,10 +252,21 @@ export function ratio(result: RoundsResult, subject: string, baseline: string): 
   const s = result.labels.indexOf(subject)
   const b = result.labels.indexOf(baseline)
   if (s < 0 || b < 0) throw new TypeError(`unknown target ${s < 0 ? subject : baseline}`)
-  const side = (index: number) => result.bursts.map((row) => row[index] as Burst)
+  const side = (index: number, rounds = result.bursts) => rounds.map((row) => row[index] as Burst)
   const subjects = side(s)
   const baselines = side(b)
   const m = (bursts: Burst[], pick: (b: Burst) => number) => median(bursts.map(pick))
+  const paced = (rounds: PacedRounds): PacedRatio => {
+    const [x, y] = [side(s, rounds.bursts), side(b, rounds.bursts)]
+    return {
+      offeredRps: rounds.offeredRps,
+      p99PerRound: x.map((burst, i) => burst.p99Ms / (y[i] as Burst).p99Ms),
+      subjectP50Ms: m(x, (burst) => burst.p50Ms),
+      subjectP99Ms: m(x, (burst) => burst.p99Ms),
+      baselineP50Ms: m(y, (burst) => burst.p50Ms),
+      baselineP99Ms: m(y, (burst) => burst.p99Ms),
+    }
+  }
   const probeNames = Object.keys(subjects[0]?.probesUs ?? {})
   const perRound = subjects.map((x, i) => x.rps / (baselines[i] as Burst).rps)
   return {
@@ -204,6 +286,7 @@ export function ratio(result: RoundsResult, subject: string, baseline: string): 
       probeNames.map((name) => [name, m(subjects, (x) => x.probesUs[name] ?? 0)]),
     ),
     loads: subjects.map((x, i) => Math.max(x.load, (baselines[i] as Burst).load)),
+    ...(result.paced ? { paced: paced(result.paced) } : {}),
   }
 }
 
@@ -220,11 +303,21 @@ export async function compareHttp(
 const int = (n: number) => Math.round(n).toLocaleString('en-US')
 const ms = (n: number) => (n < 10 ? n.toFixed(2) : n.toFixed(1))
 
+/** The paced cells: the p99 ratio per round, and both sides' p50 / p99 at the offered rate. */
+export function formatPaced(paced: PacedRatio | undefined): string {
+  if (!paced) return 'not run'
+  const perRound = paced.p99PerRound.map((x) => x.toFixed(2)).join(', ')
+  return (
+    `**${median(paced.p99PerRound).toFixed(2)}×** (${perRound}) at ${int(paced.offeredRps)} req/s: ` +
+    `${ms(paced.subjectP50Ms)} / ${ms(paced.subjectP99Ms)} vs ${ms(paced.baselineP50Ms)} / ${ms(paced.baselineP99Ms)}`
+  )
+}
+
 /** Markdown table rows, one per ratio: the format docs/performance.md uses. */
 export function formatRatios(ratios: Ratio[]): string {
   const lines = [
-    '| subject | baseline | ratio (median) | per round | req/s | p50 / p99 ms | server CPU µs/req | load |',
-    '|---|---|---:|---|---:|---|---|---|',
+    '| subject | baseline | ratio (median) | per round | req/s | p50 / p99 ms | server CPU µs/req | load | equal offered load: p99 ratio (per round), p50 / p99 ms |',
+    '|---|---|---:|---|---:|---|---|---|---|',
   ]
   for (const r of ratios) {
     const probes = Object.entries(r.subjectProbesUs)
@@ -234,7 +327,7 @@ export function formatRatios(ratios: Ratio[]): string {
       `| ${r.subject} | ${r.baseline} | **${r.median.toFixed(2)}×** | ${r.perRound.map((x) => x.toFixed(2)).join(', ')} | ` +
         `${int(r.subjectRps)} vs ${int(r.baselineRps)} | ${ms(r.subjectP50Ms)} / ${ms(r.subjectP99Ms)} vs ` +
         `${ms(r.baselineP50Ms)} / ${ms(r.baselineP99Ms)} | ${r.subjectCpuUs.toFixed(0)}${probes} vs ` +
-        `${r.baselineCpuUs.toFixed(0)} | ${r.loads.map((x) => x.toFixed(1)).join(', ')} |`,
+        `${r.baselineCpuUs.toFixed(0)} | ${r.loads.map((x) => x.toFixed(1)).join(', ')} | ${formatPaced(r.paced)} |`,
     )
   }
   return lines.join('\n')

@@ -16,9 +16,12 @@
 export {
   type Burst,
   compareHttp,
+  formatPaced,
   formatRatios,
   type HttpTarget,
   median,
+  type PacedRatio,
+  type PacedRounds,
   type Ratio,
   type RoundsOptions,
   type RoundsResult,

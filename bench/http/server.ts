@@ -10,9 +10,11 @@
  * generation kiln recommends for servers (docs/performance.md, "Node's young generation").
  */
 import { type ChildProcess, fork } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import type { Server, ServerResponse } from 'node:http'
+import { Session } from 'node:inspector'
 import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
 import { serve } from '@hono/node-server'
 
 export interface ServerProcess<Info> {
@@ -90,15 +92,42 @@ export async function startServer<Info>(
  */
 export function serverReady(info: unknown, close: () => Promise<void> = async () => {}): void {
   let closing = false
+  const allocations = sampleAllocations()
   const exit = async () => {
     if (closing) return
     closing = true
+    await allocations?.()
     await close().catch(() => {})
     process.exit(0)
   }
   process.on('SIGTERM', exit)
   process.on('disconnect', exit)
   process.send?.(info)
+}
+
+/**
+ * With KILN_BENCH_ALLOC_PROF=<dir>, samples every allocation from the moment the server is ready,
+ * the short-lived ones included (what the young generation's collections cost), and writes a
+ * `.heapprofile` (Chrome DevTools' format) into `dir` when the server stops. Returns the writer.
+ */
+function sampleAllocations(): (() => Promise<void>) | undefined {
+  const dir = process.env.KILN_BENCH_ALLOC_PROF
+  if (!dir) return undefined
+  const session = new Session()
+  session.connect()
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))),
+    )
+  void post('HeapProfiler.startSampling', {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  })
+  return async () => {
+    const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: unknown }
+    writeFileSync(join(dir, `${process.pid}.heapprofile`), JSON.stringify(profile))
+  }
 }
 
 /** Listens on 127.0.0.1, a free port; keeps idle connections longer than a round of the other side. */
