@@ -75,6 +75,15 @@ export class KilnError extends Error {
       headers: { 'Content-Type': 'application/json', ...this.headers(), ...headers },
     })
   }
+
+  /**
+   * The response Hono's own error handler answers with (its `HTTPException` contract): an app
+   * without kiln's `errorHandler` still answers a KilnError with its status and body, and
+   * does not print it as an unexpected error.
+   */
+  getResponse(): Response {
+    return this.toResponse()
+  }
 }
 Object.defineProperty(KilnError.prototype, KILN_ERROR, { value: true })
 

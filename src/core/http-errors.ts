@@ -2,7 +2,7 @@ import type { Context, ErrorHandler } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { codeOfStatus, type KilnErrorCode, messageOfStatus } from './error-catalogue.ts'
 import { DependencyUnavailableError, isKilnError, messageOf } from './errors.ts'
-import { setContextValue } from './http/context-value.ts'
+import { contextValue, setContextValue } from './http/context-value.ts'
 import { hasResponseHeader } from './http/plain-response.ts'
 import { NO_SNIFF } from './http/security-headers.ts'
 import type { Logger } from './logger.ts'
@@ -31,6 +31,7 @@ export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
   const reportedTables = new Set<string>()
   const outages = outageLogOf(logger)
   return function kilnErrorHandler(given: Error, c: Context) {
+    setContextValue(c, ANSWERED, true)
     c.header(NO_SNIFF.name, NO_SNIFF.value)
     const dependency = dependencyOf(given)
     if (dependency !== undefined) {
@@ -75,6 +76,22 @@ export function errorHandler({ logger }: ErrorHandlerOptions): ErrorHandler {
     logger.error({ err, path: c.req.path }, 'Unhandled error')
     return c.json(catalogueBody('internal_error'), 500)
   }
+}
+
+/** Set on a request whose error `errorHandler` answered. */
+const ANSWERED = 'kiln.errorAnswered'
+
+/**
+ * Answers the error a handler threw (`c.error`) with `handler` when the app's own error handler
+ * did not: an app without `app.onError(errorHandler(…))`, or with one of its own. Called by a
+ * group's guard after its handlers, so the group answers kiln's `{ error, code }` whoever mounts
+ * it, without an `onError` of its own: Hono wraps every handler of a group that has one in an
+ * error boundary of its own when it is mounted (`app.route`), which on the API's routes cost
+ * about a tenth of what a request allocates (docs/performance.md, "The tail at equal load").
+ */
+export function answerUnhandledError(c: Context, handler: ErrorHandler): void {
+  if (!c.error || contextValue(c, ANSWERED)) return
+  c.res = handler(c.error, c) as Response
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { MiddlewareHandler } from 'hono'
 import { checkBodyLimit, limitBody } from '../../core/http/body-limit.ts'
 import { recordResponse } from '../../core/http/plain-response.ts'
+import { answerUnhandledError, errorHandler } from '../../core/http-errors.ts'
 import type { RateLimiters } from '../../core/http/rate-limiters.ts'
-import type { Logger } from '../../core/logger.ts'
+import { createLogger, type Logger } from '../../core/logger.ts'
 import { type ApiEnv, authenticate, keyCheck } from '../auth/api-key-auth.ts'
 import type { ApiKeyInfo, ApiKeyProvider } from '../provider/api-key-provider.ts'
 import { reserveKeyCheck, settleKeyCheck } from '../rate-limit/two-stage.ts'
@@ -42,7 +43,10 @@ export interface ApiGuardOptions {
  *   429 `Retry-After`.
  * - Bodies are read up to `maxBodyBytes` (413 past it) before the handler sees them.
  *
- * Errors are thrown for the group's error handler to answer, as the separate middlewares do.
+ * Errors are thrown for the app's error handler to answer (`app.onError(errorHandler(…))`), as the
+ * separate middlewares do; one the app's handler did not answer, the guard answers with kiln's
+ * after the group's handlers, so the group needs no `onError` of its own (which would cost every
+ * request a wrapper per handler).
  * @example
  * ```ts
  * app.use('/api/v1/*', apiGuard({ apiKeys, limiters, logger }))
@@ -52,6 +56,7 @@ export function apiGuard(options: ApiGuardOptions): MiddlewareHandler<ApiEnv> {
   const { apiKeys, limiters, limiter = 'api', scopes, logger } = options
   const check = keyCheck({ provider: apiKeys, scopes, logger }, 'apiGuard')
   const maxBytes = checkBodyLimit(options.maxBodyBytes, 'apiGuard')
+  const answerError = errorHandler({ logger: logger ?? createLogger() })
   if (!limiters || typeof limiters.consume !== 'function') {
     throw new TypeError('apiGuard: `limiters` must be the result of createRateLimiters()')
   }
@@ -59,10 +64,8 @@ export function apiGuard(options: ApiGuardOptions): MiddlewareHandler<ApiEnv> {
     throw new TypeError(`apiGuard: no rate limiter named ${JSON.stringify(limiter)}`)
   }
 
-  return async function apiGuardMiddleware(c, next) {
-    // An error thrown from here on is answered by the group's error handler while the answer
-    // is still being recorded, as when each step was a middleware of its own.
-    const answer = recordResponse(c, PRIVATE_CACHE)
+  /** Counts the request, checks its key, limits its body; throws the refusal. */
+  const admit = async (c: Parameters<MiddlewareHandler<ApiEnv>>[0]) => {
     // Counted before the key is checked: a burst of bad keys meets 429, not the key store.
     const reservation = await reserveKeyCheck(c, limiters, limiter)
     let key: ApiKeyInfo
@@ -76,8 +79,22 @@ export function apiGuard(options: ApiGuardOptions): MiddlewareHandler<ApiEnv> {
     // Inside the recorded answer the limiter's headers are always recorded: nothing to send after.
     await settleKeyCheck(c, limiters, limiter, reservation)
     await limitBody(c, maxBytes)
+  }
+
+  return async function apiGuardMiddleware(c, next) {
+    const answer = recordResponse(c, PRIVATE_CACHE)
+    try {
+      await admit(c)
+    } catch (error) {
+      answer.close()
+      // The group's refusals are answered here, whatever error handler the app has.
+      return answerError(error as Error, c)
+    }
+    // An error of the handlers is answered while the answer is still being recorded, by the
+    // app's error handler, or by kiln's when the app's is not.
     try {
       await next()
+      answerUnhandledError(c, answerError)
     } finally {
       answer.close()
     }

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { Hono } from 'hono'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { COMPOSED_HANDLER } from 'hono/utils/constants'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import {
   createApiKey,
   createDatabaseApiKeyProvider,
@@ -50,8 +51,7 @@ describe('the generated /api/v1 group, mounted as printed', () => {
   })
 
   /** A bare Hono app: no `onError`, no `notFound`, only the group and its docs. */
-  const mount = (limit: Parameters<typeof createRateLimiters>[0] = {}) => {
-    const app = new Hono()
+  const mount = (limit: Parameters<typeof createRateLimiters>[0] = {}, app = new Hono()) => {
     app.route(
       '/',
       generated.apiRoutes({
@@ -94,6 +94,33 @@ describe('the generated /api/v1 group, mounted as printed', () => {
     expect(invalid.status).toBe(422)
     expect(invalid.headers.get('content-type')).toMatch(/application\/json/)
     expect(((await invalid.json()) as { errors: object }).errors).toHaveProperty('body')
+  })
+
+  it("answers kiln's JSON under an app's own error handler, and Hono's prints no kiln error", async () => {
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => {})
+    try {
+      const bare = await send(mount(), 'GET', '/api/v1/posts/424242', keys.all)
+      expect(bare.status).toBe(404)
+      expect(printed).not.toHaveBeenCalled()
+    } finally {
+      printed.mockRestore()
+    }
+    const own = new Hono()
+    own.onError((_error, c) => c.text('Something broke', 500))
+    const app = mount({}, own)
+    const missing = await send(app, 'GET', '/api/v1/posts/424242', keys.all)
+    expect(missing.status).toBe(404)
+    expect(await missing.json()).toEqual({ error: 'Not Found', code: 'not_found' })
+    const invalid = await send(app, 'POST', '/api/v1/posts', keys.all, { title: '' })
+    expect(invalid.status).toBe(422)
+    expect(((await invalid.json()) as { errors: object }).errors).toHaveProperty('body')
+  })
+
+  it('has no error handler of its own, so Hono wraps none of its handlers when it is mounted', () => {
+    // A group with `onError` is mounted with each handler inside an error boundary of its own
+    // (Hono's `route`), allocated again on every request (docs/performance.md).
+    const wrapped = mount().routes.filter((route) => COMPOSED_HANDLER in route.handler)
+    expect(wrapped.map((route) => `${route.method} ${route.path}`)).toEqual([])
   })
 
   it('enforces <resource>:read on index/show and <resource>:write on store/update/destroy', async () => {

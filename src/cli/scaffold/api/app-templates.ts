@@ -90,7 +90,6 @@ import {
 } from 'kilnjs/api'
 import {
   createLogger,
-  errorHandler,
   type KeyValueStore,
   type Logger,
   MemoryKeyValueStore,
@@ -139,9 +138,12 @@ export interface ApiContext {
  * All of that is \`apiGuard\`, one middleware; apps that want the steps apart compose
  * \`privateCache()\`, \`twoStageThrottle()\`, \`apiKeyAuth()\` and \`bodyLimit()\` themselves.
  * Then \`idempotency()\` answers a retried POST (same \`Idempotency-Key\`) with its first answer.
- * Errors answer JSON (401, 403, 404, 422, 429…) through kiln's error handler: mounting the
- * group with \`app.route('/', apiRoutes(…))\` is enough. \`GET /api/v1/keys/self\` tells a key
- * its own scopes (the MCP bridge lists only the operations the key may call).
+ * Errors answer JSON (401, 403, 404, 422, 429…) through kiln's error handler, the app's
+ * (\`app.onError(errorHandler(…))\`) or, when the app has another, \`apiGuard\`'s: mounting the
+ * group with \`app.route('/', apiRoutes(…))\` is enough. The group has no \`onError\` of its own,
+ * which Hono would pay for on every request with a wrapper around each of its handlers.
+ * \`GET /api/v1/keys/self\` tells a key its own scopes (the MCP bridge lists only the
+ * operations the key may call).
  */
 export function apiRoutes({
   database,
@@ -155,7 +157,6 @@ export function apiRoutes({
   const context: ApiContext = { db: ${narrow}(database), counts, realtime${passwords.length ? ', hashPassword' : ''} }
   return new Hono<ApiEnv>()
     .basePath('/api/v1')
-    .onError(errorHandler({ logger }))
     .use(apiGuard({ apiKeys, limiters, limiter: 'api', logger }))
     .use(idempotency({ store: idempotencyStore }))
     .route('/keys', currentKeyRoutes())
