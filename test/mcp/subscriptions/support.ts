@@ -50,6 +50,8 @@ export interface TicketsInstance {
   realtime: Realtime
   watch: DataTools['watch']
   post(tenant: string, title: string): Promise<Response>
+  /** The tickets' REST update (no key). */
+  patch(id: number, data: { tenant_id?: string; title?: string }): Promise<Response>
   /** A token of user 1 of `test-client` in `tenant`, for this instance. */
   token(tenant: string, grant?: Record<string, Array<'read'>>, scope?: string): Promise<string>
   close(): Promise<void>
@@ -61,7 +63,9 @@ export async function ticketsInstance(
   options: { realtime?: RealtimeOptions; store?: KeyValueStore } = {},
 ): Promise<TicketsInstance> {
   const realtime = createRealtime(options.realtime ?? {})
-  const resource = defineResource(tickets as never, { requests: { create: CreateTicket } })
+  const resource = defineResource(tickets as never, {
+    requests: { create: CreateTicket, update: CreateTicket.partial() },
+  })
   const rest = resourceOperations(resource, {
     db: database.db,
     counts: createRecordCounter(),
@@ -77,6 +81,11 @@ export async function ticketsInstance(
         hono.onError(errorHandler({ logger: silentLogger() }))
         hono.post('/api/v1/tickets', async (c) =>
           c.json(await rest.store({ request: c.req.raw, caller: undefined }), 201),
+        )
+        hono.patch('/api/v1/tickets/:id', async (c) =>
+          c.json(
+            await rest.update({ request: c.req.raw, caller: undefined, id: c.req.param('id') }),
+          ),
         )
       },
       realtime,
@@ -100,6 +109,12 @@ export async function ticketsInstance(
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ tenant_id: tenant, title }),
+      }),
+    patch: (id, data) =>
+      fetch(`${app.origin}/api/v1/tickets/${id}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(data),
       }),
     token(tenant, grant, scope = 'mcp:read') {
       const now = Math.floor(Date.now() / 1000)
