@@ -107,7 +107,7 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
       sweep?.()
       const crud = createCrud({ ...options, access: policy, caller, counts })
       const listed = toolsFor(policy, caller)
-      registerModelResources(server, policy, caller, watch)
+      registerModelResources(server, policy, caller, watch.record)
       // The writing tools go through the approval gate first (approvals/gate.ts).
       const audit = options.audit
       const approve = guarded(

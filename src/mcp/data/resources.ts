@@ -8,10 +8,10 @@ import { operatorsOf, type QueryField, valueSchema } from '../../api/internal.ts
 import { type ColumnClass, classifyColumn } from '../../db/models/columns.ts'
 import type { AccessPolicy, McpCaller } from './access.ts'
 import { completeField, completeModel } from './completions.ts'
+import type { JsonRecord } from './crud-input.ts'
 import { listGrammarOf } from './crud-list.ts'
 import type { McpModel } from './models.ts'
 import { type ReachableModel, reachableModel, reachableModels, reachableTools } from './reach.ts'
-import type { ModelWatch } from './watch.ts'
 
 /**
  * The URI scheme of kiln's model resources: `kiln://models/{model}` is a model (its resource
@@ -194,7 +194,7 @@ export function registerModelResources(
   server: McpServer,
   policy: AccessPolicy,
   caller: McpCaller | undefined,
-  watch: ModelWatch,
+  record: RecordRead,
 ): void {
   if (policy.visibleModels.length === 0) return
   // The list of a server never changes while it serves (the same as its tools).
@@ -259,20 +259,30 @@ export function registerModelResources(
     },
     read,
   )
-  registerRecordResources(server, policy, caller, watch)
+  registerRecordResources(server, policy, caller, record)
 }
 
 /**
- * `kiln://models/{model}/records/{id}`: one record as `crud_list` would show it to the caller
- * (`ModelWatch.record`: grant, scope, policy, tenancy, row filter, soft delete, readable fields
- * only). Not listed; a record out of the caller's view reads as not found (-32602), as one
- * that does not exist.
+ * How the record resources read one record for a caller: `ModelWatch.record`, the record as
+ * `crud_list` would show it (grant, scope, policy, tenancy, row filter, soft delete, readable
+ * fields only), or undefined.
+ */
+export type RecordRead = (
+  caller: McpCaller | undefined,
+  resource: string,
+  id: string,
+) => Promise<JsonRecord | undefined>
+
+/**
+ * `kiln://models/{model}/records/{id}`: one record as `crud_list` would show it to the caller.
+ * Not listed; a record out of the caller's view reads as not found (-32602), as one that does
+ * not exist.
  */
 function registerRecordResources(
   server: McpServer,
   policy: AccessPolicy,
   caller: McpCaller | undefined,
-  watch: ModelWatch,
+  record: RecordRead,
 ): void {
   server.registerResource(
     'kiln-record',
@@ -289,11 +299,11 @@ function registerRecordResources(
     async (uri: URL, variables: Variables) => {
       const model = decoded(variables.model)
       const id = decoded(variables.id)
-      const record =
-        model === undefined || id === undefined ? undefined : await watch.record(caller, model, id)
-      if (!record) throw new ResourceNotFoundError(uri.href)
+      const found =
+        model === undefined || id === undefined ? undefined : await record(caller, model, id)
+      if (!found) throw new ResourceNotFoundError(uri.href)
       return {
-        contents: [{ uri: uri.href, mimeType: RECORD_MIME_TYPE, text: JSON.stringify(record) }],
+        contents: [{ uri: uri.href, mimeType: RECORD_MIME_TYPE, text: JSON.stringify(found) }],
       }
     },
   )
