@@ -2,9 +2,17 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as TransportV2,
 } from '@modelcontextprotocol/client'
-import { afterAll, beforeAll, expect, it, vi } from 'vitest'
+import { sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { describeEachDatabase, type TestDatabase } from '../../support/databases.ts'
-import { createTickets, type TicketsInstance, ticketsInstance, UPDATED, URI } from './support.ts'
+import {
+  createTickets,
+  type TicketsInstance,
+  ticketsInstance,
+  ticketsTable,
+  UPDATED,
+  URI,
+} from './support.ts'
 
 const recordUri = (id: number) => `${URI}/records/${id}`
 
@@ -23,7 +31,10 @@ describeEachDatabase('MCP record resources and leaving the view', (backend) => {
   })
 
   /** A v2 SDK client with a token of `tenant`, in the era `version` asks for. */
-  async function connect(tenant: string, version: 'modern' | 'legacy') {
+  const connect = async (tenant: string, version: 'modern' | 'legacy') =>
+    connectTo(instance, await instance.token(tenant), version)
+
+  async function connectTo(to: TicketsInstance, bearer: string, version: 'modern' | 'legacy') {
     const client = new ClientV2(
       { name: 'kiln-record-subscriber', version: '1' },
       version === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
@@ -32,9 +43,8 @@ describeEachDatabase('MCP record resources and leaving the view', (backend) => {
     client.setNotificationHandler(UPDATED, (notification) => {
       updates.push(notification.params.uri)
     })
-    const bearer = await instance.token(tenant)
     await client.connect(
-      new TransportV2(instance.app.mcpUrl, {
+      new TransportV2(to.app.mcpUrl, {
         requestInit: { headers: { authorization: `Bearer ${bearer}` } },
       }),
     )
@@ -134,5 +144,46 @@ describeEachDatabase('MCP record resources and leaving the view', (backend) => {
     await other.client.close()
     await client.unsubscribeResource({ uri: recordUri(mine) })
     await client.close()
+  })
+
+  describe('under a row filter (no titles starting "secret")', () => {
+    let filtered: TicketsInstance
+
+    beforeAll(async () => {
+      filtered = await ticketsInstance(test.database, ticketsTable(test.database.dialect), {
+        rows: () => ({ where: sql`title not like 'secret%'`, key: 'no-secrets' }),
+      })
+    })
+
+    afterAll(() => filtered?.close())
+
+    it('reads and subscribes no record the filter hides, in either era', async () => {
+      const secret = await post('t1', 'secret plan')
+      const uri = recordUri(secret)
+      const bearer = await filtered.token('t1')
+      const modern = await connectTo(filtered, bearer, 'modern')
+      await expect(modern.client.readResource({ uri })).rejects.toMatchObject({ code: -32602 })
+      const subscription = await modern.client.listen({ resourceSubscriptions: [uri] })
+      expect(subscription.honoredFilter).toEqual({})
+      await modern.client.close()
+      const legacy = await connectTo(filtered, bearer, 'legacy')
+      await expect(legacy.client.subscribeResource({ uri })).rejects.toMatchObject({
+        code: -32602,
+      })
+      await legacy.client.close()
+    })
+
+    it('notifies a record subscription when an update takes its record out of view', async () => {
+      const made = await filtered.post('t1', 'plain')
+      const id = ((await made.json()) as { data: { id: number } }).data.id
+      const bearer = await filtered.token('t1')
+      const { client, updates } = await connectTo(filtered, bearer, 'modern')
+      const subscription = await client.listen({ resourceSubscriptions: [recordUri(id)] })
+      expect(subscription.honoredFilter).toEqual({ resourceSubscriptions: [recordUri(id)] })
+      expect((await filtered.patch(id, { title: 'secret now' })).status).toBeLessThan(500)
+      await heard(updates, recordUri(id), 1)
+      await subscription.close()
+      await client.close()
+    })
   })
 })

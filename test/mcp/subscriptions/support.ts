@@ -11,22 +11,24 @@ import {
   resourceOperations,
 } from '../../../src/api/index.ts'
 import { errorHandler, type KeyValueStore, silentLogger } from '../../../src/core/index.ts'
-import { createModelRegistry, type Database } from '../../../src/db/index.ts'
+import { createModelRegistry, type Database, type RowFilter } from '../../../src/db/index.ts'
 import { type DataTools, mcpSubscriptions } from '../../../src/mcp/index.ts'
 import { hmacKey, signAccessToken } from '../../../src/oauth/protocol/access-token.ts'
 import { type McpTestApp, SECRET, serveMcpTestApp } from '../support/http-app.ts'
 
-const tables = {
-  sqlite: sqliteTable('tickets', {
-    id: integer('id').primaryKey({ autoIncrement: true }),
-    tenant_id: text('tenant_id').notNull(),
-    title: text('title').notNull(),
-  }),
-  postgres: pgTable('tickets', {
-    id: serial('id').primaryKey(),
-    tenant_id: pgText('tenant_id').notNull(),
-    title: pgText('title').notNull(),
-  }),
+/** A table object of `tickets` of its own, on which a test may declare a read policy. */
+export function ticketsTable(dialect: Database['dialect']) {
+  return dialect === 'sqlite'
+    ? sqliteTable('tickets', {
+        id: integer('id').primaryKey({ autoIncrement: true }),
+        tenant_id: text('tenant_id').notNull(),
+        title: text('title').notNull(),
+      })
+    : pgTable('tickets', {
+        id: serial('id').primaryKey(),
+        tenant_id: pgText('tenant_id').notNull(),
+        title: pgText('title').notNull(),
+      })
 }
 const DDL = {
   sqlite: `CREATE TABLE tickets (id integer PRIMARY KEY AUTOINCREMENT, tenant_id text NOT NULL, title text NOT NULL)`,
@@ -41,7 +43,7 @@ export const UPDATED = 'notifications/resources/updated'
 export async function createTickets(database: Database) {
   if (database.dialect === 'sqlite') database.db.run(sql.raw(DDL.sqlite))
   else await database.db.execute(sql.raw(DDL.postgres))
-  return database.dialect === 'sqlite' ? tables.sqlite : tables.postgres
+  return ticketsTable(database.dialect)
 }
 
 /** One instance: the tickets' REST create (no key: the test's own route) and `/mcp` with subscriptions. */
@@ -60,11 +62,12 @@ export interface TicketsInstance {
 export async function ticketsInstance(
   database: Database,
   tickets: Awaited<ReturnType<typeof createTickets>>,
-  options: { realtime?: RealtimeOptions; store?: KeyValueStore } = {},
+  options: { realtime?: RealtimeOptions; store?: KeyValueStore; rows?: RowFilter } = {},
 ): Promise<TicketsInstance> {
   const realtime = createRealtime(options.realtime ?? {})
   const resource = defineResource(tickets as never, {
     requests: { create: CreateTicket, update: CreateTicket.partial() },
+    rows: options.rows,
   })
   const rest = resourceOperations(resource, {
     db: database.db,
