@@ -95,7 +95,6 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
   }
   const read = challenge(policy.scopes.read)
   const write = challenge(policy.scopes.write)
-
   const described = describeAccess(policy)
   const watch = createModelWatch(policy, { database: options.database, counts })
   return {
