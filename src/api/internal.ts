@@ -12,6 +12,7 @@ export {
   type QueryField,
   type ResolvedRelation,
 } from './query/definition.ts'
+export { listedRecord } from './query/one.ts'
 export { recordMaker } from './query/record.ts'
 export { toJsonValue } from './query/values.ts'
 export { resourceWrites } from './resource/operations.ts'

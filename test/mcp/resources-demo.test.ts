@@ -73,6 +73,7 @@ describe('the demo /mcp: model resources and completions', () => {
         expect(resourceTemplates.map((template) => template.uriTemplate)).toEqual([
           'kiln://models/{model}',
           'kiln://models/{model}/fields/{field}',
+          'kiln://models/{model}/records/{id}',
         ])
 
         const read = await client.readResource({ uri: 'kiln://models/posts' })

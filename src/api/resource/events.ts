@@ -1,8 +1,7 @@
-import { eq, sql } from 'drizzle-orm'
 import { NotFoundError } from '../../core/errors.ts'
 import { UNKNOWN_CLIENT } from '../../core/http/client-ip.ts'
 import type { QueryCaller } from '../query/definition.ts'
-import { runListQuery } from '../query/run.ts'
+import { listedRecord } from '../query/one.ts'
 import type { ChangeEvent, StreamMessage } from '../realtime/index.ts'
 import { TRASHED_PARAM } from '../rest/soft-delete.ts'
 import type { ResourceCall, ResourceContext } from './call.ts'
@@ -61,14 +60,12 @@ export function eventsOperation(
   }
 }
 
-/** The stream's own list parameters, read once per change as one record's list page. */
+/** The stream's own list parameters, read once per change by the record's id. */
 function streamParams(given: URLSearchParams): URLSearchParams {
   const params = new URLSearchParams()
   for (const [name, value] of given) {
     if (STREAM_PARAMS.test(name) && name !== TRASHED_PARAM) params.append(name, value)
   }
-  params.set('count', 'none')
-  params.set('per_page', '1')
   return params
 }
 
@@ -113,15 +110,17 @@ function changeViewOf(
     resource.rows?.(caller) !== undefined ||
     [...params.keys()].some((name) => name.startsWith('filter[') || name === 'search')
   const softDelete = resource.softDelete && { ...resource.softDelete, scopes: [] }
-  const readOne = async (id: unknown, trashed: boolean) => {
-    const query = new URLSearchParams(params)
-    // With the trash: a record restored since its delete was still deleted, and seen.
-    if (trashed) query.set(TRASHED_PARAM, 'with')
-    const scope = { where: id === undefined ? sql`1 = 0` : eq(lookup.key.column, id), key: 'one' }
-    const url = new URL(`http://localhost/?${query}`)
-    const page = await runListQuery(resource, url, { db, counts, caller, softDelete, scope })
-    return page.data[0]
-  }
+  // With the trash: a record restored since its delete was still deleted, and seen.
+  const withTrash = new URLSearchParams(params)
+  withTrash.set(TRASHED_PARAM, 'with')
+  const readOne = (id: unknown, trashed: boolean) =>
+    listedRecord(
+      resource,
+      lookup.key.column,
+      id,
+      { db, counts, caller, softDelete },
+      trashed ? withTrash : params,
+    )
   // Everything a row filter may read of the caller, and the stream's parameters.
   const who = caller && [caller.id, caller.scopes, caller.userId, caller.tenantId, caller.clientId]
   const readKey = `${resource.name} ${JSON.stringify(who ?? null)} ${params}`

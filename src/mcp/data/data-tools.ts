@@ -95,18 +95,18 @@ export function createDataTools(options: Omit<DataToolsOptions, 'caller'>): Data
   }
   const read = challenge(policy.scopes.read)
   const write = challenge(policy.scopes.write)
-
   const described = describeAccess(policy)
+  const watch = createModelWatch(policy, { database: options.database, counts })
   return {
     policy,
     approvals: gate.store,
     describeAccess: () => described,
-    watch: createModelWatch(policy, { database: options.database, counts }),
+    watch,
     register(server, caller) {
       sweep?.()
       const crud = createCrud({ ...options, access: policy, caller, counts })
       const listed = toolsFor(policy, caller)
-      registerModelResources(server, policy, caller)
+      registerModelResources(server, policy, caller, watch.record)
       // The writing tools go through the approval gate first (approvals/gate.ts).
       const audit = options.audit
       const approve = guarded(

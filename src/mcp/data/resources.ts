@@ -8,20 +8,40 @@ import { operatorsOf, type QueryField, valueSchema } from '../../api/internal.ts
 import { type ColumnClass, classifyColumn } from '../../db/models/columns.ts'
 import type { AccessPolicy, McpCaller } from './access.ts'
 import { completeField, completeModel } from './completions.ts'
+import type { JsonRecord } from './crud-input.ts'
 import { listGrammarOf } from './crud-list.ts'
 import type { McpModel } from './models.ts'
 import { type ReachableModel, reachableModel, reachableModels, reachableTools } from './reach.ts'
 
 /**
  * The URI scheme of kiln's model resources: `kiln://models/{model}` is a model (its resource
- * name, `kiln://models/posts`), `kiln://models/{model}/fields/{field}` one of its fields.
+ * name, `kiln://models/posts`), `kiln://models/{model}/fields/{field}` one of its fields,
+ * `kiln://models/{model}/records/{id}` one of its records (by its primary key).
  */
 export const MODEL_URI_TEMPLATE = 'kiln://models/{model}'
 export const FIELD_URI_TEMPLATE = 'kiln://models/{model}/fields/{field}'
+export const RECORD_URI_TEMPLATE = 'kiln://models/{model}/records/{id}'
 export const SCHEMA_MIME_TYPE = 'application/schema+json'
+export const RECORD_MIME_TYPE = 'application/json'
 
 export function modelUri(model: McpModel | string): string {
   return `kiln://models/${encodeURIComponent(typeof model === 'string' ? model : model.resource)}`
+}
+
+export function recordUri(model: McpModel | string, id: string | number): string {
+  return `${modelUri(model)}/records/${encodeURIComponent(String(id))}`
+}
+
+const RESOURCE_URI = /^kiln:\/\/models\/([^/?#]+)(?:\/records\/([^/?#]+))?$/
+
+/** The model (and record id) a model or record resource's URI names, percent-decoded. */
+export function parseResourceUri(uri: string): { resource: string; id?: string } | undefined {
+  const [, model, id] = RESOURCE_URI.exec(uri) ?? []
+  const resource = decoded(model)
+  if (resource === undefined) return undefined
+  if (id === undefined) return { resource }
+  const key = decoded(id)
+  return key === undefined ? undefined : { resource, id: key }
 }
 
 type JsonSchema = Record<string, unknown>
@@ -165,14 +185,16 @@ function fieldSchema(
 /**
  * Registers the model resources for `caller`: `resources/list` lists each model it can reach
  * (`kiln://models/posts`), `resources/read` returns its JSON Schema, and
- * `kiln://models/{model}/fields/{field}` one field's; `completion/complete` completes both
+ * `kiln://models/{model}/fields/{field}` one field's; `completion/complete` completes the
  * templates' variables (model names, then field names of the model in the context). A model
- * or field out of reach reads as not found (-32602), as one that does not exist.
+ * or field out of reach reads as not found (-32602), as one that does not exist. The record
+ * template is `registerRecordResources`'.
  */
 export function registerModelResources(
   server: McpServer,
   policy: AccessPolicy,
   caller: McpCaller | undefined,
+  record: RecordRead,
 ): void {
   if (policy.visibleModels.length === 0) return
   // The list of a server never changes while it serves (the same as its tools).
@@ -236,6 +258,54 @@ export function registerModelResources(
       mimeType: SCHEMA_MIME_TYPE,
     },
     read,
+  )
+  registerRecordResources(server, policy, caller, record)
+}
+
+/**
+ * How the record resources read one record for a caller: `ModelWatch.record`, the record as
+ * `crud_list` would show it (grant, scope, policy, tenancy, row filter, soft delete, readable
+ * fields only), or undefined.
+ */
+export type RecordRead = (
+  caller: McpCaller | undefined,
+  resource: string,
+  id: string,
+) => Promise<JsonRecord | undefined>
+
+/**
+ * `kiln://models/{model}/records/{id}`: one record as `crud_list` would show it to the caller.
+ * Not listed; a record out of the caller's view reads as not found (-32602), as one that does
+ * not exist.
+ */
+function registerRecordResources(
+  server: McpServer,
+  policy: AccessPolicy,
+  caller: McpCaller | undefined,
+  record: RecordRead,
+): void {
+  server.registerResource(
+    'kiln-record',
+    new ResourceTemplate(RECORD_URI_TEMPLATE, {
+      list: undefined,
+      complete: { model: (value) => completeModel(policy, caller, value) },
+    }),
+    {
+      title: 'A record of a model',
+      description:
+        'One record by its primary key, as crud_list shows it; subscribe to hear when it changes',
+      mimeType: RECORD_MIME_TYPE,
+    },
+    async (uri: URL, variables: Variables) => {
+      const model = decoded(variables.model)
+      const id = decoded(variables.id)
+      const found =
+        model === undefined || id === undefined ? undefined : await record(caller, model, id)
+      if (!found) throw new ResourceNotFoundError(uri.href)
+      return {
+        contents: [{ uri: uri.href, mimeType: RECORD_MIME_TYPE, text: JSON.stringify(found) }],
+      }
+    },
   )
 }
 

@@ -1,5 +1,6 @@
-import { and, eq } from 'drizzle-orm'
-import { type RecordCounter, runListQuery } from '../../api/index.ts'
+import { eq } from 'drizzle-orm'
+import type { RecordCounter } from '../../api/index.ts'
+import { listedRecord } from '../../api/internal.ts'
 import type { Database } from '../../db/index.ts'
 import {
   type AccessPolicy,
@@ -8,32 +9,48 @@ import {
   type McpCaller,
   policyCaller,
 } from './access.ts'
-import { drizzleColumn, tenantOf } from './crud-input.ts'
+import { drizzleColumn, type JsonRecord, recordId, tenantOf } from './crud-input.ts'
 import { listQueryOf, softDeleteOfModel } from './crud-list.ts'
 import { type McpModel, primaryKeyOf } from './models.ts'
 import { reachableModels } from './reach.ts'
-import { modelUri } from './resources.ts'
+import { modelUri, parseResourceUri } from './resources.ts'
+
+/** What a subscribable URI names: a model, or one record of it (`id` set). */
+export interface WatchTarget {
+  /** The model's resource name (`posts`). */
+  resource: string
+  /** The record's id as the URI gives it (`kiln://models/posts/records/7`). */
+  id?: string | undefined
+}
 
 /**
- * What a resource subscription asks of the data tools: which model resources a caller may
- * subscribe to, and whether a changed record is in its view. Both are the read rule of
- * `crud_list`, so a subscription never tells a caller about a model or row a list would not
+ * What a resource subscription asks of the data tools: which model and record resources a
+ * caller may subscribe to, and whether a changed record is in its view. Both are the read rule
+ * of `crud_list`, so a subscription never tells a caller about a model or row a list would not
  * show it.
  */
 export interface ModelWatch {
   /**
-   * The URIs of `uris` that name a model resource (`kiln://models/{model}`) the caller may
-   * list (scope, grant, policy, tenancy), in the order given. Any other URI is left out.
+   * The URIs of `uris` the caller may subscribe to, in the order given: a model resource
+   * (`kiln://models/{model}`) it may list (scope, grant, policy, tenancy), or a record resource
+   * (`kiln://models/{model}/records/{id}`) of one whose record is in its view now. Any other
+   * URI is left out.
    */
-  subscribable(caller: McpCaller | undefined, uris: readonly string[]): string[]
+  subscribable(caller: McpCaller | undefined, uris: readonly string[]): Promise<string[]>
   /** The URIs of every model resource the caller may list. */
   readable(caller: McpCaller | undefined): string[]
-  /** The resource name (`posts`) of a model resource's URI (`kiln://models/posts`). */
-  resourceOf(uri: string): string | undefined
+  /** The model (and record) a model or record resource's URI names. */
+  targetOf(uri: string): WatchTarget | undefined
   /**
-   * Whether the record `id` of the model `resource` is in the caller's view now: what
-   * `crud_list` filtered by its key would return (tenant, row filter, soft delete, `authorize`).
+   * The record `id` of the model `resource` as `crud_list` filtered by its key would return it
+   * to the caller now (tenant, row filter, soft delete, `authorize`), or undefined.
    */
+  record(
+    caller: McpCaller | undefined,
+    resource: string,
+    id: string | number,
+  ): Promise<JsonRecord | undefined>
+  /** Whether the record `id` of the model `resource` is in the caller's view now (`record`). */
   sees(caller: McpCaller | undefined, resource: string, id: string | number): Promise<boolean>
   /**
    * Whether a deleted record was in the caller's view: a soft-deleted one is read from the trash
@@ -54,47 +71,57 @@ export function createModelWatch(
   read: { database: Database; counts: RecordCounter },
 ): ModelWatch {
   const byResource = new Map(policy.visibleModels.map((model) => [model.resource, model]))
-  const byUri = new Map(policy.visibleModels.map((model) => [modelUri(model), model]))
   const viewed = async (
     model: McpModel | undefined,
     caller: McpCaller | undefined,
     id: string | number,
     trashToo: boolean,
   ) => {
-    if (!model) return false
+    if (!model) return undefined
     try {
       return await inView(policy, read, model, caller, id, trashToo)
     } catch {
       // A refusal (scope, grant, tenancy, `authorize`) or a key of the wrong type: not seen.
-      return false
+      return undefined
     }
   }
   return {
-    subscribable(caller, uris) {
+    async subscribable(caller, uris) {
       const readable = new Set(this.readable(caller))
-      return uris.filter((uri) => readable.has(uri))
+      const allowed = await Promise.all(
+        uris.map(async (uri) => {
+          const target = this.targetOf(uri)
+          if (!target || !readable.has(modelUri(target.resource))) return false
+          return target.id === undefined || this.sees(caller, target.resource, target.id)
+        }),
+      )
+      return uris.filter((_, i) => allowed[i])
     },
     readable(caller) {
       return reachableModels(policy, caller)
         .filter((reach) => reach.tools.includes('crud_list'))
         .map((reach) => modelUri(reach.model))
     },
-    resourceOf(uri) {
-      return byUri.get(uri)?.resource
+    targetOf(uri) {
+      const target = parseResourceUri(uri)
+      return target && byResource.has(target.resource) ? target : undefined
     },
-    sees: (caller, resource, id) => viewed(byResource.get(resource), caller, id, false),
+    record: (caller, resource, id) => viewed(byResource.get(resource), caller, id, false),
+    sees: async (caller, resource, id) =>
+      (await viewed(byResource.get(resource), caller, id, false)) !== undefined,
     async sawDeleted(caller, resource, id, seen) {
       const model = byResource.get(resource)
       if (!model) return false
-      if (softDeleteOfModel(model)) return viewed(model, caller, id, true)
+      if (softDeleteOfModel(model)) return (await viewed(model, caller, id, true)) !== undefined
       return seen || !narrowed(policy, model, caller)
     },
   }
 }
 
 /**
- * The list query of `crud_list` (its row filter, soft delete and the caller's tenant) narrowed
- * to one key: the key need not be a field the list may filter on.
+ * The record of `crud_list` (its list query, row filter, soft delete and the caller's tenant)
+ * whose key is `id`, read by the list layer's one-record read: the key need not be a field the
+ * list may filter on.
  */
 async function inView(
   policy: AccessPolicy,
@@ -103,28 +130,25 @@ async function inView(
   caller: McpCaller | undefined,
   id: string | number,
   trashToo: boolean,
-): Promise<boolean> {
+): Promise<JsonRecord | undefined> {
   const key = primaryKeyOf(model)
-  if (!key) return false
+  if (!key) return undefined
   const access = checkCall(policy, model, { caller, action: 'crud_list' })
   await authorizeCall(policy, model, { caller, action: 'crud_list' })
   const { definition } = listQueryOf(policy, model, access)
   const tenant = tenantOf(model, access, caller)
-  const where = and(
-    eq(drizzleColumn(model, key), id),
-    tenant && eq(drizzleColumn(model, tenant.column), tenant.value),
-  )
-  const page = await runListQuery(definition, 'kiln://watch?per_page=1&count=none', {
+  return listedRecord(definition, drizzleColumn(model, key), recordId(model, key, id), {
     db: read.database.db,
     counts: read.counts,
-    scope: where && { where, key: 'watch' },
+    scope: tenant && {
+      where: eq(drizzleColumn(model, tenant.column), tenant.value),
+      key: `tenant:${String(tenant.value)}`,
+    },
     caller: policyCaller(caller),
     // Without the soft delete, trashed rows are read too (a deletion's record is in the trash).
     softDelete: trashToo ? undefined : softDeleteOfModel(model),
-  })
-  return page.data.length > 0
+  }) as Promise<JsonRecord | undefined>
 }
-
 /** Whether the caller's rows are narrowed: a row filter, or a tenant on a tenant-scoped model. */
 function narrowed(policy: AccessPolicy, model: McpModel, caller: McpCaller | undefined): boolean {
   const access = policy.of(model)

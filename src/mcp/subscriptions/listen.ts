@@ -39,7 +39,7 @@ export function declaringSubscribe(server: McpServer): McpServer {
 
 /**
  * Answers a 2026-07-28 `subscriptions/listen`: the filter's `resourceSubscriptions` narrowed to
- * the model resources the caller may read (the acknowledgement lists only those), then the
+ * the model and record resources the caller may read (the acknowledgement lists only those), then the
  * SDK's own listen stream, fed from kiln's change feed through a bus of this request alone, so
  * that each stream checks changes against its own caller. The stream ends gracefully when the
  * token expires.
@@ -55,7 +55,7 @@ export async function serveListen(
   const notifications = body.params?.notifications
   const requested = notifications?.resourceSubscriptions
   const uris = Array.isArray(requested)
-    ? context.watch.subscribable(
+    ? await context.watch.subscribable(
         caller,
         requested.filter((uri): uri is string => typeof uri === 'string'),
       )

@@ -57,7 +57,7 @@ export async function answerSubscribeCall(
     await store.delete(key)
     return rpc(body.id, { result: {} })
   }
-  if (context.watch.subscribable(caller, [uri]).length === 0) {
+  if ((await context.watch.subscribable(caller, [uri])).length === 0) {
     return rpc(body.id, { error: { code: -32602, message: 'Resource not found', data: { uri } } })
   }
   await store.set(key, '1', { ttlMs: SUBSCRIPTION_TTL_MS })

@@ -65,9 +65,9 @@ describeEachDatabase('MCP resource subscriptions', (backend) => {
     expect(await watch.sawDeleted(t1, 'tickets', made.data.id, false)).toBe(false)
     expect(await watch.sawDeleted(t1, 'tickets', made.data.id, true)).toBe(true)
     expect(await watch.sawDeleted(caller, 'tickets', made.data.id, false)).toBe(true)
-    expect(watch.subscribable({ ...caller, grant: {} }, [URI])).toEqual([])
-    expect(watch.subscribable({ ...caller, scopes: [] }, [URI])).toEqual([])
-    expect(watch.subscribable(caller, [URI, 'kiln://models/nope'])).toEqual([URI])
+    expect(await watch.subscribable({ ...caller, grant: {} }, [URI])).toEqual([])
+    expect(await watch.subscribable({ ...caller, scopes: [] }, [URI])).toEqual([])
+    expect(await watch.subscribable(caller, [URI, 'kiln://models/nope'])).toEqual([URI])
   })
 
   describe('2026-07-28: subscriptions/listen', () => {

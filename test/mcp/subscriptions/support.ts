@@ -11,22 +11,24 @@ import {
   resourceOperations,
 } from '../../../src/api/index.ts'
 import { errorHandler, type KeyValueStore, silentLogger } from '../../../src/core/index.ts'
-import { createModelRegistry, type Database } from '../../../src/db/index.ts'
+import { createModelRegistry, type Database, type RowFilter } from '../../../src/db/index.ts'
 import { type DataTools, mcpSubscriptions } from '../../../src/mcp/index.ts'
 import { hmacKey, signAccessToken } from '../../../src/oauth/protocol/access-token.ts'
 import { type McpTestApp, SECRET, serveMcpTestApp } from '../support/http-app.ts'
 
-const tables = {
-  sqlite: sqliteTable('tickets', {
-    id: integer('id').primaryKey({ autoIncrement: true }),
-    tenant_id: text('tenant_id').notNull(),
-    title: text('title').notNull(),
-  }),
-  postgres: pgTable('tickets', {
-    id: serial('id').primaryKey(),
-    tenant_id: pgText('tenant_id').notNull(),
-    title: pgText('title').notNull(),
-  }),
+/** A table object of `tickets` of its own, on which a test may declare a read policy. */
+export function ticketsTable(dialect: Database['dialect']) {
+  return dialect === 'sqlite'
+    ? sqliteTable('tickets', {
+        id: integer('id').primaryKey({ autoIncrement: true }),
+        tenant_id: text('tenant_id').notNull(),
+        title: text('title').notNull(),
+      })
+    : pgTable('tickets', {
+        id: serial('id').primaryKey(),
+        tenant_id: pgText('tenant_id').notNull(),
+        title: pgText('title').notNull(),
+      })
 }
 const DDL = {
   sqlite: `CREATE TABLE tickets (id integer PRIMARY KEY AUTOINCREMENT, tenant_id text NOT NULL, title text NOT NULL)`,
@@ -41,7 +43,7 @@ export const UPDATED = 'notifications/resources/updated'
 export async function createTickets(database: Database) {
   if (database.dialect === 'sqlite') database.db.run(sql.raw(DDL.sqlite))
   else await database.db.execute(sql.raw(DDL.postgres))
-  return database.dialect === 'sqlite' ? tables.sqlite : tables.postgres
+  return ticketsTable(database.dialect)
 }
 
 /** One instance: the tickets' REST create (no key: the test's own route) and `/mcp` with subscriptions. */
@@ -50,6 +52,8 @@ export interface TicketsInstance {
   realtime: Realtime
   watch: DataTools['watch']
   post(tenant: string, title: string): Promise<Response>
+  /** The tickets' REST update (no key). */
+  patch(id: number, data: { tenant_id?: string; title?: string }): Promise<Response>
   /** A token of user 1 of `test-client` in `tenant`, for this instance. */
   token(tenant: string, grant?: Record<string, Array<'read'>>, scope?: string): Promise<string>
   close(): Promise<void>
@@ -58,10 +62,13 @@ export interface TicketsInstance {
 export async function ticketsInstance(
   database: Database,
   tickets: Awaited<ReturnType<typeof createTickets>>,
-  options: { realtime?: RealtimeOptions; store?: KeyValueStore } = {},
+  options: { realtime?: RealtimeOptions; store?: KeyValueStore; rows?: RowFilter } = {},
 ): Promise<TicketsInstance> {
   const realtime = createRealtime(options.realtime ?? {})
-  const resource = defineResource(tickets as never, { requests: { create: CreateTicket } })
+  const resource = defineResource(tickets as never, {
+    requests: { create: CreateTicket, update: CreateTicket.partial() },
+    rows: options.rows,
+  })
   const rest = resourceOperations(resource, {
     db: database.db,
     counts: createRecordCounter(),
@@ -77,6 +84,11 @@ export async function ticketsInstance(
         hono.onError(errorHandler({ logger: silentLogger() }))
         hono.post('/api/v1/tickets', async (c) =>
           c.json(await rest.store({ request: c.req.raw, caller: undefined }), 201),
+        )
+        hono.patch('/api/v1/tickets/:id', async (c) =>
+          c.json(
+            await rest.update({ request: c.req.raw, caller: undefined, id: c.req.param('id') }),
+          ),
         )
       },
       realtime,
@@ -100,6 +112,12 @@ export async function ticketsInstance(
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ tenant_id: tenant, title }),
+      }),
+    patch: (id, data) =>
+      fetch(`${app.origin}/api/v1/tickets/${id}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(data),
       }),
     token(tenant, grant, scope = 'mcp:read') {
       const now = Math.floor(Date.now() / 1000)
