@@ -10,13 +10,18 @@ const HANDLED = 'handled'
 
 /**
  * Another delivery of the same emission is running this listener right now. The emission is
- * reported as failed, so a queued job is retried: by then the listener has either handled it
- * (the retry skips it) or failed and released its claim (the retry runs it).
+ * reported as failed, and a queued job is postponed by `retryAfterMs`, one claim life, without
+ * spending an attempt: by then the listener has handled it (the retry skips it), failed and
+ * released its claim or crashed and let it expire (the retry runs it), or still runs and
+ * renewed it (postponed again, up to the queue's bound).
  */
 export class ListenerInProgressError extends Error {
-  constructor(listener: string) {
+  readonly retryAfterMs: number
+
+  constructor(listener: string, retryAfterMs: number) {
     super(`listener ${listener} is already handling this emission`)
     this.name = 'ListenerInProgressError'
+    this.retryAfterMs = retryAfterMs
   }
 }
 
