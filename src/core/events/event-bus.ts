@@ -174,9 +174,11 @@ export class EventBus<Events extends object = EventMap> {
     handle: () => Promise<void> | void,
   ): Promise<ListenerFailure | undefined> {
     const times = { claimTtlMs: this.#claimTtlMs, handledTtlMs: this.#handledTtlMs }
+    const lost = () =>
+      this.#logger?.warn({ event: type, listener: name }, 'event listener claim lost')
     let outcome: ClaimOutcome
     try {
-      outcome = await claimListener(store, mark, times)
+      outcome = await claimListener(store, mark, times, lost)
     } catch (error) {
       const fields = { err: error, event: type, listener: name }
       logFailure(this.#logger, 'error', error, fields, 'event listener not claimed')
@@ -188,7 +190,7 @@ export class EventBus<Events extends object = EventMap> {
         { event: type, listener: name },
         'event listener already running elsewhere',
       )
-      return { listener: name, error: new ListenerInProgressError(name, this.#claimTtlMs) }
+      return { listener: name, error: new ListenerInProgressError(name, outcome.retryAfterMs) }
     }
     const { claim } = outcome
     const failure = await this.#run(type, name, handle)
