@@ -128,6 +128,7 @@ export {
   type JobHandlers,
   MemoryQueue,
   type MemoryQueueOptions,
+  PostponeJobError,
   type Queue,
   type QueueWorker,
   type RetryPolicy,

@@ -81,6 +81,20 @@ export class DatabaseKeyValueStore implements KeyValueStore {
     return rows.length === 1
   }
 
+  async replaceIf(
+    key: string,
+    current: string,
+    next: string,
+    options?: SetOptions,
+  ): Promise<boolean> {
+    const rows = await this.#rows(
+      sql`update kiln_state set value = ${next}, expires_at = ${this.#expiry(options)}
+          where key = ${key} and value = ${current}
+          and (expires_at is null or expires_at > ${this.#clock.now()}) returning key`,
+    )
+    return rows.length === 1
+  }
+
   async increment(key: string, by = 1, options?: SetOptions): Promise<number> {
     const postgres = this.#database.dialect === 'postgres'
     // PostgreSQL refuses to cast a value that is not an integer; SQLite reads it as 0, so there

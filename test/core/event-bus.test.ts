@@ -214,6 +214,7 @@ function delegatingStore(store: KeyValueStore): KeyValueStore {
     take: (key) => store.take(key),
     delete: (key) => store.delete(key),
     deleteIf: (key, value) => store.deleteIf(key, value),
+    replaceIf: (key, current, next, options) => store.replaceIf(key, current, next, options),
     increment: (key, by, options) => store.increment(key, by, options),
     close: () => store.close(),
   }
@@ -226,6 +227,7 @@ function crashedWorkerStore(store: KeyValueStore): KeyValueStore {
     set: async () => {},
     delete: async () => {},
     deleteIf: async () => false,
+    replaceIf: async () => true,
     close: async () => {},
   }
 }
@@ -349,9 +351,10 @@ it('a slow listener renews its claim, so a redelivery never runs it alongside', 
   const renewed = new Promise<void>((resolve) => (enough = resolve))
   const counting: KeyValueStore = {
     ...delegatingStore(store),
-    async set(key, value, options) {
-      await store.set(key, value, options)
-      if (value.startsWith('running') && ++renewals === 4) enough()
+    async replaceIf(key, current, next, options) {
+      const renewed = await store.replaceIf(key, current, next, options)
+      if (renewed && ++renewals === 4) enough()
+      return renewed
     },
   }
   let calls = 0

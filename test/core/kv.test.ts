@@ -113,6 +113,23 @@ describeEach('KeyValueStore contract', [...storeBackends, ...databaseStoreBacken
     expect(await store.deleteIf('gone', 'mine')).toBe(false)
   })
 
+  it('replaceIf sets only while the key holds the value, with the new TTL', async () => {
+    await store.set('claim', 'mine', { ttlMs: t.shortTtlMs })
+    expect(await store.replaceIf('claim', 'theirs', 'stolen', { ttlMs: 60_000 })).toBe(false)
+    expect(await store.get('claim')).toBe('mine')
+    expect(await store.replaceIf('claim', 'mine', 'mine', { ttlMs: 60_000 })).toBe(true)
+    await t.pass(t.shortTtlMs * 3)
+    expect(await store.get('claim')).toBe('mine')
+    expect(await store.replaceIf('claim', 'mine', 'forever')).toBe(true)
+    expect(await store.get('claim')).toBe('forever')
+    expect(await store.replaceIf('absent', 'mine', 'taken')).toBe(false)
+    expect(await store.get('absent')).toBeUndefined()
+    await store.set('gone', 'mine', { ttlMs: t.shortTtlMs })
+    await t.pass(t.shortTtlMs * 3)
+    expect(await store.replaceIf('gone', 'mine', 'back', { ttlMs: 60_000 })).toBe(false)
+    expect(await store.get('gone')).toBeUndefined()
+  })
+
   it('increment counts from zero by 1 or by a given step', async () => {
     expect(await store.increment('n')).toBe(1)
     expect(await store.increment('n')).toBe(2)

@@ -124,6 +124,36 @@ describe('ProcessMessagingWebhook', () => {
     expect(texts).toHaveLength(1)
   })
 
+  it('a listener running elsewhere postpones the job by a claim life, unless another one failed', async () => {
+    const { bus, handler } = setup()
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let started!: () => void
+    const running = new Promise<void>((resolve) => (started = resolve))
+    bus.on('MessagingTextReceived', async function slow() {
+      started()
+      await held
+    })
+    const payload = { payload_json: fixtureBytes('inbound-text-customer.json').toString('utf8') }
+    const first = handler(payload, job)
+    await running
+    const busy = await handler(payload, { ...job, id: '2' }).catch((e: unknown) => e)
+    expect(busy).toBeInstanceOf(ListenersFailedError)
+    expect((busy as ListenersFailedError).postponeMs).toBe(30_000)
+    bus.on('MessagingTextReceived', function broken() {
+      throw new Error('crm is down')
+    })
+    const mixed = await handler(payload, { ...job, id: '3' }).catch((e: unknown) => e)
+    expect((mixed as ListenersFailedError).failures.map((f) => f.listener)).toEqual([
+      'slow',
+      'broken',
+    ])
+    expect((mixed as ListenersFailedError).postponeMs).toBeUndefined()
+    release()
+    // The first delivery reaches the listener registered while it ran.
+    await expect(first).rejects.toThrow(/broken/)
+  })
+
   it('through the memory queue: a failing listener is retried by the queue policy, others run once', async () => {
     const kv = new MemoryKeyValueStore()
     const bus = createMessagingEventBus({ store: kv })

@@ -26,9 +26,14 @@ export interface ListenerFailure {
   error: unknown
 }
 
-/** Some listeners failed; the others ran. A queue job throws it so that its retry policy applies. */
+/**
+ * Some listeners failed; the others ran. A queue job throws it so that its retry policy applies.
+ * When every failure is a listener running elsewhere, it carries `postponeMs` and the queue
+ * postpones the job without spending an attempt (see `PostponeJobError`).
+ */
 export class ListenersFailedError extends Error {
   readonly failures: ListenerFailure[]
+  readonly postponeMs: number | undefined
 
   constructor(type: string, failures: ListenerFailure[]) {
     super(
@@ -36,6 +41,11 @@ export class ListenersFailedError extends Error {
     )
     this.name = 'ListenersFailedError'
     this.failures = failures
+    const busy = failures.map((f) => f.error).filter((e) => e instanceof ListenerInProgressError)
+    this.postponeMs =
+      busy.length > 0 && busy.length === failures.length
+        ? Math.max(...busy.map((e) => e.retryAfterMs))
+        : undefined
   }
 }
 
@@ -164,9 +174,11 @@ export class EventBus<Events extends object = EventMap> {
     handle: () => Promise<void> | void,
   ): Promise<ListenerFailure | undefined> {
     const times = { claimTtlMs: this.#claimTtlMs, handledTtlMs: this.#handledTtlMs }
+    const lost = () =>
+      this.#logger?.warn({ event: type, listener: name }, 'event listener claim lost')
     let outcome: ClaimOutcome
     try {
-      outcome = await claimListener(store, mark, times)
+      outcome = await claimListener(store, mark, times, lost)
     } catch (error) {
       const fields = { err: error, event: type, listener: name }
       logFailure(this.#logger, 'error', error, fields, 'event listener not claimed')
@@ -178,7 +190,7 @@ export class EventBus<Events extends object = EventMap> {
         { event: type, listener: name },
         'event listener already running elsewhere',
       )
-      return { listener: name, error: new ListenerInProgressError(name) }
+      return { listener: name, error: new ListenerInProgressError(name, outcome.retryAfterMs) }
     }
     const { claim } = outcome
     const failure = await this.#run(type, name, handle)

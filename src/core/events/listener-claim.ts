@@ -10,13 +10,18 @@ const HANDLED = 'handled'
 
 /**
  * Another delivery of the same emission is running this listener right now. The emission is
- * reported as failed, so a queued job is retried: by then the listener has either handled it
- * (the retry skips it) or failed and released its claim (the retry runs it).
+ * reported as failed, and a queued job is postponed by `retryAfterMs` (one claim life; 0 when
+ * the claim was released meanwhile) without spending an attempt: by then the listener has
+ * handled it (the retry skips it), failed and released its claim or crashed and let it expire
+ * (the retry runs it), or still runs and renewed it (postponed again, up to the queue's bound).
  */
 export class ListenerInProgressError extends Error {
-  constructor(listener: string) {
+  readonly retryAfterMs: number
+
+  constructor(listener: string, retryAfterMs: number) {
     super(`listener ${listener} is already handling this emission`)
     this.name = 'ListenerInProgressError'
+    this.retryAfterMs = retryAfterMs
   }
 }
 
@@ -31,7 +36,7 @@ export interface ClaimTimes {
 export type ClaimOutcome =
   | { kind: 'claimed'; claim: ListenerClaim }
   | { kind: 'handled' }
-  | { kind: 'busy' }
+  | { kind: 'busy'; retryAfterMs: number }
 
 /**
  * Claims `mark` with an atomic set-if-absent before the listener runs, so two concurrent
@@ -42,6 +47,7 @@ export async function claimListener(
   store: KeyValueStore,
   mark: string,
   times: ClaimTimes,
+  onLost: () => void,
 ): Promise<ClaimOutcome> {
   const token = `${RUNNING}:${randomUUID()}`
   let claimed: boolean
@@ -50,17 +56,28 @@ export async function claimListener(
   } catch (error) {
     // A claim whose answer did not come may still land: a Redis that froze runs the command
     // sent to it once it thaws, and that claim, held by nobody, would answer every retry
-    // "busy" for `claimTtlMs`, longer than the job's retries last. Its undo, sent now on the
-    // same connection, runs right behind it.
+    // "busy" for `claimTtlMs`. Its undo, sent now on the same connection, runs right behind it.
     store.deleteIf(mark, token).catch(() => {})
     throw error
   }
-  if (claimed) return { kind: 'claimed', claim: new ListenerClaim(store, mark, token, times) }
+  if (claimed) {
+    return { kind: 'claimed', claim: new ListenerClaim(store, mark, token, times, onLost) }
+  }
   const value = await store.get(mark)
-  // Absent again: the other run failed and released it, and this delivery should retry.
-  return value === undefined || value.startsWith(RUNNING) ? { kind: 'busy' } : { kind: 'handled' }
+  // Absent again: the other run failed and released it, and this delivery retries at once.
+  if (value === undefined) return { kind: 'busy', retryAfterMs: 0 }
+  // Held: by the time it would expire unrenewed, its holder has finished or crashed.
+  if (value.startsWith(RUNNING)) return { kind: 'busy', retryAfterMs: times.claimTtlMs }
+  return { kind: 'handled' }
 }
 
+/**
+ * A claim held while the listener runs. It is renewed only while the mark still holds its
+ * token: once it expired unrenewed (the store out of reach for a whole claim life) and another
+ * delivery claimed the emission, renewing would take that claim back. A lost claim is not
+ * renewed again and `onLost` is called; the listener, already running, runs to its end (it
+ * cannot be stopped), so the other delivery may run it alongside: at-least-once in that window.
+ */
 export class ListenerClaim {
   readonly #store: KeyValueStore
   readonly #mark: string
@@ -69,18 +86,32 @@ export class ListenerClaim {
   readonly #timer: NodeJS.Timeout
   #renewal: Promise<void> = Promise.resolve()
 
-  constructor(store: KeyValueStore, mark: string, token: string, times: ClaimTimes) {
+  constructor(
+    store: KeyValueStore,
+    mark: string,
+    token: string,
+    times: ClaimTimes,
+    onLost: () => void,
+  ) {
     this.#store = store
     this.#mark = mark
     this.#token = token
     this.#times = times
     this.#timer = setInterval(() => {
-      this.#renewal = store.set(mark, token, { ttlMs: times.claimTtlMs }).catch(() => {})
+      this.#renewal = store.replaceIf(mark, token, token, { ttlMs: times.claimTtlMs }).then(
+        (held) => {
+          if (held) return
+          clearInterval(this.#timer)
+          onLost()
+        },
+        // Unanswered: the claim may still be held, so the next renewal tries again.
+        () => {},
+      )
     }, times.claimTtlMs / 3)
     this.#timer.unref()
   }
 
-  /** The listener succeeded: the mark says so for `handledTtlMs`. */
+  /** The listener succeeded: the mark says so for `handledTtlMs`, whoever holds the claim now. */
   async handled(): Promise<void> {
     await this.#stop()
     await this.#store.set(this.#mark, HANDLED, { ttlMs: this.#times.handledTtlMs })

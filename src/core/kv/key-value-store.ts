@@ -22,6 +22,12 @@ export interface KeyValueStore {
    */
   deleteIf(key: string, value: string): Promise<boolean>
   /**
+   * Sets the key to `next` (with `options`' TTL) only while it holds `current`; true when
+   * this call set it. Atomic: a holder renews its own entry (a claim, say) and never takes
+   * back one another holder set since its own expired.
+   */
+  replaceIf(key: string, current: string, next: string, options?: SetOptions): Promise<boolean>
+  /**
    * Adds `by` to an integer counter and returns the new value. The TTL is set when the
    * counter is created and not extended by later increments (a fixed window).
    */

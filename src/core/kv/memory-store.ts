@@ -61,6 +61,17 @@ export class MemoryKeyValueStore implements KeyValueStore {
     return this.#entries.delete(key)
   }
 
+  async replaceIf(
+    key: string,
+    current: string,
+    next: string,
+    options?: SetOptions,
+  ): Promise<boolean> {
+    if (this.#live(key)?.value !== current) return false
+    this.#write(key, next, options)
+    return true
+  }
+
   async increment(key: string, by = 1, options?: SetOptions): Promise<number> {
     const entry = this.#live(key)
     if (!entry) {

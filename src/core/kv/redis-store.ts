@@ -16,6 +16,18 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`
 
+// ARGV[3] is the TTL in ms, 0 for none.
+const REPLACE_IF = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+if tonumber(ARGV[3]) > 0 then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+else
+  redis.call('SET', KEYS[1], ARGV[2])
+end
+return 1`
+
 /** Options of `new RedisKeyValueStore()`. */
 export interface RedisStoreOptions {
   /** Prepended to every key, so several apps (or test runs) can share one Redis. */
@@ -69,6 +81,16 @@ export class RedisKeyValueStore implements KeyValueStore {
 
   async deleteIf(key: string, value: string): Promise<boolean> {
     return (await this.#redis.eval(DELETE_IF, 1, this.#prefix + key, value)) === 1
+  }
+
+  async replaceIf(
+    key: string,
+    current: string,
+    next: string,
+    options?: SetOptions,
+  ): Promise<boolean> {
+    const ttlMs = options?.ttlMs === undefined ? 0 : ttl(options.ttlMs)
+    return (await this.#redis.eval(REPLACE_IF, 1, this.#prefix + key, current, next, ttlMs)) === 1
   }
 
   async increment(key: string, by = 1, options?: SetOptions): Promise<number> {

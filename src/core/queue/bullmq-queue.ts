@@ -12,6 +12,7 @@ import {
   type FailedJob,
   isPlainJson,
   type JobHandlers,
+  postponement,
   type Queue,
   type QueueWorker,
   type RetryPolicy,
@@ -250,21 +251,27 @@ export class BullMqQueue implements Queue {
   }
 
   work(handlers: JobHandlers, options: WorkOptions = {}): QueueWorker {
-    const { UnrecoverableError, Worker } = bullmq()
+    const { DelayedError, UnrecoverableError, Worker } = bullmq()
     const worker = new Worker(
       this.#name,
-      async (job) => {
+      async (job, token) => {
         const handler = handlers[job.name]
         if (!handler) throw new UnrecoverableError(`no handler for job "${job.name}"`)
+        const id = decodeJobId(String(job.id))
         try {
-          await handler(job.data, {
-            id: decodeJobId(String(job.id)),
-            name: job.name,
-            attempt: job.attemptsMade + 1,
-          })
+          await handler(job.data, { id, name: job.name, attempt: job.attemptsMade + 1 })
         } catch (error) {
           if (error instanceof UnrecoverableJobError) throw new UnrecoverableError(error.message)
-          throw error
+          const postponeMs = postponement(error)
+          // Every start that did not end in a counted failure was a postponement (or a stall,
+          // which counts towards the bound as well).
+          const postponed = job.attemptsStarted - 1 - job.attemptsMade
+          if (postponeMs === undefined || postponed >= this.#policy.postponements) throw error
+          const fields = { job: job.name, id, attempt: job.attemptsMade + 1, delayMs: postponeMs }
+          this.#logger?.info({ ...fields, err: (error as Error).message }, 'job postponed')
+          // Delayed without spending an attempt; DelayedError tells BullMQ the job was moved.
+          await job.moveToDelayed(Date.now() + postponeMs, token)
+          throw new DelayedError()
         }
       },
       {

@@ -10,6 +10,7 @@ export {
   type JobContext,
   type JobHandler,
   type JobHandlers,
+  PostponeJobError,
   type Queue,
   type QueueWorker,
   type RetryPolicy,

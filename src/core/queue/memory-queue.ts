@@ -8,6 +8,7 @@ import {
   type EnqueueOptions,
   type FailedJob,
   type JobHandlers,
+  postponement,
   type Queue,
   type QueueWorker,
   type RetryPolicy,
@@ -22,6 +23,8 @@ interface PendingJob {
   payload: unknown
   attempt: number
   attempts: number
+  /** Times the job was postponed without spending an attempt. */
+  postponed: number
 }
 
 /** Options of `new MemoryQueue()`. */
@@ -95,6 +98,7 @@ export class MemoryQueue implements Queue {
       payload: plain,
       attempt: 1,
       attempts: options.attempts ?? this.#policy.attempts,
+      postponed: 0,
     })
     // After the current turn: the request that queued the job answers before the job starts.
     setImmediate(() => this.#pump())
@@ -188,22 +192,17 @@ export class MemoryQueue implements Queue {
 
   #retryOrFail(job: PendingJob, error: unknown): void {
     const message = error instanceof Error ? error.message : String(error)
+    const fields = { job: job.name, id: job.id, attempt: job.attempt, err: message }
+    const postponeMs = postponement(error)
+    if (postponeMs !== undefined && job.postponed < this.#policy.postponements && !this.#closed) {
+      this.#logger?.info({ ...fields, delayMs: postponeMs }, 'job postponed')
+      this.#later({ ...job, postponed: job.postponed + 1 }, postponeMs)
+      return
+    }
     const permanent = error instanceof UnrecoverableJobError
     if (!permanent && job.attempt < job.attempts && !this.#closed) {
-      const delay = backoffDelay(this.#policy, job.attempt)
-      logFailure(
-        this.#logger,
-        'warn',
-        error,
-        { job: job.name, id: job.id, attempt: job.attempt, err: message },
-        'job failed, retrying',
-      )
-      const timer = setTimeout(() => {
-        this.#timers.delete(timer)
-        this.#ready.push({ ...job, attempt: job.attempt + 1 })
-        this.#pump()
-      }, delay)
-      this.#timers.add(timer)
+      logFailure(this.#logger, 'warn', error, fields, 'job failed, retrying')
+      this.#later({ ...job, attempt: job.attempt + 1 }, backoffDelay(this.#policy, job.attempt))
       return
     }
     this.#ids.delete(job.id)
@@ -220,5 +219,15 @@ export class MemoryQueue implements Queue {
       failedAt: new Date(),
     })
     this.#failed.length = Math.min(this.#failed.length, this.#keepFailed)
+  }
+
+  /** Puts `job` back in the ready list after `delayMs`. */
+  #later(job: PendingJob, delayMs: number): void {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer)
+      this.#ready.push(job)
+      this.#pump()
+    }, delayMs)
+    this.#timers.add(timer)
   }
 }

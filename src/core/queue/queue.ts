@@ -96,9 +96,15 @@ export interface RetryPolicy {
   attempts: number
   /** Delay before the first retry; each later retry doubles it. */
   backoffMs: number
+  /**
+   * Times a job may be postponed (its handler threw an error with `postponeMs`: something it
+   * needs is held elsewhere) without spending an attempt. Past that, a postponement counts as
+   * an ordinary failure, so a job is never postponed forever.
+   */
+  postponements: number
 }
 
-export const defaultRetryPolicy: RetryPolicy = { attempts: 5, backoffMs: 1_000 }
+export const defaultRetryPolicy: RetryPolicy = { attempts: 5, backoffMs: 1_000, postponements: 10 }
 
 /** Thrown by a handler for a failure no retry can fix: the job fails at once. */
 export class UnrecoverableJobError extends Error {
@@ -108,8 +114,29 @@ export class UnrecoverableJobError extends Error {
   }
 }
 
+/**
+ * Thrown by a handler whose job cannot run yet because something it needs is held elsewhere
+ * for up to `postponeMs`: the job runs again after that, without spending an attempt (at most
+ * `RetryPolicy.postponements` times). Any error with a numeric `postponeMs` is treated alike.
+ */
+export class PostponeJobError extends Error {
+  readonly postponeMs: number
+
+  constructor(message: string, postponeMs: number, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'PostponeJobError'
+    this.postponeMs = postponeMs
+  }
+}
+
+/** How long a handler's error asks its job to wait without spending an attempt, if it does. */
+export function postponement(error: unknown): number | undefined {
+  const delay = (error as { postponeMs?: unknown } | null)?.postponeMs
+  return typeof delay === 'number' && delay >= 0 ? delay : undefined
+}
+
 /** The delay before retry `attempt` under `policy`: `backoffMs`, doubled for each later retry. */
-export function backoffDelay(policy: RetryPolicy, attempt: number): number {
+export function backoffDelay(policy: Pick<RetryPolicy, 'backoffMs'>, attempt: number): number {
   return backoffDelayMs(attempt, { baseMs: policy.backoffMs })
 }
 
