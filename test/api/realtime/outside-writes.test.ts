@@ -163,3 +163,42 @@ async function sqlSession(test: TestDatabase) {
   await client.connect()
   return client
 }
+
+describeEachDatabase(
+  'realtime: writes made outside kiln, in process',
+  (backend) => {
+    let test: TestDatabase
+    let api: NotesApp
+
+    beforeAll(async () => {
+      test = await notesDatabase(backend)
+      for (const statement of TRIGGER.split(STATEMENT_BREAKPOINT)) {
+        await execSql(test.database, statement)
+      }
+      api = await notesApp(test.database, { outsideWrites: test.database })
+      await vi.waitFor(() => expect(api.realtime.status().outsideWrites).toBe('live'))
+    })
+    afterAll(async () => {
+      await api?.close()
+      await test?.cleanup()
+    })
+
+    it('SQL run on the embedded database reaches the stream, a kiln write once', async () => {
+      const response = await api.app.request('/api/v1/notes/events', { headers: api.writer })
+      const events = new EventReader(response)
+      await execSql(test.database, `INSERT INTO notes (title) VALUES ('by hand')`)
+      const seen = await take(events, 1)
+      await api.request('POST', '/api/v1/notes', { title: 'through kiln' })
+      seen.push(...(await take(events, 1)))
+      await execSql(test.database, `INSERT INTO notes (title) VALUES ('sentinel')`)
+      seen.push(...(await take(events, 1)))
+      await events.cancel()
+      expect(seen.map((e) => [e.id, e.event, (e.data as { data: Json }).data.title])).toEqual([
+        ['1', 'created', 'by hand'],
+        ['2', 'created', 'through kiln'],
+        ['3', 'created', 'sentinel'],
+      ])
+    })
+  },
+  { only: ['pglite'] },
+)
