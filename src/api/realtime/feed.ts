@@ -33,10 +33,19 @@ export interface ChangeFeed {
   close(): Promise<void>
 }
 
+/** Publishing heard by every instance: only the first to claim it numbers and sends it. */
+export interface ClaimedPublish {
+  publishClaimed(changes: ChangeInput[], claim: string): Promise<void>
+}
+
 const channelOf = (resource: string) => `realtime:${resource}`
 
 /** The feed over a log (numbering, window) and pub/sub (telling every instance). */
-export function createChangeFeed(log: ChangeLog, pubsub: PubSub, logger?: Logger): ChangeFeed {
+export function createChangeFeed(
+  log: ChangeLog,
+  pubsub: PubSub,
+  logger?: Logger,
+): ChangeFeed & ClaimedPublish {
   const channels = new Map<string, Promise<ResourceChannel>>()
   const channel = (resource: string) => {
     let open = channels.get(resource)
@@ -47,23 +56,25 @@ export function createChangeFeed(log: ChangeLog, pubsub: PubSub, logger?: Logger
     }
     return open
   }
-  return {
-    async publish(changes) {
-      const byResource = new Map<string, Change[]>()
-      for (const change of changes.map(changeOf)) {
-        byResource.set(change.resource, [...(byResource.get(change.resource) ?? []), change])
-      }
-      for (const [resource, group] of byResource) {
-        try {
-          for (const event of await log.append(resource, group)) {
-            await pubsub.publish(channelOf(resource), JSON.stringify(event))
-          }
-        } catch (error) {
-          // Subscribers find the missing ids at the next event and catch up from the log.
-          logger?.error({ err: error, resource }, 'realtime: a change could not be published')
+  const publish = async (changes: ChangeInput[], claim?: string) => {
+    const byResource = new Map<string, Change[]>()
+    for (const change of changes.map(changeOf)) {
+      byResource.set(change.resource, [...(byResource.get(change.resource) ?? []), change])
+    }
+    for (const [resource, group] of byResource) {
+      try {
+        for (const event of await log.append(resource, group, claim)) {
+          await pubsub.publish(channelOf(resource), JSON.stringify(event))
         }
+      } catch (error) {
+        // Subscribers find the missing ids at the next event and catch up from the log.
+        logger?.error({ err: error, resource }, 'realtime: a change could not be published')
       }
-    },
+    }
+  }
+  return {
+    publish: (changes) => publish(changes),
+    publishClaimed: (changes, claim) => publish(changes, claim),
     async subscribe(resource, listener, options = {}) {
       const open = await channel(resource)
       return open.add(listener, options.after)

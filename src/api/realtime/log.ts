@@ -19,8 +19,12 @@ export type Replay = ChangeEvent[] | 'gap'
  * every instance (memory in one process, Redis with `REDIS_URL`).
  */
 export interface ChangeLog {
-  /** Numbers the changes of one resource in order, keeps them, and answers them numbered. */
-  append(resource: string, changes: Change[]): Promise<ChangeEvent[]>
+  /**
+   * Numbers the changes of one resource in order, keeps them, and answers them numbered. With a
+   * `claim`, only the first instance to append under it does (the others get none back); in one
+   * process every claim is the first.
+   */
+  append(resource: string, changes: Change[], claim?: string): Promise<ChangeEvent[]>
   /** The last `seq` given for the resource (0 before its first change). */
   head(resource: string): Promise<number>
   /**

@@ -4,12 +4,14 @@ import type { TrustProxy } from '../../core/http/client-ip.ts'
 import type { Logger } from '../../core/logger.ts'
 import { MemoryPubSub, type PubSub } from '../../core/pubsub.ts'
 import type { Redis } from '../../core/redis.ts'
+import type { Database } from '../../db/database.ts'
 import { bearerCredential } from '../auth/api-key-auth.ts'
 import type { ApiKeyProvider } from '../provider/api-key-provider.ts'
 import type { ChangeEvent } from './changes.ts'
 import { type ChangeFeed, createChangeFeed } from './feed.ts'
 import { MemoryStreamCounter, RedisStreamCounter, type StreamCounter } from './limits.ts'
 import { DEFAULT_WINDOW, MemoryChangeLog, type RetainedWindow } from './log.ts'
+import { listenForOutsideWrites } from './outside-writes.ts'
 import { RedisChangeLog } from './redis-log.ts'
 import { type EndReason, EventStream, type StreamMessage } from './stream.ts'
 
@@ -38,6 +40,13 @@ export interface RealtimeOptions {
   logger?: Logger | undefined
   /** Redis key prefix. Default `kiln:realtime:`. */
   prefix?: string | undefined
+  /**
+   * Hear the writes made outside kiln (psql, another service): the database whose tables carry
+   * the realtime trigger (`kilnjs make:realtime-trigger`). kiln LISTENs on it (on its direct URL
+   * behind a transaction pooler) and publishes each write the trigger tells, once across
+   * instances; kiln's own writes to those tables are then told by the trigger alone.
+   */
+  outsideWrites?: Database | undefined
 }
 
 /** What opening a stream needs: the resource, the request, and how a change reads for it. */
@@ -57,6 +66,8 @@ export interface RealtimeStatus {
   kind: 'memory' | 'redis'
   streams: number
   window: RetainedWindow
+  /** The LISTEN for writes made outside kiln: `off` without `outsideWrites`. */
+  outsideWrites: 'live' | 'down' | 'off'
 }
 
 /** The realtime core: the change feed, and the event streams built on it. */
@@ -91,15 +102,29 @@ export function createRealtime(options: RealtimeOptions = {}): Realtime {
     ? new RedisStreamCounter(redis, quota, prefix, heartbeatMs * 3)
     : new MemoryStreamCounter(quota)
   const feed = createChangeFeed(log, pubsub, options.logger)
+  const outside =
+    options.outsideWrites &&
+    listenForOutsideWrites(options.outsideWrites, {
+      publish: feed.publishClaimed,
+      logger: options.logger,
+    })
   const open = new Set<EventStream>()
   const settings = { ...options, heartbeatMs, bufferBytes: options.bufferBytes ?? 256 * 1024 }
   return {
     feed,
-    publish: (changes) => feed.publish(changes),
+    // A write the trigger tells is not published twice.
+    publish: (changes) =>
+      feed.publish(outside ? changes.filter((change) => !outside.captures(change.table)) : changes),
     stream: (request) => openStream(request, { feed, counter, open, ...settings }),
-    status: () => ({ kind: redis ? 'redis' : 'memory', streams: open.size, window }),
+    status: () => ({
+      kind: redis ? 'redis' : 'memory',
+      streams: open.size,
+      window,
+      outsideWrites: outside ? (outside.listening() ? 'live' : 'down') : 'off',
+    }),
     async close() {
       for (const stream of [...open]) stream.end('shutdown')
+      await outside?.close()
       await feed.close()
       if (!options.shared) await pubsub.close()
     },

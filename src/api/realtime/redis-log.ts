@@ -2,12 +2,18 @@ import type { Redis } from '../../core/redis.ts'
 import { type Change, type ChangeEvent, parseEvent } from './changes.ts'
 import { type ChangeLog, type Replay, type RetainedWindow, replayOf } from './log.ts'
 
+/** How long a claim holds: long enough for the slowest instance to hear the same notification. */
+const CLAIM_MS = 60_000
+
 /**
  * Numbers a batch (INCR per change) and keeps it (RPUSH, LTRIM to the window's size) in one
  * script, so ids follow commit order on the list whichever instance wrote. The time is Redis's,
- * one clock for every instance's window. KEYS: seq, list. ARGV: size, then each change's JSON.
+ * one clock for every instance's window. KEYS: seq, list, and a claim: the batch is numbered
+ * only by the first to claim it (SET NX), in the same step, so instances that each take the
+ * same notifications in the same order number them in that order. ARGV: size, each change's JSON.
  */
 const APPEND = `
+if KEYS[3] and not redis.call('SET', KEYS[3], '1', 'PX', ${CLAIM_MS}, 'NX') then return {} end
 local t = redis.call('TIME')
 local at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
@@ -38,15 +44,15 @@ export class RedisChangeLog implements ChangeLog {
     this.#prefix = prefix
   }
 
-  async append(resource: string, changes: Change[]): Promise<ChangeEvent[]> {
+  async append(resource: string, changes: Change[], claim?: string): Promise<ChangeEvent[]> {
     if (changes.length === 0) return []
     const json = changes.map((change) => JSON.stringify(change))
-    const [seq, list] = this.#keys(resource)
+    const keys = this.#keys(resource)
+    if (claim !== undefined) keys.push(`${keys[0]}:claim:${claim}`)
     const out = (await this.#redis.eval(
       APPEND,
-      2,
-      seq,
-      list,
+      keys.length,
+      ...keys,
       this.#window.size,
       ...json,
     )) as string[]
@@ -54,11 +60,11 @@ export class RedisChangeLog implements ChangeLog {
   }
 
   async head(resource: string): Promise<number> {
-    return Number((await this.#redis.get(this.#keys(resource)[0])) ?? 0)
+    return Number((await this.#redis.get(this.#keys(resource)[0]!)) ?? 0)
   }
 
   async since(resource: string, after: number): Promise<Replay> {
-    const [seq, list] = this.#keys(resource)
+    const [seq, list] = this.#keys(resource) as [string, string]
     const [head, now, items] = (await this.#redis.eval(READ, 2, seq, list)) as [
       string,
       number,
@@ -68,7 +74,7 @@ export class RedisChangeLog implements ChangeLog {
     return replayOf(events, Number(head), after, this.#window, now)
   }
 
-  #keys(resource: string): [string, string] {
+  #keys(resource: string): string[] {
     // A hash tag keeps both keys of a resource on one Redis Cluster slot, as the script needs.
     const base = `${this.#prefix}{${resource}}`
     return [`${base}:seq`, `${base}:events`]

@@ -84,8 +84,9 @@ export interface ChangeView {
  * A change as one caller may see it. The record is read again through the list query (the
  * caller's row filter, `filter[…]`, `fields`, soft delete, the resource's record mapper), by
  * its id: the rules are the list's, applied in SQL, never restated here. A delete cannot be
- * read again: a soft-deleted record is read with the trash under the same rules; a hard-deleted
- * one is sent to a stream that no row filter or filter narrows, or that had sent the record.
+ * read again: it is sent to a stream that had sent the record; else a soft-deleted record is
+ * read with the trash under the same rules, and a hard-deleted one is sent to a stream that no
+ * row filter or filter narrows.
  */
 export function changeView(
   resource: ResourceDefinition,
@@ -148,8 +149,9 @@ function changeViewOf(
     async read(event: ChangeEvent): Promise<StreamMessage | undefined> {
       const id = lookup.readId(String(event.id))
       if (event.kind === 'deleted') {
+        // A record this stream had sent is told gone, hard-deleted from the trash's table too.
         const was = seen.delete(id)
-        const visible = softDelete ? await inTrash(event, id) : was || !narrowed
+        const visible = was || (softDelete ? await inTrash(event, id) : !narrowed)
         return visible ? deletedOf(event) : undefined
       }
       const message = await changed(event, id)

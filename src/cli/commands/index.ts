@@ -10,6 +10,7 @@ import { register as makeApi } from './make-api.ts'
 import { register as makeApiKey } from './make-api-key.ts'
 import { register as makeClient } from './make-client.ts'
 import { register as makeMessaging } from './make-messaging.ts'
+import { register as makeRealtimeTrigger } from './make-realtime-trigger.ts'
 import { register as mcp } from './mcp.ts'
 import { register as migrate } from './migrate.ts'
 import { register as queueWork } from './queue-work.ts'
@@ -23,6 +24,7 @@ export const commands: RegisterCommand[] = [
   makeApi,
   makeApiKey,
   makeClient,
+  makeRealtimeTrigger,
   apiKeyList,
   apiKeyRevoke,
   apiCheck,

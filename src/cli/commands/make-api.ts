@@ -242,9 +242,10 @@ function printWarnings(
   }
 }
 
-function chooseModels(
+/** The models named, or every model of the schema (`--all`): each with a single-column key. */
+export function chooseModels(
   all: ModelInfo[],
-  options: MakeApiOptions,
+  options: Pick<MakeApiOptions, 'models' | 'all'>,
   get: (name: string) => ModelInfo | undefined,
 ): ModelInfo[] {
   const names = options.models ?? []
@@ -270,7 +271,7 @@ function chooseModels(
   const keyless = chosen.filter((m) => !m.primaryKey)
   if (keyless.length > 0) {
     throw new CliError(
-      `${keyless.map((m) => m.name).join(', ')}: the API needs a single-column primary key`,
+      `${keyless.map((m) => m.name).join(', ')}: kiln needs a single-column primary key`,
     )
   }
   return chosen

@@ -76,26 +76,45 @@ export function apiKeysMigrationDir(
 }
 
 /**
- * Where the api_keys migration goes in the app's migrations folder, numbered after every file
- * there and every migration of drizzle-kit's journal (`0002_api_keys.sql`), and the journal
- * that records it when drizzle-kit shares the folder.
+ * Where the api_keys migration goes in the app's migrations folder: an existing
+ * `*_api_keys.sql`, or a new one (`planNewMigration`).
  */
 export function planApiKeysMigration(
   migrationsDir: string,
-  options: { dialect: Dialect; drizzleKit: boolean; now: number },
+  options: NewMigrationOptions,
 ): ApiKeysMigrationPlan {
   const files = existsSync(migrationsDir) ? readdirSync(migrationsDir) : []
   const existing = files.find((name) => /^\d+_api_keys\.sql$/.test(name))
   if (existing) return { path: join(migrationsDir, existing) }
+  return planNewMigration(migrationsDir, 'api_keys', options)
+}
+
+export interface NewMigrationOptions {
+  dialect: Dialect
+  drizzleKit: boolean
+  now: number
+}
+
+/**
+ * A new migration in the app's migrations folder, numbered after every file there and every
+ * migration of drizzle-kit's journal (`0002_api_keys.sql`), and the journal that records it
+ * when drizzle-kit shares the folder.
+ */
+export function planNewMigration(
+  migrationsDir: string,
+  name: string,
+  options: NewMigrationOptions,
+): ApiKeysMigrationPlan {
+  const files = existsSync(migrationsDir) ? readdirSync(migrationsDir) : []
   const journalPath = join(migrationsDir, 'meta', '_journal.json')
   const journal = options.drizzleKit ? readJournal(journalPath, options.dialect) : undefined
   const used = [
-    ...files.map((name) => /^(\d+)_/.exec(name)?.[1]).filter((n) => n !== undefined),
+    ...files.map((file) => /^(\d+)_/.exec(file)?.[1]).filter((n) => n !== undefined),
     ...(journal?.entries.map((entry) => entry.idx) ?? []),
   ].map(Number)
   // drizzle-kit counts from 0000, the folders kiln sets up from 0001.
   const next = used.length > 0 ? Math.max(...used) + 1 : journal ? 0 : 1
-  const tag = `${String(next).padStart(4, '0')}_api_keys`
+  const tag = `${String(next).padStart(4, '0')}_${name}`
   const path = join(migrationsDir, `${tag}.sql`)
   if (!journal) return { path }
   journal.entries.push({
