@@ -48,7 +48,9 @@ export function serverNodeFlags(): string[] {
   if (!Number.isInteger(mib) || mib < 0) {
     throw new TypeError("KILN_BENCH_SEMI_SPACE must be a whole number of MiB (0: Node's default)")
   }
-  return mib === 0 ? [] : [`--max-semi-space-size=${mib}`]
+  // KILN_BENCH_NODE_FLAGS: more flags for every server, e.g. `--trace-gc` to see its pauses.
+  const more = (process.env.KILN_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)
+  return [...(mib === 0 ? [] : [`--max-semi-space-size=${mib}`]), ...more]
 }
 
 /** Forks `file` (a .ts module run through tsx) and waits for its `serverReady`. */
