@@ -1,27 +1,33 @@
 import { type CredentialOptions, isCredentialField } from '../../core/credentials.ts'
-import type { AggregateAllowLists, QueryField } from './definition.ts'
 import type { ListQueryOptions } from './options.ts'
-import { isNumericKind } from './values.ts'
+import { type FieldKind, isNumericKind } from './values.ts'
 
 // The checks of a list query's allow-lists, run once when its routes are built.
 
+/** What the checks read of a field (a `QueryField`). */
+interface Field {
+  name: string
+  key: string
+  kind: FieldKind
+}
+
 /** The one credential rule (`isCredentialField`), with a resource's own sensitive and exposed fields. */
-export function isSensitive(field: QueryField, credentials: CredentialOptions = {}): boolean {
+export function isSensitive(field: Field, credentials: CredentialOptions = {}): boolean {
   return isCredentialField([field.name, field.key], credentials)
 }
 
-export type FieldPicker = (
+export type FieldPicker<F extends Field> = (
   names: readonly string[],
   what: string,
-  check?: (f: QueryField) => string | undefined,
-) => QueryField[]
+  check?: (f: F) => string | undefined,
+) => F[]
 
 /** The fields an allow-list names, each known, not sensitive and passing `check`, or a TypeError. */
-export function fieldPicker(
+export function fieldPicker<F extends Field>(
   tableName: string,
-  columns: Map<string, QueryField>,
+  columns: Map<string, F>,
   credentials: CredentialOptions,
-): FieldPicker {
+): FieldPicker<F> {
   return (names, what, check) =>
     names.map((name) => {
       const field = columns.get(name)
@@ -39,23 +45,23 @@ export function fieldPicker(
     })
 }
 
-export const comparable = (field: QueryField) =>
+export const comparable = (field: Field) =>
   field.kind === 'other' ? `is of a type that cannot be compared` : undefined
 
 /**
  * The fields each aggregate function and `group_by` may name: by default sums and averages over
  * the numeric sortable fields, min, max and groups over every sortable one.
  */
-export function aggregateAllowLists(
-  pick: FieldPicker,
-  sortable: QueryField[],
+export function aggregateAllowLists<F extends Field>(
+  pick: FieldPicker<F>,
+  sortable: F[],
   aggregate: NonNullable<ListQueryOptions<object, object>['aggregate']>,
-): AggregateAllowLists {
-  const isNumericField = (field: QueryField) => isNumericKind(field.kind)
-  const numeric = (field: QueryField) => (isNumericField(field) ? undefined : 'is not numeric')
+): Record<'sum' | 'avg' | 'min' | 'max' | 'groupBy', Map<string, F>> {
+  const isNumericField = (field: F) => isNumericKind(field.kind)
+  const numeric = (field: F) => (isNumericField(field) ? undefined : 'is not numeric')
   const sortNames = sortable.map((field) => field.name)
   const numericSorted = sortable.filter(isNumericField).map((field) => field.name)
-  const byName = (list: QueryField[]) => new Map(list.map((field) => [field.name, field]))
+  const byName = (list: F[]) => new Map(list.map((field) => [field.name, field]))
   return {
     sum: byName(pick(aggregate.sum ?? numericSorted, 'aggregate.sum', numeric)),
     avg: byName(pick(aggregate.avg ?? numericSorted, 'aggregate.avg', numeric)),
