@@ -12,8 +12,8 @@ export {
   routeScopes,
   scopeGuard,
 } from './auth/index.ts'
-export { generateApiClient } from './client/index.ts'
-export { type ApiDocsOptions, apiDocs } from './docs/index.ts'
+export { generateApiClient } from './client/generate.ts'
+export { type ApiDocsOptions, apiDocs } from './docs/api-docs.ts'
 export { ApiKeyRejectedError, type ApiKeyRejection } from './errors.ts'
 export {
   type ApiKeyEnv,
@@ -91,7 +91,7 @@ export {
   setCursorKey,
   softDeleteOf,
 } from './query/index.ts'
-export { type TwoStageThrottle, twoStageThrottle } from './rate-limit/index.ts'
+export { type TwoStageThrottle, twoStageThrottle } from './rate-limit/two-stage.ts'
 export {
   CHANGE_KINDS,
   type Change,

@@ -40,9 +40,9 @@ export {
   type EventMap,
   type Listener,
   type ListenerFailure,
-  ListenerInProgressError,
   ListenersFailedError,
-} from './events/index.ts'
+} from './events/event-bus.ts'
+export { ListenerInProgressError } from './events/listener-claim.ts'
 export {
   type BodyLimitOptions,
   bodyLimit,

@@ -15,6 +15,41 @@ export function aggregateOperation(
   plural: string,
   definition: ListQueryDefinition,
 ): OpenApiOperation {
+  return {
+    tags: [tag],
+    operationId,
+    summary: `Aggregate ${plural}`,
+    description:
+      'count, sum, avg, min and max over the records the filters select, per group of ' +
+      '`group_by`. Sensitive fields are never offered.',
+    parameters: aggregateParameters(definition),
+    responses: {
+      '200': {
+        description: `The groups of ${plural}.`,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['data', 'meta'],
+              properties: {
+                data: { type: 'array', items: aggregateGroupSchema(definition) },
+                meta: {
+                  type: 'object',
+                  required: ['groups', 'truncated'],
+                  properties: { groups: { type: 'integer' }, truncated: { type: 'boolean' } },
+                },
+              },
+            },
+          },
+        },
+      },
+      ...errorRefs('unauthenticated', 'validation_failed', 'too_many_requests', 'query_timeout'),
+    },
+  }
+}
+
+/** The aggregate's query: `count`, each function and `group_by`, the list's filters. */
+function aggregateParameters(definition: ListQueryDefinition): OpenApiParameter[] {
   const { aggregates, limits } = definition
   const commaList = (fields: Map<string, QueryField>, description: string, max?: number) => ({
     in: 'query' as const,
@@ -56,6 +91,11 @@ export function aggregateOperation(
   parameters.push(filterParameter(definition))
   parameters.push(...searchParameters(definition))
   parameters.push(...trashedParameters(definition))
+  return parameters
+}
+
+/** One group of the answer: its `group` values and each function's results, by field. */
+function aggregateGroupSchema({ aggregates }: ListQueryDefinition): JsonSchema {
   const byField = (fields: Map<string, QueryField>, schema: (field: QueryField) => JsonSchema) => ({
     type: 'object',
     properties: Object.fromEntries(
@@ -65,7 +105,7 @@ export function aggregateOperation(
   // Sums and averages are numbers, exact strings for decimal and bigint fields.
   const numeric = (field: QueryField): JsonSchema =>
     field.kind === 'decimal' || field.kind === 'bigint' ? { type: 'string' } : { type: 'number' }
-  const group: JsonSchema = {
+  return {
     type: 'object',
     required: ['group'],
     properties: {
@@ -75,37 +115,6 @@ export function aggregateOperation(
       avg: byField(aggregates.avg, numeric),
       min: byField(aggregates.min, valueSchema),
       max: byField(aggregates.max, valueSchema),
-    },
-  }
-  return {
-    tags: [tag],
-    operationId,
-    summary: `Aggregate ${plural}`,
-    description:
-      'count, sum, avg, min and max over the records the filters select, per group of ' +
-      '`group_by`. Sensitive fields are never offered.',
-    parameters,
-    responses: {
-      '200': {
-        description: `The groups of ${plural}.`,
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['data', 'meta'],
-              properties: {
-                data: { type: 'array', items: group },
-                meta: {
-                  type: 'object',
-                  required: ['groups', 'truncated'],
-                  properties: { groups: { type: 'integer' }, truncated: { type: 'boolean' } },
-                },
-              },
-            },
-          },
-        },
-      },
-      ...errorRefs('unauthenticated', 'validation_failed', 'too_many_requests', 'query_timeout'),
     },
   }
 }

@@ -5,6 +5,7 @@ import type { SoftDelete } from '../rest/soft-delete.ts'
 import type { ListQueryDefinition, QueryCaller, QueryField } from './definition.ts'
 import { type FilterClause, planFilters } from './filters.ts'
 import { type QueryInput, QueryProblems, readListQuery, splitList } from './grammar.ts'
+import { planSearch } from './plan.ts'
 import { withRowFilter } from './run.ts'
 import { bindValues, orderOf, whereOf } from './sql.ts'
 import { trashedRead } from './trash.ts'
@@ -94,7 +95,7 @@ export function planAggregateQuery(
     if (params.has(name)) problems.add(name, 'does not apply to aggregates')
   }
   const { filters, anyOf } = planFilters(definition, raw.filters, problems)
-  const search = planAggregateSearch(definition, raw.search, problems)
+  const search = planSearch(definition, raw.search, problems)
   const allowed = definition.aggregates
   const read = (param: string, allowList: Map<string, QueryField>, max = Infinity) => {
     const values = params.getAll(param)
@@ -127,24 +128,6 @@ export function planAggregateQuery(
   const anyField = Object.values(fields).some((list) => list.length > 0)
   problems.throwIfAny()
   return { filters, anyOf, search, count: raw.count !== undefined || !anyField, fields, groupBy }
-}
-
-function planAggregateSearch(
-  definition: ListQueryDefinition,
-  value: string | undefined,
-  problems: QueryProblems,
-): string | undefined {
-  if (value === undefined) return undefined
-  if (definition.search.length === 0) {
-    problems.add('search', 'this resource has no search')
-    return undefined
-  }
-  if (value.length > definition.limits.maxValueLength) {
-    problems.add('search', `must be at most ${definition.limits.maxValueLength} characters`)
-    return undefined
-  }
-  const term = value.trim()
-  return term === '' ? undefined : term
 }
 
 /**

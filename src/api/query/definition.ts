@@ -1,7 +1,6 @@
 import { type Column, getTableColumns, getTableName, is, type SQL, type Table } from 'drizzle-orm'
 import { getTableConfig as getPgTableConfig, PgTable } from 'drizzle-orm/pg-core'
 import { getTableConfig as getSqliteTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core'
-import { type CredentialOptions, isCredentialField } from '../../core/credentials.ts'
 import { Secret } from '../../core/secret.ts'
 import { type ColumnInfo, describeColumn } from '../../db/models/columns.ts'
 import {
@@ -16,16 +15,11 @@ import {
 /** Who asks: the request's API key (`c.get('apiKey')`), or any caller with scopes. */
 export type QueryCaller = PolicyCaller
 
+import { aggregateAllowLists, comparable, fieldPicker, isSensitive } from './allow-lists.ts'
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.ts'
 import type { ListQueryOptions, RelationSpec, SearchMode } from './options.ts'
 import { recordMaker, withheldNames } from './record.ts'
-import {
-  type FieldKind,
-  type FieldStructure,
-  fieldKindOf,
-  isNumericKind,
-  structureOf,
-} from './values.ts'
+import { type FieldKind, type FieldStructure, fieldKindOf, structureOf } from './values.ts'
 
 /** One column as the query grammar sees it: its wire name, Drizzle column and kind. */
 export interface QueryField {
@@ -144,11 +138,6 @@ export function describeFields(table: Table): QueryField[] {
   })
 }
 
-/** The one credential rule (`isCredentialField`), with a resource's own sensitive and exposed fields. */
-function isSensitive(field: QueryField, credentials: CredentialOptions = {}): boolean {
-  return isCredentialField([field.name, field.key], credentials)
-}
-
 /**
  * The allow-lists of a list endpoint: which fields `filter`, `sort`, `fields` and `search` may
  * name and which relations `include` may load. Every name is checked here, when the routes are
@@ -184,27 +173,7 @@ export function buildListQuery<T extends Table, Rec extends object = object>(
   const tableName = getTableName(table)
   const all = describeFields(table)
   const columns = new Map(all.map((field) => [field.name, field]))
-  const pick = (
-    names: readonly string[],
-    what: string,
-    check?: (f: QueryField) => string | undefined,
-  ) =>
-    names.map((name) => {
-      const field = columns.get(name)
-      if (!field)
-        throw new TypeError(`defineListQuery(${tableName}): ${what} names unknown field "${name}"`)
-      if (isSensitive(field, credentials)) {
-        throw new TypeError(
-          `defineListQuery(${tableName}): "${name}" is sensitive and cannot be in ${what}`,
-        )
-      }
-      const problem = check?.(field)
-      if (problem)
-        throw new TypeError(`defineListQuery(${tableName}): ${what} field "${name}" ${problem}`)
-      return field
-    })
-  const comparable = (field: QueryField) =>
-    field.kind === 'other' ? `is of a type that cannot be compared` : undefined
+  const pick = fieldPicker(tableName, columns, credentials)
   const visible = all.filter((field) => !isSensitive(field, credentials))
   const fields = options.fields ? pick(options.fields, 'fields') : visible
   const key = orderKeyOf(table, all, fields)
@@ -222,19 +191,7 @@ export function buildListQuery<T extends Table, Rec extends object = object>(
     field.structure ? undefined : comparable(field),
   )
   const sortable = pick(options.sort ?? defaults, 'sort', comparable)
-  const sortNames = sortable.map((field) => field.name)
-  const isNumericField = (field: QueryField) => isNumericKind(field.kind)
-  const numeric = (field: QueryField) => (isNumericField(field) ? undefined : 'is not numeric')
-  const aggregate = options.aggregate ?? {}
-  const numericSorted = sortable.filter(isNumericField).map((field) => field.name)
-  const byName = (list: QueryField[]) => new Map(list.map((field) => [field.name, field]))
-  const aggregates: AggregateAllowLists = {
-    sum: byName(pick(aggregate.sum ?? numericSorted, 'aggregate.sum', numeric)),
-    avg: byName(pick(aggregate.avg ?? numericSorted, 'aggregate.avg', numeric)),
-    min: byName(pick(aggregate.min ?? sortNames, 'aggregate.min', comparable)),
-    max: byName(pick(aggregate.max ?? sortNames, 'aggregate.max', comparable)),
-    groupBy: byName(pick(aggregate.groupBy ?? sortNames, 'aggregate.groupBy', comparable)),
-  }
+  const aggregates = aggregateAllowLists(pick, sortable, options.aggregate ?? {})
   const search = pick(options.search ?? [], 'search', (field) =>
     field.kind === 'text' ? undefined : 'is not a text column',
   )
@@ -266,11 +223,23 @@ export function buildListQuery<T extends Table, Rec extends object = object>(
     record: recordMaker(fields, withheld, resource),
     rows: options.rows,
   }
+  checkSearchAndLimits(definition)
+  for (const [name, spec] of Object.entries(options.include ?? {})) {
+    const relation = resolveRelation(definition, name, spec)
+    if (!relationScopes) relation.readScope = undefined
+    definition.relations.set(name, relation)
+  }
+  return definition
+}
+
+/** The search mode and limits a definition can serve, or a TypeError at start-up. */
+function checkSearchAndLimits(definition: ListQueryDefinition): void {
+  const { tableName } = definition
   const shapes = definition.limits.maxPreparedShapes
   if (!Number.isSafeInteger(shapes) || shapes < 0) {
     throw new TypeError(`defineListQuery(${tableName}): limits.maxPreparedShapes must be ≥ 0`)
   }
-  if (typeof definition.searchMode === 'object' && !primaryKey) {
+  if (typeof definition.searchMode === 'object' && !definition.primaryKey) {
     throw new TypeError(
       `defineListQuery(${tableName}): FTS5 search needs a single-column primary key (the FTS5 rowid)`,
     )
@@ -283,12 +252,6 @@ export function buildListQuery<T extends Table, Rec extends object = object>(
       `defineListQuery(${tableName}): searchLanguage must be a configuration name`,
     )
   }
-  for (const [name, spec] of Object.entries(options.include ?? {})) {
-    const relation = resolveRelation(definition, name, spec)
-    if (!relationScopes) relation.readScope = undefined
-    definition.relations.set(name, relation)
-  }
-  return definition
 }
 
 export function resolveRelation(
@@ -354,6 +317,8 @@ export function relationUnderPolicy(relation: ResolvedRelation): ResolvedRelatio
  * The condition of the resource's row filter (`rows`) for this caller, or undefined for every
  * row: the controller adds it to the `where` of show, update and delete, so that a record a
  * caller cannot list is a 404 to it everywhere.
+ * @deprecated Public only for controllers generated by kiln 0.1 (`make:api --upgrade` moves
+ * them to `defineResource`, whose operations call it); to leave `kilnjs/api` in the next minor.
  */
 export function rowsWhere(
   definition: Pick<ListQueryDefinition, 'rows'>,

@@ -225,7 +225,8 @@ function planIncludes(
   return includes
 }
 
-function planSearch(
+/** The `search=` term, trimmed (none when blank), or a problem when the resource has no search. */
+export function planSearch(
   definition: ListQueryDefinition,
   value: string | undefined,
   problems: QueryProblems,

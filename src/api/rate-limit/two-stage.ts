@@ -1,3 +1,5 @@
+// The rate limits and the body limit live in kiln/core (one throttle for the API, OAuth and
+// logins) and are exported from there only; this folder holds the API's own two-stage throttle.
 import type { Context, MiddlewareHandler } from 'hono'
 import { UnauthenticatedError } from '../../core/errors.ts'
 import { contextValue, setContextValue } from '../../core/http/context-value.ts'

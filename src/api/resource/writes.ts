@@ -18,20 +18,25 @@ type Prepare = ((input: object) => object | Promise<object>) | undefined
 /** store, update, destroy, the bulk updateMany and destroyMany, and restore. */
 export function writeOperations(
   resource: ResourceDefinition,
+  context: ResourceContext,
+  lookup: RecordLookup,
+  prepare: Prepare,
+) {
+  const kit = writeKit(resource, context, lookup, prepare)
+  return { ...recordWrites(kit), ...bulkWrites(kit) }
+}
+
+type WriteKit = ReturnType<typeof writeKit>
+
+/** What every write shares: the resource, its lookup and statements, the change feed. */
+function writeKit(
+  resource: ResourceDefinition,
   { db, counts, realtime }: ResourceContext,
   lookup: RecordLookup,
   prepare: Prepare,
 ) {
-  const { table, tableName, softDelete } = resource
-  const loose = db as AnyDb
-  const record = (row: Row) => resource.record(row as never)
-  const stamps = timestampsOf(resource)
-  const { byId, readId } = lookup
-  /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
-  const shown = async (call: WriteCall, id: unknown) => {
-    const row = await lookup.find(id, call.caller)
-    return row && { data: record(row) }
-  }
+  const { table, softDelete } = resource
+  const { byId } = lookup
   /** Delete, or (soft delete) move to the trash: the statement, and its error mapping. */
   const removal = (via: AnyDb, id: unknown, call: WriteCall, now: Date) => {
     if (!softDelete) return via.delete(table).where(byId(id, call.caller)).returning()
@@ -42,9 +47,32 @@ export function writeOperations(
       .where(byId(id, call.caller))
       .returning()
   }
-  const rejectRemoval = softDelete ? rejectConstraintViolation : rejectBlockedDelete
-  const { changed, idsOf } = changeFeedOf(resource, realtime, lookup)
+  const record = (row: Row) => resource.record(row as never)
+  return {
+    resource,
+    db,
+    loose: db as AnyDb,
+    counts,
+    lookup,
+    prepare,
+    record,
+    stamps: timestampsOf(resource),
+    removal,
+    rejectRemoval: softDelete ? rejectConstraintViolation : rejectBlockedDelete,
+    /** The record as `show` answers it: a write's If-Match is compared with its ETag. */
+    shown: async (call: WriteCall, id: unknown) => {
+      const row = await lookup.find(id, call.caller)
+      return row && { data: record(row) }
+    },
+    ...changeFeedOf(resource, realtime, lookup),
+  }
+}
 
+/** The writes of one record: `store` (or an array of them), `update`, `destroy`. */
+function recordWrites(kit: WriteKit) {
+  const { resource, loose, counts, lookup, prepare, record, stamps, changed, idsOf, shown } = kit
+  const { table, tableName } = resource
+  const { byId, readId } = lookup
   return {
     /** `POST /`: one record, or an array of them (all or none). */
     async store(call: WriteCall) {
@@ -90,13 +118,21 @@ export function writeOperations(
     async destroy(call: WriteCall) {
       const id = readId(call.id)
       if (call.request) await checkIfMatch(call.request, () => shown(call, id))
-      const [row] = await removal(loose, id, call, new Date()).catch(rejectRemoval)
+      const [row] = await kit.removal(loose, id, call, new Date()).catch(kit.rejectRemoval)
       found(row)
       await counts.invalidate(tableName)
       await changed('deleted', [id])
       return { message: 'Deleted' }
     },
+  }
+}
 
+/** The writes of many records, all or none (`updateMany`, `destroyMany`), and `restore`. */
+function bulkWrites(kit: WriteKit) {
+  const { resource, db, loose, counts, lookup, prepare, record, stamps, changed, idsOf } = kit
+  const { table, tableName, softDelete } = resource
+  const { byId, readId } = lookup
+  return {
     /** `PATCH /`: `[{ id, ...changes }]`, all or none, in one transaction. */
     async updateMany(call: ResourceCall) {
       const changes = await parseBulkUpdate(call.request, updateSchema(resource), readId, (input) =>
@@ -118,7 +154,9 @@ export function writeOperations(
     async destroyMany(call: ResourceCall) {
       const ids = parseIdList(call.request, readId)
       const now = new Date()
-      await writeEach(db, ids, (tx: AnyDb, id) => removal(tx, id, call, now)).catch(rejectRemoval)
+      await writeEach(db, ids, (tx: AnyDb, id) => kit.removal(tx, id, call, now)).catch(
+        kit.rejectRemoval,
+      )
       await counts.invalidate(tableName)
       await changed('deleted', ids)
       return { message: 'Deleted', count: ids.length }

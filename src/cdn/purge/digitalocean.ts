@@ -1,4 +1,5 @@
 import { systemClock } from '../../core/clock.ts'
+import type { WindowLimit } from '../../core/http/rate-limiters.ts'
 import { silentLogger } from '../../core/logger.ts'
 import type { Secret } from '../../core/secret.ts'
 import { chunk, excerpt, runBatches } from './http.ts'
@@ -20,7 +21,7 @@ export interface DigitalOceanPurgeOptions extends PurgeHttpOptions {
 
 /** DigitalOcean takes at most 50 files per request and 5 requests per 10 seconds. */
 export const DIGITALOCEAN_BATCH = 50
-export const DIGITALOCEAN_WINDOW = { requests: 5, ms: 10_000 }
+export const DIGITALOCEAN_WINDOW: WindowLimit = { points: 5, durationSeconds: 10 }
 
 /**
  * DigitalOcean Spaces CDN: `DELETE /v2/cdn/endpoints/{id}/cache` with `{ files: [...] }`
@@ -42,16 +43,10 @@ export function digitalOceanPurge(options: DigitalOceanPurgeOptions): PurgeApi {
     ? new RedisSlidingWindow({
         redis: options.redis,
         key: `${options.redisPrefix ?? 'kiln:'}cdn-purge:digitalocean:${options.endpointId ?? ''}`,
-        limit: DIGITALOCEAN_WINDOW.requests,
-        windowMs: DIGITALOCEAN_WINDOW.ms,
+        window: DIGITALOCEAN_WINDOW,
         sleep,
       })
-    : new SlidingWindow(
-        DIGITALOCEAN_WINDOW.requests,
-        DIGITALOCEAN_WINDOW.ms,
-        options.clock ?? systemClock,
-        sleep,
-      )
+    : new SlidingWindow(DIGITALOCEAN_WINDOW, options.clock ?? systemClock, sleep)
   if (options.endpointId && !options.token) {
     throw new TypeError('digitalOceanPurge: CDN_PURGE_TOKEN is required when CDN_PURGE_ZONE is set')
   }

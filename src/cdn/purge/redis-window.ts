@@ -1,4 +1,6 @@
+import type { WindowLimit } from '../../core/http/rate-limiters.ts'
 import type { Redis } from '../../core/redis.ts'
+import { windowMsOf } from './window.ts'
 
 // One sorted set per window: a member per request, scored by Redis's own clock (so the
 // instances' clocks need not agree). Returns 0 when a slot was taken, else the ms to wait.
@@ -17,7 +19,7 @@ return math.max(1, tonumber(oldest[2]) + window - now)`
 
 /**
  * The sliding window of `SlidingWindow`, kept in Redis: every instance that names the same key
- * shares it, so N instances together send at most `limit` requests per `windowMs`.
+ * shares it, so N instances together send at most `window.points` requests per window.
  */
 export class RedisSlidingWindow {
   readonly #redis: Redis
@@ -30,14 +32,13 @@ export class RedisSlidingWindow {
   constructor(options: {
     redis: Redis
     key: string
-    limit: number
-    windowMs: number
+    window: WindowLimit
     sleep: (ms: number) => Promise<void>
   }) {
     this.#redis = options.redis
     this.#key = options.key
-    this.#limit = options.limit
-    this.#windowMs = options.windowMs
+    this.#limit = options.window.points
+    this.#windowMs = windowMsOf(options.window)
     this.#sleep = options.sleep
   }
 

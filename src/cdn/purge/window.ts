@@ -1,7 +1,8 @@
 import type { Clock } from '../../core/clock.ts'
+import type { WindowLimit } from '../../core/http/rate-limiters.ts'
 
 /**
- * At most `limit` requests in any `windowMs` sliding window: `acquire()` waits (through the
+ * At most `points` requests in any sliding window of `durationSeconds` (a core `WindowLimit`): `acquire()` waits (through the
  * injected sleep) until a slot is free, then takes it.
  */
 export class SlidingWindow {
@@ -12,9 +13,9 @@ export class SlidingWindow {
   readonly #taken: number[] = []
   #queue: Promise<void> = Promise.resolve()
 
-  constructor(limit: number, windowMs: number, clock: Clock, sleep: (ms: number) => Promise<void>) {
-    this.#limit = limit
-    this.#windowMs = windowMs
+  constructor(window: WindowLimit, clock: Clock, sleep: (ms: number) => Promise<void>) {
+    this.#limit = window.points
+    this.#windowMs = windowMsOf(window)
     this.#clock = clock
     this.#sleep = sleep
   }
@@ -37,4 +38,9 @@ export class SlidingWindow {
       await this.#sleep(this.#taken[0]! + this.#windowMs - now)
     }
   }
+}
+
+/** A `WindowLimit`'s window in milliseconds (60 s when it names none, as the limiters do). */
+export function windowMsOf(window: WindowLimit): number {
+  return (window.durationSeconds ?? 60) * 1000
 }

@@ -1,8 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { type AggregateEnvelope, runAggregateQuery } from '../../api/index.ts'
-import { ValidationError } from '../../core/errors.ts'
 import type { Database } from '../../db/index.ts'
-import { ToolError } from '../tool-error.ts'
 import {
   type AccessPolicy,
   authorizeCall,
@@ -12,7 +10,7 @@ import {
 } from './access.ts'
 import { checkFilterFields, type FilterValue, filterParams } from './crud-arguments.ts'
 import { drizzleColumn, tenantOf } from './crud-input.ts'
-import { listQueryOf, softDeleteOfModel } from './crud-list.ts'
+import { invalidArguments, listQueryOf, softDeleteOfModel } from './crud-list.ts'
 import type { McpModel } from './models.ts'
 
 export interface AggregateInput {
@@ -69,10 +67,6 @@ export async function aggregateRecords(
       softDelete: softDeleteOfModel(model),
     })
   } catch (error) {
-    if (!(error instanceof ValidationError)) throw error
-    const problems = Object.entries(error.errors).map(
-      ([param, messages]) => `${param}: ${messages.join(', ')}`,
-    )
-    throw new ToolError(`Invalid aggregate arguments for ${model.resource}: ${problems.join('; ')}`)
+    invalidArguments(error, 'aggregate', model)
   }
 }

@@ -243,11 +243,7 @@ export async function listRecords(
       softDelete: softDeleteOfModel(model),
     })
   } catch (error) {
-    if (!(error instanceof ValidationError)) throw error
-    const problems = Object.entries(error.errors).map(
-      ([param, messages]) => `${param}: ${messages.join(', ')}`,
-    )
-    throw new ToolError(`Invalid list arguments for ${model.resource}: ${problems.join('; ')}`)
+    invalidArguments(error, 'list', model)
   }
   const { data, meta } = envelope
   const result: ListResult = {
@@ -309,4 +305,13 @@ function isId(value: unknown): value is string | number {
 export function softDeleteOfModel(model: McpModel): SoftDelete | undefined {
   const trash = softDeleteColumn(model.table)
   return trash && softDeletes(trash)
+}
+
+/** A query's 422 as the tool's error (`Invalid list arguments for posts: …`); anything else rethrown. */
+export function invalidArguments(error: unknown, tool: string, model: McpModel): never {
+  if (!(error instanceof ValidationError)) throw error
+  const problems = Object.entries(error.errors).map(
+    ([param, messages]) => `${param}: ${messages.join(', ')}`,
+  )
+  throw new ToolError(`Invalid ${tool} arguments for ${model.resource}: ${problems.join('; ')}`)
 }

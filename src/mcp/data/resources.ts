@@ -93,21 +93,7 @@ export function describeModel(
       )
     : []
   const properties: Record<string, JsonSchema> = Object.fromEntries(fields)
-  for (const relation of relations) {
-    const target = { $ref: modelUri(relation.model) }
-    properties[relation.name] =
-      relation.kind === 'belongs-to'
-        ? {
-            anyOf: [target, { type: 'null' }],
-            description: `The ${relation.model.resource} record whose ${relation.remote} is this record's ${relation.local}; attached with include: ["${relation.name}"]`,
-          }
-        : {
-            type: 'array',
-            items: target,
-            maxItems: relation.limit,
-            description: `${relation.model.resource} records whose ${relation.remote} is this record's ${relation.local} (at most ${relation.limit}); attached with include: ["${relation.name}"]`,
-          }
-  }
+  for (const relation of relations) properties[relation.name] = relationSchema(relation)
   const primaryKey = model.columns.filter((column) => column.primaryKey).map((c) => c.name)
   const schema: JsonSchema = {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -131,23 +117,41 @@ export function describeModel(
       searchable: canList ? grammar.search : [],
       creatable,
       updatable,
-      relations: Object.fromEntries(
-        relations.map((relation) => [
-          relation.name,
-          {
-            kind: relation.kind,
-            model: relation.model.resource,
-            uri: modelUri(relation.model),
-            local: relation.local,
-            remote: relation.remote,
-            ...(relation.kind === 'has-many' ? { limit: relation.limit } : {}),
-          },
-        ]),
-      ),
+      relations: Object.fromEntries(relations.map((relation) => [relation.name, link(relation)])),
       tenantScoped: caller?.tenantId !== undefined && access.tenantColumn !== undefined,
     },
   }
   return { schema, fields }
+}
+
+type Relation = ReturnType<typeof listGrammarOf>['relations'][number]
+
+/** A relation as a property of the record: the related record (or records) `include` attaches. */
+function relationSchema(relation: Relation): JsonSchema {
+  const target = { $ref: modelUri(relation.model) }
+  return relation.kind === 'belongs-to'
+    ? {
+        anyOf: [target, { type: 'null' }],
+        description: `The ${relation.model.resource} record whose ${relation.remote} is this record's ${relation.local}; attached with include: ["${relation.name}"]`,
+      }
+    : {
+        type: 'array',
+        items: target,
+        maxItems: relation.limit,
+        description: `${relation.model.resource} records whose ${relation.remote} is this record's ${relation.local} (at most ${relation.limit}); attached with include: ["${relation.name}"]`,
+      }
+}
+
+/** A relation as `x-kiln` lists it: its kind, the related resource and the columns that join. */
+function link(relation: Relation): JsonSchema {
+  return {
+    kind: relation.kind,
+    model: relation.model.resource,
+    uri: modelUri(relation.model),
+    local: relation.local,
+    remote: relation.remote,
+    ...(relation.kind === 'has-many' ? { limit: relation.limit } : {}),
+  }
 }
 
 /** A JSON column, or an array of JSON values: any JSON value, which a JSON Schema leaves open. */

@@ -139,55 +139,20 @@ const ID_PREFIX = 'kiln-'
 export function createServerRequestRelay(
   options: ServerRequestRelayOptions = {},
 ): ServerRequestRelay {
-  const store = options.store ?? new MemoryKeyValueStore()
-  const pubsub = options.pubsub ?? new MemoryPubSub()
-  const clock = options.clock ?? systemClock
-  const timeoutMs = options.timeoutMs ?? SERVER_REQUEST_TIMEOUT_MS
-  if (!(timeoutMs > 0)) throw new RangeError('mcp: the server request timeout must be positive')
-  const { logger } = options
-
-  /**
-   * Whose declaration it is: the access token's (a new token, a new declaration), or without
-   * a token (an app's own `caller`) the caller's client, user and tenant.
-   */
-  function whoseKey(authInfo: AuthInfo, caller: McpCaller, session: string): string | undefined {
-    if (authInfo.token) return keyDigest(`token:${authInfo.token}:${session}`)
-    if (caller.userId === undefined && caller.clientId === undefined) return undefined
-    return keyDigest(
-      JSON.stringify(['caller', caller.clientId, caller.userId, caller.tenantId, session]),
-    )
+  const relay: RelayParts = {
+    store: options.store ?? new MemoryKeyValueStore(),
+    pubsub: options.pubsub ?? new MemoryPubSub(),
+    clock: options.clock ?? systemClock,
+    timeoutMs: options.timeoutMs ?? SERVER_REQUEST_TIMEOUT_MS,
+    logger: options.logger,
   }
-  function capabilitiesKey(authInfo: AuthInfo, caller: McpCaller, session: string | undefined) {
-    const whose = session === undefined ? undefined : whoseKey(authInfo, caller, session)
-    return whose && `mcp:client-capabilities:${whose}`
-  }
-  function cancelChannel(authInfo: AuthInfo, caller: McpCaller, session: string, id: unknown) {
-    const whose = whoseKey(authInfo, caller, session)
-    return whose && `mcp:cancel:${keyDigest(`${whose}:${JSON.stringify(id)}`)}`
-  }
+  if (!(relay.timeoutMs > 0))
+    throw new RangeError('mcp: the server request timeout must be positive')
+  const { store, pubsub, logger } = relay
 
   return {
-    async remember(body, authInfo, caller, session) {
-      const key = capabilitiesKey(authInfo, caller, session)
-      const params = (body as { params?: { capabilities?: unknown } } | null)?.params
-      const capabilities = params?.capabilities as ClientCapabilities | undefined
-      if (!key || !asksClient(capabilities)) return false
-      // As long as the token lives: a refreshed token's client initialized before is asked
-      // nothing through the protocol, and gets a link instead.
-      const left = authInfo.expiresAt
-        ? authInfo.expiresAt * 1000 - clock.now()
-        : CAPABILITIES_TTL_MS
-      if (left <= 0) return false
-      try {
-        await store.set(key, JSON.stringify(capabilities), { ttlMs: left })
-        return true
-      } catch (error) {
-        // The client is then asked nothing through the protocol (approvals send a link), and
-        // its initialize still succeeds.
-        logger?.warn({ error: (error as Error).message }, 'mcp: client capabilities not kept')
-        return false
-      }
-    },
+    remember: (body, authInfo, caller, session) =>
+      rememberCapabilities(relay, capabilitiesKey(authInfo, caller, session), body, authInfo),
 
     async capabilities(authInfo, caller, session) {
       const key = capabilitiesKey(authInfo, caller, session)
@@ -204,52 +169,7 @@ export function createServerRequestRelay(
 
     async attach(server, transport, caller, capabilities, call) {
       seedClientCapabilities(server, capabilities)
-      const waiting = new Map<string, () => Promise<void>>()
-      const send = transport.send.bind(transport)
-      const binding: Waiting = {
-        userId: caller.userId ?? null,
-        clientId: caller.clientId ?? null,
-        tenantId: caller.tenantId === undefined ? null : String(caller.tenantId),
-      }
-
-      transport.send = async (message, sendOptions) => {
-        if (!isJSONRPCRequest(message)) return send(message, sendOptions)
-        const localId = message.id
-        const id = `${ID_PREFIX}${randomBytes(24).toString('base64url')}`
-        let settled = false
-        let timer: NodeJS.Timeout | undefined
-        let unsubscribe: (() => Promise<void>) | undefined
-        const finish = async () => {
-          settled = true
-          waiting.delete(id)
-          if (timer) clearTimeout(timer)
-          await Promise.allSettled([unsubscribe?.(), store.delete(waitingKey(id))])
-        }
-        const settle = (answer: JSONRPCMessage) => {
-          if (settled) return
-          void finish()
-          // Back under the id the server's request went out with, to the server that waits.
-          transport.onmessage?.({ ...answer, id: localId } as JSONRPCMessage)
-        }
-        await store.set(waitingKey(id), JSON.stringify(binding), { ttlMs: timeoutMs })
-        unsubscribe = await pubsub.subscribe(channelOf(id), (raw) => {
-          try {
-            settle(JSON.parse(raw) as JSONRPCMessage)
-          } catch (error) {
-            logger?.warn({ error: (error as Error).message }, 'mcp: unreadable relayed answer')
-          }
-        })
-        waiting.set(id, finish)
-        timer = setTimeout(() => settle(noAnswer(message, timeoutMs)), timeoutMs)
-        timer.unref?.()
-        try {
-          await send({ ...message, id } as JSONRPCRequest, sendOptions)
-        } catch (error) {
-          await finish()
-          throw error
-        }
-      }
-
+      const waiting = relayRequests(relay, transport, bindingOf(caller))
       // The client's `notifications/cancelled` for this call, POSTed to any instance, is handed
       // to the call's server as if it came on the call's own connection: its signal aborts.
       const cancels = call && cancelChannel(call.authInfo, caller, call.session, call.requestId)
@@ -283,50 +203,164 @@ export function createServerRequestRelay(
     async answer(body, caller) {
       const answers = (Array.isArray(body) ? body : [body]) as Array<{ id: unknown }>
       for (const answer of answers) {
-        const refusal = await deliver(answer, caller)
+        const refusal = await deliver(relay, answer, caller)
         if (refusal) return refusal
       }
       return undefined
     },
   }
+}
 
-  async function deliver(answer: { id: unknown }, caller: McpCaller) {
-    const gone: RelayRefusal = {
-      error: new NotFoundError(
-        'No request of this server waits for this answer: it was answered, or it expired',
-      ),
-      code: -32600,
-    }
-    const id = answer.id
-    if (typeof id !== 'string' || !id.startsWith(ID_PREFIX)) return gone
-    const raw = await store.get(waitingKey(id))
-    if (raw === undefined) return gone
-    const waiting = JSON.parse(raw) as Waiting
-    const tenantId = caller.tenantId === undefined ? null : String(caller.tenantId)
-    if (
-      waiting.userId !== (caller.userId ?? null) ||
-      waiting.clientId !== (caller.clientId ?? null) ||
-      waiting.tenantId !== tenantId
-    ) {
-      // Not consumed: the rightful client can still answer.
-      return {
-        error: new ForbiddenError(
-          'This answer is not from the client and user the request was sent to',
-        ),
-        code: -32600,
-      }
-    }
-    // Once: of concurrent answers exactly one takes the record and is delivered.
-    if ((await store.take(waitingKey(id))) === undefined) return gone
-    const receivers = await pubsub.publish(channelOf(id), JSON.stringify(answer))
-    if (receivers === 0) {
-      return {
-        error: new NotFoundError('The call waiting for this answer has ended'),
-        code: -32600,
-      }
-    }
-    return undefined
+/** What the relay is made of: where calls wait and answers travel, and how long they wait. */
+interface RelayParts {
+  store: KeyValueStore
+  pubsub: PubSub
+  clock: Clock
+  timeoutMs: number
+  logger: Logger | undefined
+}
+
+/** Keeps what a client declared in its `initialize`, under `key`, as long as its token lives. */
+async function rememberCapabilities(
+  relay: RelayParts,
+  key: string | undefined,
+  body: unknown,
+  authInfo: AuthInfo,
+): Promise<boolean> {
+  const params = (body as { params?: { capabilities?: unknown } } | null)?.params
+  const capabilities = params?.capabilities as ClientCapabilities | undefined
+  if (!key || !asksClient(capabilities)) return false
+  // As long as the token lives: a refreshed token's client initialized before is asked
+  // nothing through the protocol, and gets a link instead.
+  const left = authInfo.expiresAt
+    ? authInfo.expiresAt * 1000 - relay.clock.now()
+    : CAPABILITIES_TTL_MS
+  if (left <= 0) return false
+  try {
+    await relay.store.set(key, JSON.stringify(capabilities), { ttlMs: left })
+    return true
+  } catch (error) {
+    // The client is then asked nothing through the protocol (approvals send a link), and
+    // its initialize still succeeds.
+    relay.logger?.warn({ error: (error as Error).message }, 'mcp: client capabilities not kept')
+    return false
   }
+}
+
+/** Who a server→client request was sent to, as its answer must match. */
+function bindingOf(caller: McpCaller): Waiting {
+  return {
+    userId: caller.userId ?? null,
+    clientId: caller.clientId ?? null,
+    tenantId: caller.tenantId === undefined ? null : String(caller.tenantId),
+  }
+}
+
+/**
+ * Whose declaration it is: the access token's (a new token, a new declaration), or without
+ * a token (an app's own `caller`) the caller's client, user and tenant.
+ */
+function whoseKey(authInfo: AuthInfo, caller: McpCaller, session: string): string | undefined {
+  if (authInfo.token) return keyDigest(`token:${authInfo.token}:${session}`)
+  if (caller.userId === undefined && caller.clientId === undefined) return undefined
+  return keyDigest(
+    JSON.stringify(['caller', caller.clientId, caller.userId, caller.tenantId, session]),
+  )
+}
+
+function capabilitiesKey(authInfo: AuthInfo, caller: McpCaller, session: string | undefined) {
+  const whose = session === undefined ? undefined : whoseKey(authInfo, caller, session)
+  return whose && `mcp:client-capabilities:${whose}`
+}
+
+function cancelChannel(authInfo: AuthInfo, caller: McpCaller, session: string, id: unknown) {
+  const whose = whoseKey(authInfo, caller, session)
+  return whose && `mcp:cancel:${keyDigest(`${whose}:${JSON.stringify(id)}`)}`
+}
+
+/**
+ * Replaces the transport's `send`: each request the server sends goes out under an id unique
+ * across instances, recorded (bound to `binding`) until its answer, its timeout or the call's
+ * end. Answers the map of what waits, by id, each with how to stop waiting.
+ */
+function relayRequests(
+  { store, pubsub, timeoutMs, logger }: RelayParts,
+  transport: WebStandardStreamableHTTPServerTransport,
+  binding: Waiting,
+): Map<string, () => Promise<void>> {
+  const waiting = new Map<string, () => Promise<void>>()
+  const send = transport.send.bind(transport)
+  transport.send = async (message, sendOptions) => {
+    if (!isJSONRPCRequest(message)) return send(message, sendOptions)
+    const localId = message.id
+    const id = `${ID_PREFIX}${randomBytes(24).toString('base64url')}`
+    let settled = false
+    let timer: NodeJS.Timeout | undefined
+    let unsubscribe: (() => Promise<void>) | undefined
+    const finish = async () => {
+      settled = true
+      waiting.delete(id)
+      if (timer) clearTimeout(timer)
+      await Promise.allSettled([unsubscribe?.(), store.delete(waitingKey(id))])
+    }
+    const settle = (answer: JSONRPCMessage) => {
+      if (settled) return
+      void finish()
+      // Back under the id the server's request went out with, to the server that waits.
+      transport.onmessage?.({ ...answer, id: localId } as JSONRPCMessage)
+    }
+    await store.set(waitingKey(id), JSON.stringify(binding), { ttlMs: timeoutMs })
+    unsubscribe = await pubsub.subscribe(waitingKey(id), (raw) => {
+      try {
+        settle(JSON.parse(raw) as JSONRPCMessage)
+      } catch (error) {
+        logger?.warn({ error: (error as Error).message }, 'mcp: unreadable relayed answer')
+      }
+    })
+    waiting.set(id, finish)
+    timer = setTimeout(() => settle(noAnswer(message, timeoutMs)), timeoutMs)
+    timer.unref?.()
+    try {
+      await send({ ...message, id } as JSONRPCRequest, sendOptions)
+    } catch (error) {
+      await finish()
+      throw error
+    }
+  }
+  return waiting
+}
+
+/** Hands an answer to the call that waits for it, once, if it comes from the right client. */
+async function deliver(
+  { store, pubsub }: RelayParts,
+  answer: { id: unknown },
+  caller: McpCaller,
+): Promise<RelayRefusal | undefined> {
+  // Every refusal is an invalid request (-32600): the answer is not taken.
+  const refused = (error: KilnError): RelayRefusal => ({ error, code: -32600 })
+  const gone = refused(
+    new NotFoundError(
+      'No request of this server waits for this answer: it was answered, or it expired',
+    ),
+  )
+  const id = answer.id
+  if (typeof id !== 'string' || !id.startsWith(ID_PREFIX)) return gone
+  const raw = await store.get(waitingKey(id))
+  if (raw === undefined) return gone
+  const waiting = JSON.parse(raw) as Waiting
+  const expected = bindingOf(caller)
+  if ((['userId', 'clientId', 'tenantId'] as const).some((k) => waiting[k] !== expected[k])) {
+    // Not consumed: the rightful client can still answer.
+    return refused(
+      new ForbiddenError('This answer is not from the client and user the request was sent to'),
+    )
+  }
+  // Once: of concurrent answers exactly one takes the record and is delivered.
+  if ((await store.take(waitingKey(id))) === undefined) return gone
+  const receivers = await pubsub.publish(waitingKey(id), JSON.stringify(answer))
+  if (receivers === 0)
+    return refused(new NotFoundError('The call waiting for this answer has ended'))
+  return undefined
 }
 
 /**
@@ -353,10 +387,7 @@ function noAnswer(request: JSONRPCRequest, timeoutMs: number): JSONRPCMessage {
   }
 }
 
+/** A waiting request's name: its record's key in the store and its answer's channel. */
 function waitingKey(id: string): string {
-  return `mcp:server-request:${keyDigest(id)}`
-}
-
-function channelOf(id: string): string {
   return `mcp:server-request:${keyDigest(id)}`
 }

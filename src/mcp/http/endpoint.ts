@@ -34,6 +34,7 @@ import {
   asksClient,
   createServerRequestRelay,
   isAnswer,
+  type ServerRequestRelay,
   type ServerRequestRelayOptions,
 } from './elicitation-relay.ts'
 import {
@@ -132,102 +133,20 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
   const createServer = (caller: McpCaller) =>
     subscriptions ? declaringSubscribe(options.createServer(caller)) : options.createServer(caller)
   const maxRequestBodySize = options.maxRequestBodySize ?? 1024 * 1024
-  const callerOf = (authInfo: AuthInfo | undefined) =>
-    (authInfo?.extra?.[CALLER] as McpCaller | undefined) ?? {}
   const onerror = (error: Error) => logger?.debug({ error: error.message }, 'mcp: request refused')
   const relay = createServerRequestRelay({ logger, ...options.serverRequests })
+  const legacy: LegacyEra = {
+    createServer,
+    relay,
+    subscriptions,
+    onerror,
+    keepAliveMs: options.keepAliveMs,
+  }
   const modern = createMcpHandler(({ authInfo }) => createServer(callerOf(authInfo)), {
     legacy: 'reject',
     maxRequestBodySize,
     onerror,
   })
-
-  /**
-   * 2025-era: one server and one transport for this request. The answer is JSON, unless the
-   * call can carry notifications before its result (a `progressToken`, or a server that
-   * declares `logging`) or the server may ask the client something (a tool call of a client
-   * that declared elicitation, sampling or roots; the relay carries the client's answer back)
-   * and the client accepts a stream: then it is an SSE stream, since a JSON answer would drop
-   * them.
-   */
-  async function serveLegacy(request: Request, body: unknown, authInfo: AuthInfo) {
-    const caller = callerOf(authInfo)
-    if (isInitializeRequest(body)) {
-      // The session names this client's declaration: another client may share the token.
-      // Only a client that can be asked something needs its declaration kept, and a session.
-      const session = newSessionId()
-      const kept = await relay.remember(body, authInfo, caller, session)
-      const response = await serveLegacyCall(request, body, authInfo, undefined)
-      // A session also holds the client's resource subscriptions.
-      return kept || subscriptions ? withSession(response, session) : response
-    }
-    const session = sessionOf(request)
-    if (subscriptions && isSubscribeCall(body)) {
-      const { context, store } = subscriptions
-      return answerSubscribeCall(context, store, body, caller, session)
-    }
-    if (session && isCancellation(body)) await relay.cancel(body, authInfo, caller, session)
-    // A tool call of a client that declared it can be asked things (elicitation, say) is
-    // streamed, so that the server's questions can go out on the stream; see the relay.
-    const capabilities =
-      isToolCall(body) && acceptsEventStream(request)
-        ? await relay.capabilities(authInfo, caller, session)
-        : undefined
-    return serveLegacyCall(request, body, authInfo, capabilities, session)
-  }
-
-  async function serveLegacyCall(
-    request: Request,
-    body: unknown,
-    authInfo: AuthInfo,
-    capabilities: ClientCapabilities | undefined,
-    session?: string,
-  ) {
-    const caller = callerOf(authInfo)
-    const server = createServer(caller)
-    const asks = asksClient(capabilities)
-    const streams =
-      acceptsEventStream(request) &&
-      (asks ||
-        hasProgressToken(body) ||
-        (isToolCall(body) && server.server.getCapabilities().logging !== undefined))
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: !streams,
-      // Comment frames keep a long wait (a person deciding on the approval page) from being
-      // cut by a proxy's idle timeout.
-      ...(options.keepAliveMs !== undefined ? { keepAliveMs: options.keepAliveMs } : {}),
-    })
-    transport.onerror = onerror
-    const requestId = (body as { id?: unknown }).id
-    const call =
-      session && (typeof requestId === 'string' || typeof requestId === 'number')
-        ? { authInfo, session, requestId }
-        : undefined
-    const relayed =
-      asks && capabilities
-        ? await relay.attach(server, transport, caller, capabilities, call)
-        : undefined
-    try {
-      await server.connect(transport)
-      if (!streams) {
-        // With JSON responses the exchange is over when handleRequest resolves: no handler,
-        // stream or timer is left, and the server and transport are dropped with the request.
-        // They are not closed: closing builds a "connection closed" error (with its stack) to
-        // settle pending requests there are none of, a measurable share of a call's CPU.
-        return await transport.handleRequest(request, { parsedBody: body, authInfo })
-      }
-      const response = await transport.handleRequest(request, { parsedBody: body, authInfo })
-      return closingWhenDone(response, () => {
-        void relayed?.release()
-        void server.close().catch(() => {})
-      })
-    } catch (error) {
-      await relayed?.release()
-      await server.close()
-      throw error
-    }
-  }
 
   return async function mcpHandler(c) {
     const request = c.req.raw
@@ -253,21 +172,8 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
       )
     }
     // The body is read once, within the limit, and handed to whichever era answers.
-    let text: string
-    try {
-      text = utf8.decode(await readBodyBytes(request, maxRequestBodySize))
-    } catch (error) {
-      if (error instanceof PayloadTooLargeError) {
-        return jsonRpcError(new PayloadTooLargeError('Request body too large'))
-      }
-      throw error
-    }
-    let body: unknown
-    try {
-      body = JSON.parse(text)
-    } catch {
-      return jsonRpcError(new InvalidJsonError('Parse error: the request body is not valid JSON'))
-    }
+    const body = await readJsonBody(request, maxRequestBodySize)
+    if (body instanceof Response) return body
     const authInfo = authInfoOf(c, caller(c))
     if (options.resourceMetadataUrl) authInfo.resourceMetadataUrl = options.resourceMetadataUrl
     // A 2025-era client's answer to a request the server sent it during a call.
@@ -280,7 +186,7 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
       !isPlainModernCall(request, body) &&
       (isPlainLegacyCall(request, body) || (await isLegacyRequest(request, body)))
     ) {
-      return serveLegacy(request, body, authInfo)
+      return serveLegacy(legacy, request, body, authInfo)
     }
     if (subscriptions && isListen(body)) {
       const listener = callerOf(authInfo)
@@ -288,6 +194,126 @@ export function mcpHttpHandler(options: McpHttpHandlerOptions): Handler {
       return serveListen(subscriptions.context, request, body, authInfo, listener, serve)
     }
     return modern.fetch(request, { parsedBody: body, authInfo })
+  }
+}
+
+/** What the 2025-era path needs of the handler: its servers, the relay, transport options. */
+interface LegacyEra {
+  createServer: (caller: McpCaller) => McpServer
+  relay: ServerRequestRelay
+  subscriptions: ReturnType<typeof internalsOf> | undefined
+  onerror: (error: Error) => void
+  keepAliveMs: number | undefined
+}
+
+function callerOf(authInfo: AuthInfo | undefined): McpCaller {
+  return (authInfo?.extra?.[CALLER] as McpCaller | undefined) ?? {}
+}
+
+/**
+ * 2025-era: one server and one transport for this request. The answer is JSON, unless the
+ * call can carry notifications before its result (a `progressToken`, or a server that
+ * declares `logging`) or the server may ask the client something (a tool call of a client
+ * that declared elicitation, sampling or roots; the relay carries the client's answer back)
+ * and the client accepts a stream: then it is an SSE stream, since a JSON answer would drop
+ * them.
+ */
+async function serveLegacy(era: LegacyEra, request: Request, body: unknown, authInfo: AuthInfo) {
+  const { relay, subscriptions } = era
+  const caller = callerOf(authInfo)
+  if (isInitializeRequest(body)) {
+    // The session names this client's declaration: another client may share the token.
+    // Only a client that can be asked something needs its declaration kept, and a session.
+    const session = newSessionId()
+    const kept = await relay.remember(body, authInfo, caller, session)
+    const response = await serveLegacyCall(era, request, body, authInfo, undefined)
+    // A session also holds the client's resource subscriptions.
+    return kept || subscriptions ? withSession(response, session) : response
+  }
+  const session = sessionOf(request)
+  if (subscriptions && isSubscribeCall(body)) {
+    const { context, store } = subscriptions
+    return answerSubscribeCall(context, store, body, caller, session)
+  }
+  if (session && isCancellation(body)) await relay.cancel(body, authInfo, caller, session)
+  // A tool call of a client that declared it can be asked things (elicitation, say) is
+  // streamed, so that the server's questions can go out on the stream; see the relay.
+  const capabilities =
+    isToolCall(body) && acceptsEventStream(request)
+      ? await relay.capabilities(authInfo, caller, session)
+      : undefined
+  return serveLegacyCall(era, request, body, authInfo, capabilities, session)
+}
+
+async function serveLegacyCall(
+  { createServer, relay, onerror, keepAliveMs }: LegacyEra,
+  request: Request,
+  body: unknown,
+  authInfo: AuthInfo,
+  capabilities: ClientCapabilities | undefined,
+  session?: string,
+) {
+  const caller = callerOf(authInfo)
+  const server = createServer(caller)
+  const asks = asksClient(capabilities)
+  const streams =
+    acceptsEventStream(request) &&
+    (asks ||
+      hasProgressToken(body) ||
+      (isToolCall(body) && server.server.getCapabilities().logging !== undefined))
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: !streams,
+    // Comment frames keep a long wait (a person deciding on the approval page) from being
+    // cut by a proxy's idle timeout.
+    ...(keepAliveMs !== undefined ? { keepAliveMs } : {}),
+  })
+  transport.onerror = onerror
+  const requestId = (body as { id?: unknown }).id
+  const call =
+    session && (typeof requestId === 'string' || typeof requestId === 'number')
+      ? { authInfo, session, requestId }
+      : undefined
+  const relayed =
+    asks && capabilities
+      ? await relay.attach(server, transport, caller, capabilities, call)
+      : undefined
+  try {
+    await server.connect(transport)
+    if (!streams) {
+      // With JSON responses the exchange is over when handleRequest resolves: no handler,
+      // stream or timer is left, and the server and transport are dropped with the request.
+      // They are not closed: closing builds a "connection closed" error (with its stack) to
+      // settle pending requests there are none of, a measurable share of a call's CPU.
+      return await transport.handleRequest(request, { parsedBody: body, authInfo })
+    }
+    const response = await transport.handleRequest(request, { parsedBody: body, authInfo })
+    return closingWhenDone(response, () => {
+      void relayed?.release()
+      void server.close().catch(() => {})
+    })
+  } catch (error) {
+    await relayed?.release()
+    await server.close()
+    throw error
+  }
+}
+
+/** The request's JSON body, read within the limit, or the JSON-RPC error that answers it. */
+async function readJsonBody(request: Request, maxRequestBodySize: number): Promise<unknown> {
+  let text: string
+  try {
+    text = utf8.decode(await readBodyBytes(request, maxRequestBodySize))
+  } catch (error) {
+    if (error instanceof PayloadTooLargeError) {
+      return jsonRpcError(new PayloadTooLargeError('Request body too large'))
+    }
+    throw error
+  }
+  try {
+    return JSON.parse(text)
+  } catch {
+    return jsonRpcError(new InvalidJsonError('Parse error: the request body is not valid JSON'))
   }
 }
 

@@ -1,6 +1,6 @@
 import { Hono } from 'hono'
 import { expect, it, vi } from 'vitest'
-import { apiDocs } from '../../../src/api/docs/index.ts'
+import { apiDocs } from '../../../src/api/docs/api-docs.ts'
 
 // An app that did not install the optional redoc package.
 vi.mock('node:module', async (original) => {

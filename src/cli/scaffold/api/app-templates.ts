@@ -59,20 +59,19 @@ export function routesTemplate({ models }: AppTemplateInput, ctx: TemplateContex
   const dbType = postgres ? 'PostgresDb' : 'SqliteDb'
   const narrow = postgres ? 'postgresDb' : 'sqliteDb'
   const passwords = models.filter((m) => m.passwordColumn)
-  const byResource = [...models].sort((a, b) => a.names.resource.localeCompare(b.names.resource))
   const imports = models
     .flatMap(({ names }) => routeImports(names))
     .sort((a, b) => a.from.localeCompare(b.from))
     .map((i) => i.line)
-  const hashDoc = passwords.map((m) => m.names.resource).join(', ')
-  const hashField = passwords.length
-    ? `
-  /**
-   * Hashes the \`password\` a request gives (${hashDoc}) before it is stored: your login's own
-   * hasher, so the stored hash is one your login can check. Raw hashes are never accepted.
-   */
-  hashPassword: (password: string) => Promise<string>`
-    : ''
+  return (
+    routesImports(imports, dbType, narrow) +
+    apiDepsSource(postgres, dbType, passwords) +
+    apiRoutesSource(models, ctx, narrow, passwords.length > 0)
+  )
+}
+
+/** The imports of `routes.ts`: kiln's, then each model's schema, requests and controller. */
+function routesImports(imports: string[], dbType: string, narrow: string): string {
   return `import { Hono } from 'hono'
 import {
   type ApiDocsOptions,
@@ -98,7 +97,25 @@ import {
 import { type Database, type ${dbType}, ${narrow} } from 'kilnjs/db'
 ${imports.join('\n')}
 
-export interface ApiDeps {
+`
+}
+
+/** `ApiDeps` (what the app gives the group) and `ApiContext` (what controllers receive). */
+function apiDepsSource(
+  postgres: boolean,
+  dbType: string,
+  passwords: AppTemplateInput['models'],
+): string {
+  const hashDoc = passwords.map((m) => m.names.resource).join(', ')
+  const hashField = passwords.length
+    ? `
+  /**
+   * Hashes the \`password\` a request gives (${hashDoc}) before it is stored: your login's own
+   * hasher, so the stored hash is one your login can check. Raw hashes are never accepted.
+   */
+  hashPassword: (password: string) => Promise<string>`
+    : ''
+  return `export interface ApiDeps {
   /** What \`createDatabase()\` returns; it must be a ${postgres ? 'Postgres (PostgreSQL or PGlite)' : 'SQLite'} database. */
   database: Database
   /** Verifies API keys: \`apiKeyProvider({ database })\` from ./api-keys.js, or your own. */
@@ -130,7 +147,18 @@ export interface ApiContext {
   realtime: Realtime${passwords.length ? `\n  hashPassword: ApiDeps['hashPassword']` : ''}
 }
 
-/**
+`
+}
+
+/** `apiRoutes` (the guarded group, one route per resource), `apiResources` and `docsRoutes`. */
+function apiRoutesSource(
+  models: AppTemplateInput['models'],
+  ctx: TemplateContext,
+  narrow: string,
+  hashes: boolean,
+): string {
+  const byResource = [...models].sort((a, b) => a.names.resource.localeCompare(b.names.resource))
+  return `/**
  * \`/api/v1\`: every route needs an API key, then passes the \`api\` rate limiter, which sees the
  * key (so a limit per key works); requests refused for their key are limited per client IP.
  * Request bodies are read up to 1 MiB (413 past it). Answers are private to the key
@@ -150,11 +178,11 @@ export function apiRoutes({
   apiKeys,
   limiters,
   counts = createRecordCounter(),
-  idempotencyStore = new MemoryKeyValueStore(),${passwords.length ? '\n  hashPassword,' : ''}
+  idempotencyStore = new MemoryKeyValueStore(),${hashes ? '\n  hashPassword,' : ''}
   logger = createLogger(),
   realtime = createRealtime({ apiKeys, logger }),
 }: ApiDeps) {
-  const context: ApiContext = { db: ${narrow}(database), counts, realtime${passwords.length ? ', hashPassword' : ''} }
+  const context: ApiContext = { db: ${narrow}(database), counts, realtime${hashes ? ', hashPassword' : ''} }
   return new Hono<ApiEnv>()
     .basePath('/api/v1')
     .use(apiGuard({ apiKeys, limiters, limiter: 'api', logger }))

@@ -114,21 +114,8 @@ ${renamed.map((column) => `  ${column.name}: '${column.key}',`).join('\n')}
     '',
   )
   const exprs = schemas.map((s) => s.expr).join('\n')
-  const kiln = [
-    ...(/\bdecimal\(/.test(exprs) ? ['decimal'] : []),
-    ...(/\bint64\(/.test(exprs) ? ['int64'] : []),
-    ...(/\bjsonValue</.test(exprs) ? ['jsonValue'] : []),
-    ...(renamed.length > 0 ? ['renameKeys'] : []),
-    ...(usesUuid(exprs) ? ['uuid'] : []),
-  ]
   const usesInsertType = exprs.includes(`${insertType}[`)
-  const imports = [
-    ...(kiln.length > 0 ? [importLine(kiln, 'kilnjs/api')] : []),
-    "import { z } from 'zod'",
-    ...(usesInsertType
-      ? [importLine([names.table], ctx.schemaImport, !exprs.includes(`(${names.table}.`))]
-      : []),
-  ]
+  const imports = requestImports(exprs, renamed.length > 0, usesInsertType && names.table, ctx)
   const insertTypeLine = usesInsertType
     ? `\n/** ${article(spacedWords(model.name))} as an insert takes it: the types of its JSON fields. */\ntype ${insertType} = typeof ${names.table}.$inferInsert\n`
     : ''
@@ -147,6 +134,27 @@ ${create}
 /** Body of \`PUT /api/v1/${names.resource}/{id}\`: any subset of the fields; only those change. */
 ${update}
 `
+}
+
+/** A requests file's imports: the kiln helpers its schemas use, zod, the table of its insert type. */
+function requestImports(
+  exprs: string,
+  renames: boolean,
+  table: string | false,
+  ctx: TemplateContext,
+): string[] {
+  const kiln = [
+    ...(/\bdecimal\(/.test(exprs) ? ['decimal'] : []),
+    ...(/\bint64\(/.test(exprs) ? ['int64'] : []),
+    ...(/\bjsonValue</.test(exprs) ? ['jsonValue'] : []),
+    ...(renames ? ['renameKeys'] : []),
+    ...(usesUuid(exprs) ? ['uuid'] : []),
+  ]
+  return [
+    ...(kiln.length > 0 ? [importLine(kiln, 'kilnjs/api')] : []),
+    "import { z } from 'zod'",
+    ...(table ? [importLine([table], ctx.schemaImport, !exprs.includes(`(${table}.`))] : []),
+  ]
 }
 
 /** kiln's `uuid()` (not zod's `z.uuid()`) appears in the expressions. */

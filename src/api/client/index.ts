@@ -1,1 +1,0 @@
-export { generateApiClient } from './generate.ts'
