@@ -38,19 +38,23 @@ export interface StartServerOptions {
 }
 
 /**
- * The Node flags every benchmark server runs with: `--max-semi-space-size=<MiB>` from
- * `KILN_BENCH_SEMI_SPACE` (default 64, as kiln's start script; `0` leaves Node's default of
- * 16 MiB), so a server with 50 requests in flight is not measured scavenging every few hundred
- * requests, and subject and baseline always run on the same runtime settings.
+ * The Node flags every benchmark server runs with, those kiln's start script passes:
+ * `--max-semi-space-size=<MiB>` from `KILN_BENCH_SEMI_SPACE` (default 64; `0` leaves Node's
+ * default of 16 MiB), so a server with 50 requests in flight is not measured scavenging every
+ * few hundred requests; and `--no-parallel-scavenge` (`KILN_BENCH_PARALLEL_SCAVENGE=1` leaves
+ * it out), since on 2 cores shared with the database a scavenge that waits for helper threads
+ * stalls every request in flight (docs/performance.md, "The tail at equal load"). Subject and
+ * baseline always run on the same runtime settings.
  */
 export function serverNodeFlags(): string[] {
   const mib = Number(process.env.KILN_BENCH_SEMI_SPACE ?? 64)
   if (!Number.isInteger(mib) || mib < 0) {
     throw new TypeError("KILN_BENCH_SEMI_SPACE must be a whole number of MiB (0: Node's default)")
   }
+  const serial = process.env.KILN_BENCH_PARALLEL_SCAVENGE === '1' ? [] : ['--no-parallel-scavenge']
   // KILN_BENCH_NODE_FLAGS: more flags for every server, e.g. `--trace-gc` to see its pauses.
   const more = (process.env.KILN_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)
-  return [...(mib === 0 ? [] : [`--max-semi-space-size=${mib}`]), ...more]
+  return [...(mib === 0 ? [] : [`--max-semi-space-size=${mib}`]), ...serial, ...more]
 }
 
 /** Forks `file` (a .ts module run through tsx) and waits for its `serverReady`. */
