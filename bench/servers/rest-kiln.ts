@@ -62,14 +62,7 @@ if (process.env.KILN_BENCH_COUNT_QUERIES === '1') {
   }) as typeof pool.query
   app.get('/bench/queries', (c) => c.json({ queries }))
 }
-const api = apiRoutes({ database, apiKeys, limiters, counts, hashPassword })
-// KILN_BENCH_GROUP_ERRORS=root: the group without its own error handler (the root's renders),
-// so that Hono does not wrap each of its handlers in one (what that wrapping costs).
-if (process.env.KILN_BENCH_GROUP_ERRORS === 'root') {
-  const handlers = (app: unknown) => app as { errorHandler: unknown }
-  handlers(api).errorHandler = handlers(new Hono()).errorHandler
-}
-app.route('/', api)
+app.route('/', apiRoutes({ database, apiKeys, limiters, counts, hashPassword }))
 
 serverReady({ port: await serveFetch(app.fetch) }, async () => {
   await apiKeys.close?.()

@@ -32,7 +32,8 @@ export interface CountResult {
  * The count's query is only built when the cache has no total for it.
  */
 export async function countRecords(
-  db: QueryDb,
+  /** The database to count on, asked for only when a count is sent (it may be built per request). */
+  db: () => QueryDb,
   definition: ListQueryDefinition,
   plan: ListQueryPlan,
   condition: BoundCondition,
@@ -43,7 +44,7 @@ export async function countRecords(
 ): Promise<CountResult> {
   if (plan.count === 'none') return { total: null, kind: 'none' }
   const exact = async (): Promise<CountResult> => {
-    const query = () => countQuery(db, definition, condition)
+    const query = () => countQuery(db(), definition, condition)
     const total =
       plan.mode === 'offset' && variant === ''
         ? await counts.total(definition.tableName, plan, rowsOnPage, query)
@@ -59,7 +60,7 @@ export async function countRecords(
   const estimate = await counts.count(
     definition.tableName,
     `estimate:${variant}`,
-    async () => (await estimateRows(db, definition, condition)) ?? -1,
+    async () => (await estimateRows(db(), definition, condition)) ?? -1,
   )
   if (estimate < 0 || estimate < definition.estimateThreshold) return exact()
   return { total: estimate, kind: 'estimated' }

@@ -88,7 +88,10 @@ export async function runListQuery(
     plan,
     plan.output.map((f) => f.name),
   )}`
-  const budgeted = budgetedDb(db, { signal: context.signal, shape })
+  // Built when a query takes the budget's path (a Drizzle session of its own): a fast page
+  // whose total is cached or not asked for never builds it.
+  let budgetedOnce: QueryDb | undefined
+  const budgeted = () => (budgetedOnce ??= budgetedDb(db, { signal: context.signal, shape }))
   const fast = !pageMayBeSlow(definition, plan, scope !== undefined)
   let rows: Row[]
   let hasMore: boolean
@@ -105,7 +108,7 @@ export async function runListQuery(
     early?.catch(() => {}) // awaited below when used; never an unhandled rejection
     ;({ rows, hasMore } = await readPage(
       db,
-      fast ? db : budgeted,
+      fast ? db : budgeted(),
       definition,
       plan,
       filtered,

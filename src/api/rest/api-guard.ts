@@ -64,27 +64,22 @@ export function apiGuard(options: ApiGuardOptions): MiddlewareHandler<ApiEnv> {
     throw new TypeError(`apiGuard: no rate limiter named ${JSON.stringify(limiter)}`)
   }
 
-  /** Counts the request, checks its key, limits its body; throws the refusal. */
-  const admit = async (c: Parameters<MiddlewareHandler<ApiEnv>>[0]) => {
-    // Counted before the key is checked: a burst of bad keys meets 429, not the key store.
-    const reservation = await reserveKeyCheck(c, limiters, limiter)
-    let key: ApiKeyInfo
-    try {
-      key = await authenticate(c, check)
-    } catch (error) {
-      await settleKeyCheck(c, limiters, limiter, reservation, error)
-      throw error
-    }
-    c.set('apiKey', key)
-    // Inside the recorded answer the limiter's headers are always recorded: nothing to send after.
-    await settleKeyCheck(c, limiters, limiter, reservation)
-    await limitBody(c, maxBytes)
-  }
-
   return async function apiGuardMiddleware(c, next) {
     const answer = recordResponse(c, PRIVATE_CACHE)
     try {
-      await admit(c)
+      // Counted before the key is checked: a burst of bad keys meets 429, not the key store.
+      const reservation = await reserveKeyCheck(c, limiters, limiter)
+      let key: ApiKeyInfo
+      try {
+        key = await authenticate(c, check)
+      } catch (error) {
+        await settleKeyCheck(c, limiters, limiter, reservation, error)
+        throw error
+      }
+      c.set('apiKey', key)
+      // Inside the recorded answer the limiter's headers are always recorded: nothing to send after.
+      await settleKeyCheck(c, limiters, limiter, reservation)
+      await limitBody(c, maxBytes)
     } catch (error) {
       answer.close()
       // The group's refusals are answered here, whatever error handler the app has.
